@@ -1,0 +1,111 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "matchcast",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "matchcast", targets: ["matchcast"]),
+        .library(name: "MatchcastCore", targets: ["MatchcastCore"]),
+        .library(name: "MatchcastTesting", targets: ["MatchcastTesting"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.25.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.5.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.0.0"),
+    ],
+    targets: [
+        // Pure domain: values, formatting, payload encoding, state machines. No I/O.
+        .target(name: "MatchcastCore"),
+        .target(
+            name: "MatchcastFeeds",
+            dependencies: [
+                "MatchcastCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .target(
+            name: "MatchcastDelivery",
+            dependencies: [
+                "MatchcastCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
+        .target(
+            name: "MatchcastStore",
+            dependencies: [
+                "MatchcastCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        .target(
+            name: "MatchcastService",
+            dependencies: [
+                "MatchcastCore", "MatchcastFeeds", "MatchcastDelivery", "MatchcastStore",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .target(
+            name: "MatchcastHTTP",
+            dependencies: [
+                "MatchcastService",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
+        ),
+        .target(
+            name: "MatchcastTesting",
+            dependencies: [
+                "MatchcastCore", "MatchcastFeeds", "MatchcastDelivery",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        // Command implementations, kept apart from the executable so tests can drive them.
+        .target(
+            name: "MatchcastCLI",
+            dependencies: [
+                "MatchcastCore", "MatchcastFeeds", "MatchcastDelivery", "MatchcastStore",
+                "MatchcastService", "MatchcastHTTP", "MatchcastTesting",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Yams", package: "Yams"),
+            ],
+            resources: [.copy("Resources")]
+        ),
+        .executableTarget(
+            name: "matchcast",
+            dependencies: ["MatchcastCLI", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+        .testTarget(name: "MatchcastCoreTests", dependencies: ["MatchcastCore", "MatchcastTesting"]),
+        .testTarget(name: "MatchcastFeedsTests", dependencies: ["MatchcastFeeds", "MatchcastTesting", .product(name: "Hummingbird", package: "hummingbird")]),
+        .testTarget(
+            name: "MatchcastServiceTests",
+            dependencies: [
+                "MatchcastService", "MatchcastHTTP", "MatchcastStore", "MatchcastTesting", "MatchcastCLI",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,256 @@
+import Foundation
+
+/// The life of one Live Activity as a value: an event in, actions out. No I/O, no clock of its own.
+///
+/// ```
+/// waiting ──match in progress──▶ starting ──update token──▶ active ──final / unfollow──▶ ended
+///    │        (send start to          │  (hold latest state,      │  (updates: key events now at
+///    │         push-to-start)         │   send it on token)       │   priority 10, routine ones
+///    └──final before start──▶ ended   └──final: end held─────────▶│   coalesced at priority 5)
+/// ```
+/// An activity the app started itself is created `active` (adopted). Near Apple's 8-hour limit
+/// a live activity is ended and `.restart` asks the manager for a fresh one.
+public struct ActivityLifecycle: Sendable, Hashable, Codable {
+    /// Where the activity stands.
+    public enum Phase: String, Sendable, Hashable, Codable {
+        case waiting
+        case starting
+        case active
+        case ended
+    }
+
+    public let activityId: String
+    public let matchId: String
+    public private(set) var phase: Phase
+    public private(set) var updateToken: String?
+    /// Unix seconds of the last push; the next is strictly later.
+    public private(set) var lastTimestamp: Int
+    /// What the device shows now (the last content sent).
+    public private(set) var sentContent: ContentState?
+    public private(set) var sentAt: Date?
+    /// The stale-date of the last push, in Unix seconds.
+    public private(set) var sentStaleDate: Int?
+    public private(set) var startedAt: Date?
+    /// The newest content not yet sent: no update token yet, or coalesced.
+    public private(set) var held: ContentState?
+    /// Staleness window of the held content.
+    private var heldStaleness: Duration?
+    /// The match went final before an update token arrived: `end` goes out with the token.
+    public private(set) var endHeld: Bool
+    private var finalContent: ContentState?
+
+    /// A follow that will start when its match is in progress.
+    public init(activityId: String, matchId: String) {
+        self.activityId = activityId
+        self.matchId = matchId
+        phase = .waiting
+        lastTimestamp = 0
+        endHeld = false
+    }
+
+    /// An activity the app started itself and reported with its update token.
+    public static func adopted(activityId: String, matchId: String, updateToken: String, now: Date) -> ActivityLifecycle {
+        var lifecycle = ActivityLifecycle(activityId: activityId, matchId: matchId)
+        lifecycle.phase = .active
+        lifecycle.updateToken = updateToken
+        lifecycle.startedAt = now
+        return lifecycle
+    }
+
+    // MARK: Events
+
+    /// The match changed (or, with the same content, was polled again).
+    public mutating func matchChanged(_ update: MatchUpdate, now: Date, policy: ActivityPolicy) -> [ActivityAction] {
+        let staleness = policy.staleness(pollInterval: update.pollInterval)
+        switch phase {
+        case .ended:
+            return []
+        case .waiting:
+            if update.status.isFinal || update.status == .postponed {
+                phase = .ended
+                return [.finished]
+            }
+            guard update.status.isInProgress else { return [] }
+            return [start(update, now: now, policy: policy, staleness: staleness)]
+        case .starting, .active:
+            if update.status.isFinal {
+                return finish(content: update.content, alert: update.alert, now: now, policy: policy)
+            }
+            guard phase == .active, let token = updateToken else {
+                hold(update.content, staleness: staleness)
+                return []
+            }
+            if !update.keyEvents.isEmpty {
+                return [sendUpdate(update.content, alert: update.alert, priority: 10, token: token, now: now, staleness: staleness)]
+            }
+            guard update.content != sentContent else { return [] }
+            if let sentAt, now < sentAt.addingTimeInterval(policy.coalesceInterval.seconds) {
+                hold(update.content, staleness: staleness)
+                return []
+            }
+            return [sendUpdate(update.content, alert: nil, priority: 5, token: token, now: now, staleness: staleness)]
+        }
+    }
+
+    /// The app reported (or rotated) this activity's update token.
+    public mutating func updateTokenRegistered(_ token: String, now: Date, policy: ActivityPolicy) -> [ActivityAction] {
+        switch phase {
+        case .ended:
+            return []
+        case .waiting:
+            // The app started the activity before the match went live: adopt it.
+            phase = .active
+            updateToken = token
+            startedAt = startedAt ?? now
+            return []
+        case .starting, .active:
+            updateToken = token
+            phase = .active
+            if endHeld {
+                return finish(content: finalContent ?? held ?? sentContent, alert: nil, now: now, policy: policy)
+            }
+            guard let content = held, content != sentContent else {
+                held = nil
+                return []
+            }
+            let staleness = heldStaleness ?? policy.minimumStaleness
+            return [sendUpdate(content, alert: nil, priority: 5, token: token, now: now, staleness: staleness)]
+        }
+    }
+
+    /// The activity ends before its match does.
+    public mutating func end(_ reason: ActivityEndReason, now: Date) -> [ActivityAction] {
+        guard phase != .ended else { return [] }
+        defer { phase = .ended; held = nil }
+        if reason == .unfollowed, phase == .active, let token = updateToken, let content = held ?? sentContent {
+            let intent = endIntent(content: content, alert: nil, dismissal: now, token: token, now: now)
+            return [.send(intent), .finished]
+        }
+        return [.finished]
+    }
+
+    /// Time passed: flush a coalesced update, restart near the 8-hour limit, refresh a stale-date
+    /// that is about to pass while the match is unchanged.
+    public mutating func tick(now: Date, policy: ActivityPolicy) -> [ActivityAction] {
+        guard phase == .active || phase == .starting else { return [] }
+        if let startedAt, now >= startedAt.addingTimeInterval(policy.restartAfter.seconds), !endHeld {
+            var actions: [ActivityAction] = []
+            if phase == .active, let token = updateToken, let content = held ?? sentContent {
+                actions.append(.send(endIntent(content: content, alert: nil, dismissal: now, token: token, now: now)))
+            }
+            phase = .ended
+            held = nil
+            return actions + [.restart]
+        }
+        guard phase == .active, let token = updateToken else { return [] }
+        if let content = held, let due = coalesceDue(policy), now >= due {
+            return [sendUpdate(content, alert: nil, priority: 5, token: token, now: now,
+                               staleness: heldStaleness ?? policy.minimumStaleness)]
+        }
+        if held == nil, let content = sentContent, let due = refreshDue(policy), now >= due {
+            return [sendUpdate(content, alert: nil, priority: 5, token: token, now: now, staleness: policy.minimumStaleness)]
+        }
+        return []
+    }
+
+    /// When `tick` next has something to do, if ever.
+    public func nextDeadline(policy: ActivityPolicy) -> Date? {
+        guard phase == .active || phase == .starting else { return nil }
+        let restart = startedAt.map { $0.addingTimeInterval(policy.restartAfter.seconds) }
+        let flush = held != nil && phase == .active ? coalesceDue(policy) : nil
+        let refresh = held == nil && phase == .active ? refreshDue(policy) : nil
+        return [restart, flush, refresh].compactMap { $0 }.min()
+    }
+
+    // MARK: Internals
+
+    private func coalesceDue(_ policy: ActivityPolicy) -> Date? {
+        sentAt.map { $0.addingTimeInterval(policy.coalesceInterval.seconds) } ?? .distantPast
+    }
+
+    /// Re-send the unchanged state when half the stale window is gone, so a quiet but healthy
+    /// match (a rain delay, a lunch break) is not shown as stale.
+    private func refreshDue(_ policy: ActivityPolicy) -> Date? {
+        guard let sentAt, let stale = sentStaleDate else { return nil }
+        let window = Double(stale) - sentAt.timeIntervalSince1970
+        return sentAt.addingTimeInterval(max(window / 2, 1))
+    }
+
+    private mutating func hold(_ content: ContentState, staleness: Duration) {
+        held = content
+        heldStaleness = staleness
+    }
+
+    private mutating func timestamp(_ now: Date) -> Int {
+        lastTimestamp = max(Int(now.timeIntervalSince1970), lastTimestamp + 1)
+        return lastTimestamp
+    }
+
+    private mutating func start(_ update: MatchUpdate, now: Date, policy: ActivityPolicy, staleness: Duration) -> ActivityAction {
+        phase = .starting
+        startedAt = now
+        let ts = timestamp(now)
+        let stale = ts + Int(staleness.seconds)
+        let alert = update.alert ?? APS.Alert(
+            title: update.content.summary, body: "\(update.snapshot.home.name) v \(update.snapshot.away.name)")
+        let aps = APS(
+            timestamp: ts, event: .start, contentState: update.content, staleDate: stale, alert: alert,
+            attributes: ActivityAttributes(activityId: activityId, snapshot: update.snapshot))
+        sentContent = update.content
+        sentAt = now
+        sentStaleDate = stale
+        return .send(PushIntent(recipient: .pushToStart, aps: aps, priority: 10,
+                                expiration: ts + Int(policy.startExpiration.seconds)))
+    }
+
+    private mutating func sendUpdate(
+        _ content: ContentState, alert: APS.Alert?, priority: Int, token: String, now: Date, staleness: Duration
+    ) -> ActivityAction {
+        let ts = timestamp(now)
+        let stale = ts + Int(staleness.seconds)
+        sentContent = content
+        sentAt = now
+        sentStaleDate = stale
+        held = nil
+        heldStaleness = nil
+        let aps = APS(timestamp: ts, event: .update, contentState: content, staleDate: stale, alert: alert)
+        return .send(PushIntent(recipient: .updateToken(token), aps: aps, priority: priority, expiration: stale))
+    }
+
+    private mutating func finish(content: ContentState?, alert: APS.Alert?, now: Date, policy: ActivityPolicy) -> [ActivityAction] {
+        guard phase == .active, let token = updateToken else {
+            endHeld = true
+            finalContent = content
+            return []
+        }
+        let content = content ?? sentContent ?? held
+        guard let content else {
+            phase = .ended
+            return [.finished]
+        }
+        let intent = endIntent(content: content, alert: alert, dismissal: now.addingTimeInterval(policy.dismissalDelay.seconds),
+                               token: token, now: now)
+        phase = .ended
+        held = nil
+        endHeld = false
+        return [.send(intent), .finished]
+    }
+
+    private mutating func endIntent(content: ContentState, alert: APS.Alert?, dismissal: Date, token: String, now: Date) -> PushIntent {
+        let ts = timestamp(now)
+        sentContent = content
+        sentAt = now
+        let aps = APS(timestamp: ts, event: .end, contentState: content,
+                      dismissalDate: max(Int(dismissal.timeIntervalSince1970), ts), alert: alert)
+        return PushIntent(recipient: .updateToken(token), aps: aps, priority: 10,
+                          expiration: ts + Int(ActivityPolicy.endExpiration.seconds))
+    }
+}
+
+extension Duration {
+    /// The duration in (fractional) seconds.
+    public var seconds: Double {
+        let parts = components
+        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,26 @@
+/// Follows one match's snapshots: renders each once, finds key events against the previous
+/// one, and says when nothing a device shows has changed.
+public struct MatchTracker: Sendable, Hashable {
+    public private(set) var current: RenderedMatch?
+    /// The latest update handed out, for activities that join later.
+    public private(set) var latest: MatchUpdate?
+
+    public init() {}
+
+    /// Takes a snapshot; returns the update to fan out, or nil when the content-state did not change
+    /// and there is no key event. Throws when the snapshot's score cannot be interpreted.
+    public mutating func ingest(_ snapshot: MatchSnapshot, pollInterval: Duration) throws(InputError) -> MatchUpdate? {
+        let rendered = try MatchRenderer.render(snapshot)
+        let events = KeyEventDetector.detect(previous: current, current: rendered)
+        var content = rendered.contentState
+        content.event = events.last?.body ?? latest?.content.event
+        current = rendered
+        if let latest, events.isEmpty, latest.content == content {
+            self.latest?.pollInterval = pollInterval
+            return nil
+        }
+        let update = MatchUpdate(rendered: rendered, content: content, keyEvents: events, pollInterval: pollInterval)
+        latest = update
+        return update
+    }
+}

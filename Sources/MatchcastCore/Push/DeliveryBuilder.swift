@@ -1,0 +1,50 @@
+import Foundation
+
+/// Turns the lifecycle's push intents into deliveries: resolves the recipient's token, names the
+/// delivery, and encodes each distinct `aps` once, however many activities receive it.
+public struct DeliveryBuilder: Sendable {
+    /// `<bundle id>.push-type.liveactivity`.
+    public let topic: String
+    private var rng: SeededGenerator
+    private var lastAPS: APS?
+    private var lastPayload: PushPayload?
+
+    /// `seed` makes the ids reproducible (replay); pass a random seed in production.
+    public init(bundleId: String, seed: UInt64) {
+        topic = APNsHeaders.topic(bundleId: bundleId)
+        rng = SeededGenerator(seed: seed)
+    }
+
+    /// The delivery for `intent`, or nil when it goes to a push-to-start token the device does not have.
+    public mutating func build(
+        _ intent: PushIntent, matchId: String, activityId: String, pushToStartToken: String?, now: Date
+    ) throws(PayloadTooLarge) -> Delivery? {
+        let target: PushTarget
+        switch intent.recipient {
+        case .pushToStart:
+            guard let token = pushToStartToken else { return nil }
+            target = PushTarget(kind: .pushToStartToken, value: token)
+        case .updateToken(let token):
+            target = PushTarget(kind: .updateToken, value: token)
+        }
+        let payload = try payload(for: intent.aps)
+        let id = Identifier.make(prefix: "dlv_", milliseconds: Int64(now.timeIntervalSince1970 * 1000), using: &rng)
+        return Delivery(
+            id: id, matchId: matchId, activityId: activityId, target: target,
+            apns: APNsHeaders(topic: topic, priority: intent.priority, expiration: intent.expiration),
+            payload: payload)
+    }
+
+    /// A new activity id, from the same reproducible generator.
+    public mutating func makeActivityId(now: Date) -> String {
+        Identifier.make(prefix: "act_", milliseconds: Int64(now.timeIntervalSince1970 * 1000), using: &rng)
+    }
+
+    private mutating func payload(for aps: APS) throws(PayloadTooLarge) -> PushPayload {
+        if let lastAPS, let lastPayload, lastAPS == aps { return lastPayload }
+        let payload = try PushPayload(aps)
+        lastAPS = aps
+        lastPayload = payload
+        return payload
+    }
+}

@@ -1,0 +1,23 @@
+/// ULID-shaped identifiers (`dlv_01J…`, `act_01J…`): time-ordered, from an injected time and generator
+/// so that replay produces the same ids on every run.
+public enum Identifier {
+    private static let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ".utf8)
+
+    /// `prefix` + 26 Crockford base-32 characters: 48 bits of milliseconds, 80 random bits.
+    public static func make(prefix: String, milliseconds: Int64, using rng: inout some RandomNumberGenerator) -> String {
+        var chars = [UInt8](repeating: 0, count: 26)
+        var time = UInt64(max(0, milliseconds))
+        for index in stride(from: 9, through: 0, by: -1) {
+            chars[index] = alphabet[Int(time & 31)]
+            time >>= 5
+        }
+        var high = rng.next() as UInt64
+        var low = rng.next() as UInt64
+        for index in 10..<26 {
+            let source = index < 18
+            chars[index] = alphabet[Int((source ? high : low) & 31)]
+            if source { high >>= 5 } else { low >>= 5 }
+        }
+        return prefix + String(decoding: chars, as: UTF8.self)
+    }
+}

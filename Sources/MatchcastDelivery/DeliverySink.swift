@@ -1,0 +1,10 @@
+import MatchcastCore
+
+/// Where deliveries leave Matchcast: stdout, a webhook, APNs.
+public protocol DeliverySink: Sendable {
+    /// Short name for logs and metric labels (`stdout`, `webhook`, `apns`).
+    var name: String { get }
+    /// Hands a batch over. Returns when the sink has taken responsibility for every delivery
+    /// (written, acknowledged, or persisted for retry); throws only when it could not.
+    func deliver(_ batch: [Delivery]) async throws
+}

@@ -1,0 +1,60 @@
+import Foundation
+import MatchcastCore
+
+/// Serves the native v1 feed API (CONTRACTS §1) from the MLB Stats API, by wrapping a
+/// transport pointed at the MLB base (`MLBFeedTransport.defaultBaseURL` unless configured).
+///
+/// - `/matches/{gamePk}` fetches `/api/v1.1/game/{gamePk}/feed/live` and answers a 200 with
+///   `{"retryAfterMs": wait × 1000, "match": snapshot}` (see `MLBLiveFeed`); `If-None-Match`,
+///   `ETag`, `Last-Modified` and 304s pass through, as do error statuses.
+/// - A 200 whose body cannot be converted becomes a 502 with an `{"error": ...}` body naming
+///   the field: the upstream answered, but not with anything a match can be read from.
+/// - `/live-matches`, `/schedule` and any id that is not a number get a 404 with an
+///   `{"error": ...}` body: the live feed is per game, so follow games by gamePk.
+public struct MLBFeedTransport: FeedTransport {
+    /// Where the MLB Stats API lives.
+    public static let defaultBaseURL = "https://statsapi.mlb.com"
+
+    /// Response headers that still describe the converted body.
+    private static let forwardedHeaders = ["etag", "last-modified", "cache-control", "retry-after", "date"]
+
+    public let upstream: any FeedTransport
+
+    /// - Parameter upstream: a transport whose base is the MLB Stats API (`defaultBaseURL`).
+    public init(upstream: any FeedTransport) {
+        self.upstream = upstream
+    }
+
+    public func fetch(_ request: FeedRequest) async throws -> FeedResponse {
+        let path = request.path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? ""
+        guard path.hasPrefix("/matches/") else {
+            return NativeFeedBody.error(
+                status: 404, code: "not_supported",
+                message: "the MLB adapter serves /matches/{gamePk} only; \(path) is not available")
+        }
+        let gamePk = String(path.dropFirst("/matches/".count))
+        guard !gamePk.isEmpty, gamePk.utf8.count <= 18, gamePk.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+        else {
+            return NativeFeedBody.error(status: 404, code: "not_found", message: "'\(gamePk.prefix(40))' is not an MLB gamePk")
+        }
+
+        var upstreamRequest = FeedRequest(path: "/api/v1.1/game/\(gamePk)/feed/live")
+        for name in ["if-none-match", "if-modified-since"] {
+            upstreamRequest.headers[name] = request.headers[name]
+        }
+        let answer = try await upstream.fetch(upstreamRequest)
+        guard answer.status == 200 else { return answer }
+
+        let headers = answer.headers.filter { Self.forwardedHeaders.contains($0.key) }
+        let converted: (snapshot: MatchSnapshot, waitSeconds: Int?)
+        do {
+            converted = try MLBLiveFeed.snapshot(from: answer.body ?? Data())
+        } catch {
+            // No ETag: a client must not be told later that this unusable body is still current.
+            return NativeFeedBody.error(status: 502, code: "bad_upstream_body", message: "MLB live feed \(gamePk): \(error)")
+        }
+        let body = NativeFeedBody.Match(
+            retryAfterMs: converted.waitSeconds.map { max($0, 0) * 1000 }, match: converted.snapshot)
+        return NativeFeedBody.response(status: 200, headers: headers, encoding: body)
+    }
+}

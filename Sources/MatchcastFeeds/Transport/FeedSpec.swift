@@ -1,0 +1,84 @@
+import AsyncHTTPClient
+import Foundation
+import MatchcastCore
+
+/// Which feed to poll, as given on the command line or in the config:
+/// `fake`, `fake?speed=600&seed=7` (or `fake:speed=600`), `mlb`, `mlb:BASE`, or a native v1 base URL.
+public enum FeedSpec: Sendable, Hashable, CustomStringConvertible {
+    case fake(speed: Double, seed: UInt64)
+    case native(baseURL: String)
+    case mlb(baseURL: String)
+
+    /// The MLB Stats API's public base.
+    public static let mlbDefaultBase = "https://statsapi.mlb.com"
+
+    public init(parsing text: String) throws(FeedError) {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if trimmed == "fake" || trimmed.hasPrefix("fake?") || trimmed.hasPrefix("fake:") {
+            var speed = 1.0
+            var seed: UInt64 = 1
+            let query = trimmed.dropFirst(4).drop { $0 == "?" || $0 == ":" }
+            for pair in query.split(separator: "&") where !pair.isEmpty {
+                let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+                switch (parts.first, parts.count == 2 ? parts[1] : nil) {
+                case ("speed", let value?):
+                    guard let parsed = Double(value), parsed > 0, parsed <= 100_000 else {
+                        throw .invalidConfiguration("feed '\(text)': speed must be a number in (0, 100000]")
+                    }
+                    speed = parsed
+                case ("seed", let value?):
+                    guard let parsed = UInt64(value) else {
+                        throw .invalidConfiguration("feed '\(text)': seed must be a whole number")
+                    }
+                    seed = parsed
+                default:
+                    throw .invalidConfiguration("feed '\(text)': unknown option '\(pair)' (speed=N, seed=S)")
+                }
+            }
+            self = .fake(speed: speed, seed: seed)
+        } else if trimmed == "mlb" {
+            self = .mlb(baseURL: Self.mlbDefaultBase)
+        } else if trimmed.hasPrefix("mlb:") {
+            self = .mlb(baseURL: String(trimmed.dropFirst(4)))
+        } else if trimmed.hasPrefix("http://") || trimmed.hasPrefix("https://") {
+            self = .native(baseURL: trimmed)
+        } else {
+            throw .invalidConfiguration(
+                "feed '\(text.prefix(200))' is not one of: a http(s) base URL, fake[?speed=N&seed=S], mlb, mlb:BASE")
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .fake(let speed, let seed): "fake?speed=\(speed)&seed=\(seed)"
+        case .native(let base): base
+        case .mlb(let base): "mlb:\(base)"
+        }
+    }
+
+    /// Whether polling this feed needs the process-wide `HTTPClient`.
+    public var needsHTTPClient: Bool {
+        if case .fake = self { return false }
+        return true
+    }
+
+    /// A transport for this feed. `client` must be given for HTTP feeds; the fake feed runs on `clock`.
+    public func makeTransport(client: HTTPClient?, clock: some Clock<Duration>) throws(FeedError) -> any FeedTransport {
+        switch self {
+        case .fake(let speed, let seed):
+            let feed: FakeFeed
+            do {
+                feed = try FakeFeed(seed: seed, speed: speed)
+            } catch {
+                throw .invalidConfiguration("fake feed: \(error)")
+            }
+            return FakeFeedTransport(feed: feed, clock: clock)
+        case .native(let base):
+            guard let client else { throw .invalidConfiguration("feed \(base) needs an HTTP client") }
+            return try HTTPFeedTransport(client: client, baseURL: base)
+        case .mlb(let base):
+            guard let client else { throw .invalidConfiguration("feed mlb needs an HTTP client") }
+            return MLBFeedTransport(upstream: try HTTPFeedTransport(client: client, baseURL: base))
+        }
+    }
+}

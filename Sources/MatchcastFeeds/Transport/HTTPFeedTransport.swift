@@ -1,0 +1,101 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// `FeedTransport` over a shared `HTTPClient`, which the caller owns and shuts down.
+///
+/// Every request has a deadline covering the whole exchange, body included, and a body limit: a
+/// slow or huge answer becomes a `FeedError` (`timeout`, `too_large`), never a hang or a crash.
+/// Header names in the returned `FeedResponse` are lower-cased; repeated headers are joined with ", ".
+public struct HTTPFeedTransport: FeedTransport {
+    /// The base URL without a trailing slash; request paths are appended to it.
+    public let baseURL: String
+    public let timeout: Duration
+    public let maxBodyBytes: Int
+    private let client: HTTPClient
+    private let userAgent: String
+
+    /// - Throws: `FeedError` (`config`) when `baseURL` is not an absolute http or https URL with a host.
+    public init(
+        client: HTTPClient,
+        baseURL: String,
+        timeout: Duration = .seconds(10),
+        maxBodyBytes: Int = 4 * 1024 * 1024,
+        userAgent: String = "matchcast"
+    ) throws(FeedError) {
+        guard let url = URL(string: baseURL), let scheme = url.scheme?.lowercased() else {
+            throw .invalidConfiguration("feed base URL '\(baseURL.prefix(200))' is not a URL")
+        }
+        guard scheme == "http" || scheme == "https" else {
+            throw .invalidConfiguration("feed base URL '\(baseURL.prefix(200))' must use http or https, not '\(scheme)'")
+        }
+        guard let host = url.host, !host.isEmpty else {
+            throw .invalidConfiguration("feed base URL '\(baseURL.prefix(200))' has no host")
+        }
+        guard url.query == nil, url.fragment == nil else {
+            throw .invalidConfiguration("feed base URL '\(baseURL.prefix(200))' must not have a query or fragment")
+        }
+        guard timeout > .zero, maxBodyBytes > 0 else {
+            throw .invalidConfiguration("feed timeout and body limit must be positive")
+        }
+        var base = baseURL
+        while base.hasSuffix("/") { base.removeLast() }
+        self.baseURL = base
+        self.client = client
+        self.timeout = timeout
+        self.maxBodyBytes = maxBodyBytes
+        self.userAgent = userAgent
+    }
+
+    public func fetch(_ request: FeedRequest) async throws -> FeedResponse {
+        let path = request.path
+        let timeout = self.timeout
+        // AsyncHTTPClient's deadline stops at the response head; racing a timer bounds the body too.
+        return try await withThrowingTaskGroup(of: FeedResponse.self) { group in
+            group.addTask { try await self.exchange(request) }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                throw FeedError.timeout(path: path)
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next() else { throw CancellationError() }
+            return first
+        }
+    }
+
+    private func exchange(_ request: FeedRequest) async throws -> FeedResponse {
+        var outgoing = HTTPClientRequest(url: baseURL + request.path)
+        outgoing.method = .GET
+        outgoing.headers.add(name: "accept", value: "application/json")
+        outgoing.headers.add(name: "user-agent", value: userAgent)
+        for (name, value) in request.headers.sorted(by: { $0.key < $1.key }) {
+            outgoing.headers.replaceOrAdd(name: name, value: value)
+        }
+        do {
+            let response = try await client.execute(outgoing, deadline: .now() + TimeAmount(timeout))
+            var headers: [String: String] = [:]
+            for (name, value) in response.headers {
+                let key = name.lowercased()
+                headers[key] = headers[key].map { $0 + ", " + value } ?? value
+            }
+            let status = Int(response.status.code)
+            let buffer = try await response.body.collect(upTo: maxBodyBytes)
+            let body = buffer.readableBytes > 0 ? Data(buffer.readableBytesView) : nil
+            return FeedResponse(status: status, headers: headers, body: status == 304 ? nil : body)
+        } catch is NIOTooManyBytesError {
+            throw FeedError.tooLarge(limit: maxBodyBytes, path: request.path)
+        } catch let error as HTTPClientError {
+            if Task.isCancelled { throw CancellationError() }
+            switch error {
+            case .deadlineExceeded, .readTimeout, .connectTimeout, .getConnectionFromPoolTimeout, .tlsHandshakeTimeout:
+                throw FeedError.timeout(path: request.path)
+            default:
+                throw FeedError.transport(error, path: request.path)
+            }
+        } catch {
+            if Task.isCancelled { throw CancellationError() }
+            throw FeedError.transport(error, path: request.path)
+        }
+    }
+}

@@ -1,0 +1,1 @@
+// The device/admin HTTP API arrives with the broker (issue 3).

@@ -1,0 +1,1 @@
+// Storage protocols and implementations arrive with the broker (issue 3).
