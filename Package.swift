@@ -106,6 +106,7 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
+        .testTarget(name: "MatchcastStoreTests", dependencies: ["MatchcastStore", "MatchcastCore"]),
     ],
     swiftLanguageModes: [.v6]
 )

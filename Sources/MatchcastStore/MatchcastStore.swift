@@ -1,1 +1,76 @@
-// Storage protocols and implementations arrive with the broker (issue 3).
+/// Everything the broker must find again after a restart: devices, push-to-start tokens, follows,
+/// activities (with their lifecycle) and the latest state of each match.
+///
+/// Every call either succeeds completely or changes nothing, and throws only `StoreError`.
+/// Lists come back sorted, so callers and tests see the same order from every implementation.
+/// Dates keep millisecond precision; a lifecycle's own dates keep whole seconds (its JSON form).
+public protocol MatchcastStore: Sendable {
+    // MARK: Devices
+
+    /// Registers a device; `.conflict` when the id is taken.
+    func createDevice(_ device: DeviceRecord) async throws(StoreError)
+    func device(id: String) async throws(StoreError) -> DeviceRecord?
+    /// Deletes the device with its push-to-start token, follows and activities; false when there was none.
+    @discardableResult
+    func deleteDevice(id: String) async throws(StoreError) -> Bool
+
+    // MARK: Push-to-start tokens
+
+    /// Replaces the device's token. The token moves: a device that held it before loses it.
+    /// `.notFound` when the device does not exist.
+    func setPushToStartToken(_ record: PushToStartTokenRecord) async throws(StoreError)
+    func pushToStartToken(deviceId: String) async throws(StoreError) -> PushToStartTokenRecord?
+    /// Forgets a dead token; returns the id of the device that held it, if any.
+    func removePushToStartToken(token: String) async throws(StoreError) -> String?
+
+    // MARK: Follows
+
+    /// Idempotent; true when the follow is new (an existing one keeps its `createdAt`).
+    /// `.notFound` when the device does not exist.
+    func addFollow(_ follow: FollowRecord) async throws(StoreError) -> Bool
+    /// True when there was such a follow.
+    func removeFollow(deviceId: String, matchId: String) async throws(StoreError) -> Bool
+    /// The device's follows, sorted by match id.
+    func follows(deviceId: String) async throws(StoreError) -> [FollowRecord]
+    /// The match's followers, sorted by device id.
+    func followers(matchId: String) async throws(StoreError) -> [FollowRecord]
+    /// Every match with at least one follower, distinct and sorted: the sources to resume.
+    func followedMatchIds() async throws(StoreError) -> [String]
+
+    // MARK: Activities
+
+    /// Inserts or replaces the activity. An update token belongs to one open activity at a time:
+    /// `.conflict` when this activity is open and another open one holds its token.
+    /// `.notFound` when the device does not exist; `.invalid` when the ids contradict the lifecycle.
+    func saveActivity(_ record: ActivityRecord) async throws(StoreError)
+    /// Saves all the records in one transaction, with `saveActivity`'s rules; on error none is saved.
+    func saveActivities(_ records: [ActivityRecord]) async throws(StoreError)
+    func activity(id: String) async throws(StoreError) -> ActivityRecord?
+    /// Sorted by activity id.
+    func activities(matchId: String) async throws(StoreError) -> [ActivityRecord]
+    /// Sorted by activity id.
+    func activities(deviceId: String) async throws(StoreError) -> [ActivityRecord]
+    /// The open activity holding the token; failing that, the most recently updated ended one.
+    func activity(updateToken: String) async throws(StoreError) -> ActivityRecord?
+    /// False when there was no such activity.
+    @discardableResult
+    func deleteActivity(id: String) async throws(StoreError) -> Bool
+    /// Every activity not yet ended, sorted by activity id: what a restart resumes.
+    func openActivities() async throws(StoreError) -> [ActivityRecord]
+
+    // MARK: Matches
+
+    /// Inserts or replaces the match's latest state. `.invalid` when the id is not the snapshot's.
+    func saveMatch(_ record: MatchRecord) async throws(StoreError)
+    func match(id: String) async throws(StoreError) -> MatchRecord?
+    /// Sorted by match id.
+    func matches() async throws(StoreError) -> [MatchRecord]
+    /// Forgets a match that is over and followed by no one; false when there was none.
+    @discardableResult
+    func deleteMatch(id: String) async throws(StoreError) -> Bool
+
+    // MARK: Health
+
+    /// A cheap round trip for readiness checks.
+    func ping() async throws(StoreError)
+}

@@ -39,7 +39,7 @@ private enum KeyEventFixture {
 
 @Suite("Key event detector")
 struct KeyEventTests {
-    typealias F = KeyEventFixture
+    fileprivate typealias F = KeyEventFixture
 
     @Test func matchStartWhenAScheduledMatchGoesLive() throws {
         let now = F.totals(.football, .live, 0, 0, clock: "1'")
@@ -61,12 +61,15 @@ struct KeyEventTests {
         #expect(try F.detect(F.totals(.football, .live, 1, 0), F.totals(.football, .break, 1, 0)).isEmpty)
     }
 
-    @Test func goalWithTheNewFeedEventAsDetail() throws {
-        let scorer = MatchEvent(id: "e-1", type: "goal", text: "Rashford 23'")
+    @Test func goalUsesTheFeedsOwnWordsForASingleNewGoal() throws {
+        let scorer = MatchEvent(id: "e-1", type: "goal", text: "GOAL! Rashford 23'")
         let events = try F.detect(F.totals(.football, .live, 0, 0), F.totals(.football, .live, 1, 0, events: [scorer]))
         #expect(events.map(\.kind) == [.goal])
-        #expect(events.first?.body == "Goal! Manchester United: Rashford 23'")
+        #expect(events.first?.body == "GOAL! Rashford 23'")
         #expect(events.first?.title == "MUN 1-0 LIV · 2H 67'")
+        // Without a new feed event, our own words.
+        let plain = try F.detect(F.totals(.football, .live, 0, 0), F.totals(.football, .live, 1, 0))
+        #expect(plain.map(\.body) == ["Goal! Manchester United"])
     }
 
     @Test func goalsForBothSidesAndSeveralAtOnce() throws {
@@ -162,7 +165,7 @@ struct KeyEventTests {
 
 @Suite("Match tracker")
 struct MatchTrackerTests {
-    typealias F = KeyEventFixture
+    fileprivate typealias F = KeyEventFixture
 
     @Test func identicalSnapshotTwiceGivesNothingTheSecondTime() throws {
         var tracker = MatchTracker()

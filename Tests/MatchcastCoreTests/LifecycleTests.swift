@@ -53,7 +53,7 @@ private func intents(_ actions: [ActivityAction]) -> [PushIntent] {
 
 @Suite("Activity lifecycle")
 struct LifecycleTests {
-    typealias F = LifecycleFixture
+    fileprivate typealias F = LifecycleFixture
     let policy = LifecycleFixture.policy
 
     // MARK: Starting
@@ -490,6 +490,9 @@ struct LifecycleTests {
 
     // MARK: Properties over random event sequences
 
+    /// Random events against one activity after another (a fresh one replaces each that ends):
+    /// no send after `.finished`/`.restart`, timestamps strictly grow, no update or end before a
+    /// start for push-started activities, every update and end goes to the newest token.
     @Test(arguments: 0..<40)
     func randomSequencesKeepTheInvariants(seed: Int) {
         var rng = SeededGenerator(seed: UInt64(seed) &* 0x9E37_79B9 &+ 17)
@@ -500,24 +503,27 @@ struct LifecycleTests {
             dismissalDelay: .seconds(Int.random(in: 0...20_000, using: &rng)),
             restartAfter: .seconds(Int.random(in: 600...30_000, using: &rng)))
         let statuses: [MatchStatus] = [.scheduled, .live, .live, .live, .break, .completed, .abandoned, .postponed]
-        var lifecycle = ActivityLifecycle(activityId: "act_p", matchId: "m")
+        var activities = 0
+        var lifecycle = ActivityLifecycle(activityId: "act_0", matchId: "m")
+        var retired: ActivityLifecycle?
         var clock = 0.0
-        var over = false
         var lastTimestamp = 0
         var started = false
         var adopted = false
         var tokens: [String] = []
         var trace: [String] = []
+        var seen: [String: Int] = [:]
 
-        for step in 0..<300 {
+        for step in 0..<400 {
             switch Int.random(in: 0..<100, using: &rng) {
             case 0..<70: clock += Double(Int.random(in: 0...3, using: &rng))
             case 70..<97: clock += Double.random(in: 0...120, using: &rng)
             default: clock += Double(Int.random(in: 3600...10_000, using: &rng))
             }
             let now = LifecycleFixture.at(clock)
-            let actions: [ActivityAction]
             let roll = Int.random(in: 0..<100, using: &rng)
+            // Each event goes to the live activity and to the one that ended last: that one must stay silent.
+            let event: (inout ActivityLifecycle) -> [ActivityAction]
             switch roll {
             case 0..<55:
                 var status = statuses.randomElement(using: &rng)!
@@ -528,42 +534,46 @@ struct LifecycleTests {
                     status, goals, 0, clock: "\(Int.random(in: 1...3, using: &rng))'", keyEvents: events,
                     poll: .seconds(Int.random(in: 1...90, using: &rng)))
                 trace.append("\(clock) match \(status) \(goals) ke=\(events.count)")
-                actions = lifecycle.matchChanged(update, now: now, policy: policy)
+                event = { $0.matchChanged(update, now: now, policy: policy) }
             case 55..<67:
                 let token = "tok-\(Int.random(in: 0...2, using: &rng))"
                 trace.append("\(clock) token \(token)")
                 if lifecycle.phase == .waiting && !started { adopted = true }
                 if lifecycle.phase != .ended { tokens.append(token) }
-                actions = lifecycle.updateTokenRegistered(token, now: now, policy: policy)
+                event = { $0.updateTokenRegistered(token, now: now, policy: policy) }
             case 67..<70:
                 let reason = [ActivityEndReason.unfollowed, .dismissed, .tokenInvalid].randomElement(using: &rng)!
                 trace.append("\(clock) end \(reason)")
-                actions = lifecycle.end(reason, now: now)
+                event = { $0.end(reason, now: now) }
             default:
                 let target = Int.random(in: 0..<3, using: &rng) == 0 ? lifecycle.nextDeadline(policy: policy) : nil
                 let tickAt = max(target ?? now, now)
                 clock = tickAt.timeIntervalSince1970 - LifecycleFixture.epoch
                 trace.append("\(clock) tick")
-                actions = lifecycle.tick(now: tickAt, policy: policy)
+                event = { $0.tick(now: tickAt, policy: policy) }
             }
+            let actions = event(&lifecycle)
             let context = Comment(rawValue: "seed \(seed) step \(step): \(trace.suffix(6).joined(separator: " | ")) -> \(actions)")
-
-            if over {
-                #expect(actions.isEmpty, context)
-                continue
+            if var old = retired {
+                #expect(event(&old).isEmpty, "an ended activity acted; \(context)")
+                retired = old
             }
+
+            var over = false
             for (index, action) in actions.enumerated() {
                 switch action {
                 case .send(let intent):
+                    seen["\(intent.aps.event) p\(intent.priority)", default: 0] += 1
                     #expect(intent.aps.timestamp > lastTimestamp, context)
                     lastTimestamp = intent.aps.timestamp
                     #expect(intent.aps.timestamp >= Int(now.timeIntervalSince1970), context)
+                    #expect(lifecycle.lastTimestamp >= intent.aps.timestamp, context)
                     switch intent.aps.event {
                     case .start:
                         #expect(!started && !adopted, "a second start, or a start of an adopted activity; \(context)")
                         #expect(intent.recipient == .pushToStart, context)
                         #expect(intent.priority == 10, context)
-                        #expect(intent.aps.attributes?.activityId == "act_p", context)
+                        #expect(intent.aps.attributes?.activityId == lifecycle.activityId, context)
                         started = true
                     case .update, .end:
                         #expect(started || adopted, "update or end before a start; \(context)")
@@ -578,18 +588,27 @@ struct LifecycleTests {
                             #expect((intent.priority == 10) == (intent.aps.alert != nil), context)
                         }
                     }
-                    #expect(lifecycle.lastTimestamp >= intent.aps.timestamp, context)
                 case .finished, .restart:
+                    seen["\(action)", default: 0] += 1
                     #expect(index == actions.count - 1, "nothing after .finished/.restart in one batch; \(context)")
                     over = true
                 }
             }
-            if over { #expect(lifecycle.phase == .ended, context) }
-            if lifecycle.phase == .ended && !over {
-                // Ending without telling the manager would leak the activity.
-                Issue.record("phase ended without .finished/.restart; \(context)")
-                over = true
+            #expect(over == (lifecycle.phase == .ended), "phase \(lifecycle.phase) after \(actions); \(context)")
+            if lifecycle.phase == .ended {
+                // The manager follows on with a fresh activity; timestamps are per activity.
+                retired = lifecycle
+                activities += 1
+                lifecycle = ActivityLifecycle(activityId: "act_\(activities)", matchId: "m")
+                lastTimestamp = 0
+                started = false
+                adopted = false
+                tokens = []
             }
         }
+        // The walk must have exercised the machine, not idled in `waiting`.
+        #expect(seen["start p10", default: 0] > 0, "\(seen)")
+        #expect(seen["update p5", default: 0] + seen["update p10", default: 0] > 0, "\(seen)")
+        #expect(activities > 0, "\(seen)")
     }
 }

@@ -62,7 +62,7 @@ private enum RenderFixture {
 
 @Suite("Match renderer")
 struct RendererTests {
-    typealias F = RenderFixture
+    fileprivate typealias F = RenderFixture
 
     // MARK: Team totals
 
@@ -209,6 +209,13 @@ struct RendererTests {
         #expect(rendered.contentState.summary == "6-0 6-0")
         #expect(rendered.contentState.game == nil)
         #expect(rendered.contentState.serving == nil)
+    }
+
+    @Test func tennisResultReadsFromTheWinnersSide() throws {
+        let points = String(repeating: "AAAA", count: 6) + F.holds(12) + "HHHHHHH" + String(repeating: "AAAA", count: 6)
+        let state = try MatchRenderer.render(F.tennis(points, status: .completed)).contentState
+        #expect(state.sets == "0-6 7-6(0) 0-6")
+        #expect(state.result == "Jannik Sinner won 6-0 6-7(0) 6-0")
     }
 
     @Test func tennisPointAfterMatchPointIsAFieldError() {

@@ -73,8 +73,7 @@ struct HTTPFeedTransportTests {
                 portContinuation.finish()
             },
             logger: logger)
-        let client = HTTPClient(eventLoopGroupProvider: .singleton)
-        do {
+        try await withClient { client in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await app.run() }
                 defer { group.cancelAll() }
@@ -83,6 +82,14 @@ struct HTTPFeedTransportTests {
                 try #require(port > 0)
                 try await body("http://127.0.0.1:\(port)/", client, seen)
             }
+        }
+    }
+
+    /// An `HTTPClient` for `body`, shut down afterwards whether `body` throws or not.
+    private func withClient(_ body: (HTTPClient) async throws -> Void) async throws {
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        do {
+            try await body(client)
         } catch {
             try await client.shutdown()
             throw error
@@ -98,7 +105,7 @@ struct HTTPFeedTransportTests {
 
             let first = try await source.refresh()
             #expect(first.seq == 3)
-            #expect(first.score == .teamTotals(TeamScore(home: 2, away: 1)))
+            #expect(first.score == .teamTotals(TeamScore(home: 2, away: 1, period: "2H")))
             #expect(await source.nextPollDelay() == .seconds(5))
             #expect(seen.all == [.init(path: "/matches/m1", ifNoneMatch: nil, accept: "application/json", userAgent: "matchcast")])
 
@@ -155,36 +162,32 @@ struct HTTPFeedTransportTests {
         }
     }
 
-    @Test func aRefusedConnectionIsATransportError() async throws {
-        let client = HTTPClient(eventLoopGroupProvider: .singleton)
-        do {
-            // Port 1 on loopback: nothing listens there.
-            let transport = try HTTPFeedTransport(client: client, baseURL: "http://127.0.0.1:1")
+    @Test func anUnreachableFeedFailsWithinTheDeadline() async throws {
+        try await withClient { client in
+            // Port 1 on loopback: nothing listens there, and AsyncHTTPClient keeps retrying the connection
+            // until the deadline, so this ends as a timeout (or a transport error if it gives up first).
+            let transport = try HTTPFeedTransport(client: client, baseURL: "http://127.0.0.1:1", timeout: .milliseconds(300))
             let error = await #expect(throws: FeedError.self) { try await transport.fetch(.liveMatches) }
             #expect(error?.reason == "transport" || error?.reason == "timeout")
             #expect(error?.path == "/live-matches")
-        } catch {
-            try await client.shutdown()
-            throw error
         }
-        try await client.shutdown()
     }
 
     @Test(arguments: ["ftp://feed.example", "feed.example/v1", "http://", "https://feed.example/v1?key=1", ""])
     func invalidBaseURLsAreRefused(baseURL: String) async throws {
-        let client = HTTPClient(eventLoopGroupProvider: .singleton)
-        #expect {
-            _ = try HTTPFeedTransport(client: client, baseURL: baseURL)
-        } throws: { error in
-            (error as? FeedError)?.reason == "config"
+        try await withClient { client in
+            #expect {
+                _ = try HTTPFeedTransport(client: client, baseURL: baseURL)
+            } throws: { error in
+                (error as? FeedError)?.reason == "config"
+            }
         }
-        try await client.shutdown()
     }
 
     @Test func aBaseURLKeepsItsPathAndLosesTrailingSlashes() async throws {
-        let client = HTTPClient(eventLoopGroupProvider: .singleton)
-        let transport = try HTTPFeedTransport(client: client, baseURL: "https://feed.example/v1//")
-        #expect(transport.baseURL == "https://feed.example/v1")
-        try await client.shutdown()
+        try await withClient { client in
+            let transport = try HTTPFeedTransport(client: client, baseURL: "https://feed.example/v1//")
+            #expect(transport.baseURL == "https://feed.example/v1")
+        }
     }
 }

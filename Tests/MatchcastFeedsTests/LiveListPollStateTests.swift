@@ -31,8 +31,8 @@ private struct ListStep {
 struct LiveListPollStateTests {
     @Test func aBadEntryIsReportedAndTheGoodOnesKept() throws {
         var step = ListStep()
-        let update = try #require(
-            step.update([Fixtures.snapshot(id: "m1", seq: 1), Fixtures.malformed(id: "bad"), Fixtures.snapshot(id: "m2", seq: 4)]))
+        let received = step.update([Fixtures.snapshot(id: "m1", seq: 1), Fixtures.malformed(id: "bad"), Fixtures.snapshot(id: "m2", seq: 4)])
+        let update = try #require(received)
         #expect(update.matches.map(\.id) == ["m1", "m2"])
         #expect(update.changed.map(\.id) == ["m1", "m2"])
         let failure = try #require(update.failures.first)
@@ -45,7 +45,8 @@ struct LiveListPollStateTests {
     @Test func anEntryThatTurnsBadKeepsItsLastGoodSnapshot() throws {
         var step = ListStep()
         _ = step.update([Fixtures.snapshot(id: "m1", seq: 1), Fixtures.snapshot(id: "m2", seq: 1)])
-        let update = try #require(step.update([Fixtures.malformed(id: "m1"), Fixtures.snapshot(id: "m2", seq: 2)]))
+        let received = step.update([Fixtures.malformed(id: "m1"), Fixtures.snapshot(id: "m2", seq: 2)])
+        let update = try #require(received)
         #expect(update.matches.map(\.id) == ["m2", "m1"])
         #expect(update.matches.last?.seq == 1)
         #expect(update.changed.map(\.id) == ["m2"])
@@ -56,7 +57,8 @@ struct LiveListPollStateTests {
     @Test func theSeqGuardWorksPerMatch() throws {
         var step = ListStep()
         _ = step.update([Fixtures.snapshot(id: "m1", seq: 10, home: 3), Fixtures.snapshot(id: "m2", seq: 4)])
-        let update = try #require(step.update([Fixtures.snapshot(id: "m1", seq: 9, home: 2), Fixtures.snapshot(id: "m2", seq: 5, home: 1)]))
+        let received = step.update([Fixtures.snapshot(id: "m1", seq: 9, home: 2), Fixtures.snapshot(id: "m2", seq: 5, home: 1)])
+        let update = try #require(received)
         #expect(update.stale == [StaleSnapshot(matchId: "m1", seq: 9, heldSeq: 10)])
         #expect(update.changed.map(\.id) == ["m2"])
         let m1 = try #require(update.matches.first { $0.id == "m1" })
@@ -67,14 +69,16 @@ struct LiveListPollStateTests {
     @Test func matchesThatLeaveTheListAreRemoved() throws {
         var step = ListStep()
         _ = step.update([Fixtures.snapshot(id: "m1", seq: 1), Fixtures.snapshot(id: "m2", seq: 1)])
-        let update = try #require(step.update([Fixtures.snapshot(id: "m2", seq: 1), Fixtures.snapshot(id: "m3", seq: 1)]))
+        let received = step.update([Fixtures.snapshot(id: "m2", seq: 1), Fixtures.snapshot(id: "m3", seq: 1)])
+        let update = try #require(received)
         #expect(update.removed == ["m1"])
         #expect(update.changed.map(\.id) == ["m3"])
     }
 
     @Test func aRepeatedIdKeepsTheNewerEntry() throws {
         var step = ListStep()
-        let update = try #require(step.update([Fixtures.snapshot(id: "m1", seq: 2, home: 1), Fixtures.snapshot(id: "m1", seq: 3, home: 2)]))
+        let received = step.update([Fixtures.snapshot(id: "m1", seq: 2, home: 1), Fixtures.snapshot(id: "m1", seq: 3, home: 2)])
+        let update = try #require(received)
         #expect(update.matches.count == 1)
         #expect(update.matches.first?.seq == 3)
     }

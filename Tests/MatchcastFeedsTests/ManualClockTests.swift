@@ -1,5 +1,4 @@
 import MatchcastTesting
-import Synchronization
 import Testing
 
 @Suite("ManualClock")
@@ -14,31 +13,31 @@ struct ManualClockTests {
 
     @Test func aSleeperWakesOnlyOnceTimeReachesItsDeadline() async throws {
         let clock = ManualClock()
-        let woke = Mutex(false)
+        let woke = Collected<Bool>()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 try await clock.sleep(for: .seconds(5))
-                woke.withLock { $0 = true }
+                woke.append(true)
             }
             await clock.waitForSleepers(count: 1)
             clock.advance(by: .seconds(4))
             #expect(clock.sleeperCount == 1)
-            #expect(woke.withLock { $0 } == false)
+            #expect(woke.all.isEmpty)
             clock.advance(to: .init(offset: .seconds(5)))
             try await group.next()
-            #expect(woke.withLock { $0 })
+            #expect(woke.all == [true])
         }
         #expect(clock.now == .init(offset: .seconds(5)))
     }
 
     @Test func sleepersWakeInDeadlineOrder() async throws {
         let clock = ManualClock()
-        let order = Mutex<[Int]>([])
+        let order = Collected<Int>()
         try await withThrowingTaskGroup(of: Void.self) { group in
             for seconds in [3, 1, 2] {
                 group.addTask {
                     try await clock.sleep(until: .init(offset: .seconds(seconds)), tolerance: nil)
-                    order.withLock { $0.append(seconds) }
+                    order.append(seconds)
                 }
                 // One at a time, so each is parked before the next starts.
                 await clock.waitForSleepers(count: 1 + [3, 1, 2].firstIndex(of: seconds)!)
@@ -46,10 +45,10 @@ struct ManualClockTests {
             for step in 1...3 {
                 clock.advance(by: .seconds(1))
                 try await group.next()
-                #expect(order.withLock { $0.count } == step)
+                #expect(order.all.count == step)
             }
         }
-        #expect(order.withLock { $0 } == [1, 2, 3])
+        #expect(order.all == [1, 2, 3])
     }
 
     @Test func aDeadlineAlreadyPastReturnsAtOnce() async throws {

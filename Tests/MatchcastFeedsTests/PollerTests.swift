@@ -2,15 +2,7 @@ import Foundation
 import MatchcastCore
 import MatchcastFeeds
 import MatchcastTesting
-import Synchronization
 import Testing
-
-/// Collects what a poller hands on, for the test to inspect.
-private final class Collected<Element: Sendable>: Sendable {
-    private let items = Mutex<[Element]>([])
-    func append(_ item: Element) { items.withLock { $0.append(item) } }
-    var all: [Element] { items.withLock { $0 } }
-}
 
 @Suite("Poller")
 struct PollerTests {

@@ -20,9 +20,9 @@ public enum KeyEventDetector {
         case (.cricket, .cricket):
             events += CricketKeyEvents.detect(previous: before, current: now)
         case (.teamTotals(let a), .teamTotals(let b)):
-            events += totals(now, from: (a.home, a.away), to: (b.home, b.away), title: title)
+            events += totals(now, since: before, from: (a.home, a.away), to: (b.home, b.away), title: title)
         case (.baseball(let a), .baseball(let b)):
-            events += totals(now, from: (a.home, a.away), to: (b.home, b.away), title: title)
+            events += totals(now, since: before, from: (a.home, a.away), to: (b.home, b.away), title: title)
         case (.tennis, .tennis):
             if let a = previous.tennis, let b = current.tennis {
                 events += tennis(now, from: a, to: b, title: title)
@@ -40,7 +40,9 @@ public enum KeyEventDetector {
         "\(snapshot.home.name) v \(snapshot.away.name) has started"
     }
 
-    private static func totals(_ snapshot: MatchSnapshot, from: (Int, Int), to: (Int, Int), title: String) -> [KeyEvent] {
+    private static func totals(
+        _ snapshot: MatchSnapshot, since previous: MatchSnapshot, from: (Int, Int), to: (Int, Int), title: String
+    ) -> [KeyEvent] {
         let kind: KeyEvent.Kind
         switch snapshot.sport {
         case .football, .hockey: kind = .goal
@@ -59,8 +61,10 @@ public enum KeyEventDetector {
             case .run: what = gained == 1 ? "\(team) score" : "\(team) score \(gained)"
             default: what = "\(team) score"
             }
-            let detail = snapshot.events.last.map { ": " + $0.text } ?? ""
-            events.append(KeyEvent(kind: kind, title: title, body: what + (gained == 1 ? detail : "")))
+            // The feed's own words for a single new score ("GOAL! Kai Havertz 25'") beat ours.
+            let fresh = snapshot.events.last(where: { event in !previous.events.contains { $0.id == event.id } })
+            let body = gained == 1 && from.0 + from.1 + 1 == to.0 + to.1 ? fresh?.text ?? what : what
+            events.append(KeyEvent(kind: kind, title: title, body: body))
         }
         return events
     }

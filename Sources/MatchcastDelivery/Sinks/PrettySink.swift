@@ -30,7 +30,7 @@ public struct PrettySink: DeliverySink {
         let event = aps.event.rawValue.padding(toLength: 6, withPad: " ", startingAt: 0)
         var line = "\(event) p\(delivery.apns.priority) \(state.summary) [\(state.statusText)]"
         if let alert = aps.alert { line += " — \(alert.body)" }
-        if aps.event == .end, let result = state.result { line += " — \(result)" }
+        if aps.event == .end, let result = state.result, aps.alert?.body != result { line += " — \(result)" }
         return line
     }
 }

@@ -43,7 +43,7 @@ struct CricketT20Simulation {
         }
     }
 
-    private enum Dismissal: CaseIterable {
+    private enum Dismissal {
         case caught, bowled, lbw, runOut
     }
 
@@ -59,7 +59,7 @@ struct CricketT20Simulation {
         team: Team(id: "csk", name: "Chennai Super Kings", short: "CSK"),
         players: [
             "Ruturaj Gaikwad", "Devon Conway", "Rachin Ravindra", "Shivam Dube", "Ravindra Jadeja", "MS Dhoni",
-            "Sam Curran", "Ravichandran Ashwin", "Noor Ahmad", "Khaleel Ahmed", "Matheesha Pathirana",
+            "Sam Curran", "Ravichandran Ashwin", "Noor Ahmad", "Anshul Kamboj", "Matheesha Pathirana",
         ],
         bowlers: [10, 9, 8, 7, 4])
 
@@ -279,7 +279,7 @@ struct CricketT20Simulation {
         return "\(chase.fielding.team.short) won by \(margin) run\(margin == 1 ? "" : "s")"
     }
 
-    static func overs(_ balls: Int) -> String {
+    private static func overs(_ balls: Int) -> String {
         balls % 6 == 0 ? "\(balls / 6)" : "\(balls / 6).\(balls % 6)"
     }
 

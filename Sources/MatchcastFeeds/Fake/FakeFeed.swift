@@ -8,8 +8,12 @@ import MatchcastCore
 /// only looks up the snapshot current at the simulated moment `elapsed × speed`. Nothing
 /// reads the wall clock: the same seed gives the same bytes for the same request and moment.
 ///
+/// Scenarios (each also its match's id): `cricket-t20` (MI v CSK, about 3 simulated hours),
+/// `tennis-bo3` (Alcaraz v Sinner, 1.5–3 h), `football` (Arsenal v Chelsea, about 1 h 55 min),
+/// `basketball` (Lakers v Celtics, about 2.6 h) and `baseball` (Yankees at Red Sox, about 3 h).
+///
 /// Simulated second 0 is `FakeFeed.epoch`. Each match shows `scheduled` from then and starts
-/// `FakeFeed.leadIn` later; all matches are on the epoch's date.
+/// `FakeFeed.leadIn` later; all matches are on the epoch's date. Timeline times are whole seconds.
 ///
 /// - `/live-matches` lists matches that are live or in a break, and, for
 ///   `recentlyFinishedWindow` simulated seconds after they end, finished ones, so a poller of
@@ -23,7 +27,7 @@ import MatchcastCore
 /// `ETag` (`"v<seq>"` for one match) and a matching `If-None-Match` gets a 304 without a body.
 public struct FakeFeed: Sendable {
     /// The scenarios a feed can run; each is also its match's id.
-    public static let scenarioNames = ["cricket-t20", "tennis-bo3", "football"]
+    public static let scenarioNames = ["cricket-t20", "tennis-bo3", "football", "basketball", "baseball"]
 
     /// Simulated second 0: 2026-04-21T14:00:00Z.
     public static let epoch = Date(timeIntervalSince1970: 1_776_780_000)
@@ -87,7 +91,9 @@ public struct FakeFeed: Sendable {
         switch scenario {
         case "cricket-t20": CricketT20Simulation(seed: seed).run()
         case "tennis-bo3": TennisSimulation(seed: seed).run()
-        default: FootballSimulation(seed: seed).run()
+        case "football": FootballSimulation(seed: seed).run()
+        case "basketball": BasketballSimulation(seed: seed).run()
+        default: BaseballSimulation(seed: seed).run()
         }
     }
 }

@@ -71,9 +71,10 @@ struct TennisSimulation {
                     let setOver = tiebreak || (g >= 6 && g - o >= 2)
                     let name = winner == .home ? Self.home.name : Self.away.name
                     if !tiebreak, winner != gameServer, !setOver {
+                        let line = "\(Self.home.short) \(games[.home, default: 0])-\(games[.away, default: 0]) \(Self.away.short)"
                         builder.event(
                             "s\(setNumber)-g\(gameIndex)-break", type: "break", at: time,
-                            text: "Break! \(name) \(g)-\(o) in set \(setNumber)")
+                            text: "Break! \(name) breaks serve · \(line) in set \(setNumber)")
                     }
                     if setOver {
                         setsWon[winner, default: 0] += 1

@@ -13,6 +13,9 @@ import MatchcastCore
 /// - `events`: the latest 20 scoring plays, `play-<atBatIndex>`, type `run`.
 /// - `seq` = 100 × plays so far + events of the current play, so it grows with every pitch.
 /// - `updatedAt` from `metaData.timeStamp` (`yyyyMMdd_HHmmss`, UTC).
+///
+/// Dates are cut to whole seconds, as the native body writes them, so a snapshot reads the same
+/// whether it is used directly or after a trip through `MLBFeedTransport`'s JSON.
 public enum MLBLiveFeed {
     /// Scoring plays kept as events, newest last.
     static let eventLimit = 20
@@ -30,7 +33,7 @@ public enum MLBLiveFeed {
             id: String(gamePk),
             sport: .baseball,
             status: try status(game.status),
-            startsAt: game.datetime?.dateTime,
+            startsAt: game.datetime?.dateTime.map(wholeSeconds),
             updatedAt: updatedAt,
             seq: seq(body.liveData?.plays),
             competition: "MLB",
@@ -113,10 +116,14 @@ public enum MLBLiveFeed {
             let atBat = play.about?.atBatIndex ?? play.atBatIndex ?? index
             events.append(
                 MatchEvent(
-                    id: "play-\(atBat)", type: "run", at: play.about?.endTime,
+                    id: "play-\(atBat)", type: "run", at: play.about?.endTime.map(wholeSeconds),
                     text: play.result?.description ?? play.result?.event ?? "Run scores"))
         }
         return events
+    }
+
+    private static func wholeSeconds(_ date: Date) -> Date {
+        Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))
     }
 
     /// `20240701_214404` (UTC) as a date.

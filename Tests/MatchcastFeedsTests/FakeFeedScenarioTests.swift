@@ -5,8 +5,8 @@ import Testing
 @testable import MatchcastFeeds
 
 /// What every simulated match must respect over its whole timeline, for many seeds.
-@Suite("FakeTimeline")
-struct FakeTimelineTests {
+@Suite("FakeFeed scenarios")
+struct FakeFeedScenarioTests {
     private static let seeds: [UInt64] = Array(1...12) + [0, 99, 12_345, .max]
 
     private static func timeline(_ name: String, seed: UInt64) throws -> FakeTimeline {
@@ -29,6 +29,7 @@ struct FakeTimelineTests {
                 #expect(entry.snapshot.updatedAt == FakeFeed.epoch.addingTimeInterval(entry.time))
                 #expect(entry.snapshot.startsAt == FakeFeed.epoch.addingTimeInterval(FakeFeed.leadIn))
                 if index > 0 { #expect(entry.time >= entries[index - 1].time) }
+                #expect(entry.time == entry.time.rounded(), "whole seconds, as the wire format dates are")
                 let beforeStart = entry.time < FakeFeed.leadIn
                 #expect(beforeStart == (entry.snapshot.status == .scheduled))
             }
@@ -197,5 +198,51 @@ struct FakeTimelineTests {
             if case .teamTotals(let score) = entry.snapshot.score { return score.clock == "67'" }
             return false
         })
+    }
+
+    // MARK: Basketball
+
+    @Test(arguments: seeds)
+    func basketballScoreNeverDecreasesAndPeriodsRunInOrder(_ seed: UInt64) throws {
+        let timeline = try Self.timeline("basketball", seed: seed)
+        var last = TeamScore(home: 0, away: 0)
+        var periods: [String] = []
+        for entry in timeline.entries {
+            guard case .teamTotals(let score) = entry.snapshot.score else {
+                Issue.record("basketball snapshot without a team score")
+                return
+            }
+            #expect(score.home >= last.home && score.away >= last.away)
+            last = score
+            if let period = score.period, periods.last != period { periods.append(period) }
+        }
+        #expect(Array(periods.prefix(5)) == ["Q1", "Q2", "HT", "Q3", "Q4"])
+        #expect(periods.last == "F")
+        #expect(periods.dropFirst(5).dropLast().allSatisfy { $0.hasPrefix("OT") })
+        #expect(last.home != last.away, "no draws in basketball")
+    }
+
+    // MARK: Baseball
+
+    @Test(arguments: seeds)
+    func baseballRunsOutsAndInningsFollowTheRules(_ seed: UInt64) throws {
+        let timeline = try Self.timeline("baseball", seed: seed)
+        var last = BaseballScore(home: 0, away: 0, inning: 1, half: .top, outs: 0, bases: [false, false, false])
+        for entry in timeline.entries {
+            guard case .baseball(let score) = entry.snapshot.score else {
+                Issue.record("baseball snapshot without a baseball score")
+                return
+            }
+            #expect(score.home >= last.home && score.away >= last.away)
+            #expect((0...3).contains(score.outs) && score.bases.count == 3)
+            #expect(score.inning > last.inning || (score.inning == last.inning && (score.half == last.half || score.half == .bottom)))
+            // The home side never bats in the ninth or later once it leads.
+            if score.half == .bottom, score.inning >= 9, entry.snapshot.status == .live {
+                #expect(score.home <= score.away)
+            }
+            last = score
+        }
+        #expect(last.inning >= 9)
+        #expect(last.home != last.away)
     }
 }

@@ -1,0 +1,149 @@
+/// A store that lives and dies with the process: for tests, `replay`, and `--store memory`.
+///
+/// It keeps the values exactly as given (no JSON round trip), and follows the same rules as
+/// `SQLiteStore`, checked by one shared contract suite.
+public actor InMemoryStore: MatchcastStore {
+    private var devices: [String: DeviceRecord] = [:]
+    /// By device id.
+    private var tokens: [String: PushToStartTokenRecord] = [:]
+    /// By device id, then match id.
+    private var followsByDevice: [String: [String: FollowRecord]] = [:]
+    private var activitiesById: [String: ActivityRecord] = [:]
+    private var matchesById: [String: MatchRecord] = [:]
+
+    public init() {}
+
+    // MARK: Devices
+
+    public func createDevice(_ device: DeviceRecord) throws(StoreError) {
+        guard devices[device.id] == nil else { throw .conflict("device '\(device.id)' exists") }
+        devices[device.id] = device
+    }
+
+    public func device(id: String) -> DeviceRecord? { devices[id] }
+
+    @discardableResult
+    public func deleteDevice(id: String) -> Bool {
+        guard devices.removeValue(forKey: id) != nil else { return false }
+        tokens[id] = nil
+        followsByDevice[id] = nil
+        activitiesById = activitiesById.filter { $0.value.deviceId != id }
+        return true
+    }
+
+    // MARK: Push-to-start tokens
+
+    public func setPushToStartToken(_ record: PushToStartTokenRecord) throws(StoreError) {
+        try requireDevice(record.deviceId)
+        for (deviceId, held) in tokens where held.token == record.token && deviceId != record.deviceId {
+            tokens[deviceId] = nil
+        }
+        tokens[record.deviceId] = record
+    }
+
+    public func pushToStartToken(deviceId: String) -> PushToStartTokenRecord? { tokens[deviceId] }
+
+    public func removePushToStartToken(token: String) -> String? {
+        guard let held = tokens.values.first(where: { $0.token == token }) else { return nil }
+        tokens[held.deviceId] = nil
+        return held.deviceId
+    }
+
+    // MARK: Follows
+
+    public func addFollow(_ follow: FollowRecord) throws(StoreError) -> Bool {
+        try requireDevice(follow.deviceId)
+        guard followsByDevice[follow.deviceId]?[follow.matchId] == nil else { return false }
+        followsByDevice[follow.deviceId, default: [:]][follow.matchId] = follow
+        return true
+    }
+
+    public func removeFollow(deviceId: String, matchId: String) -> Bool {
+        followsByDevice[deviceId]?.removeValue(forKey: matchId) != nil
+    }
+
+    public func follows(deviceId: String) -> [FollowRecord] {
+        (followsByDevice[deviceId] ?? [:]).values.sorted { $0.matchId < $1.matchId }
+    }
+
+    public func followers(matchId: String) -> [FollowRecord] {
+        followsByDevice.values.compactMap { $0[matchId] }.sorted { $0.deviceId < $1.deviceId }
+    }
+
+    public func followedMatchIds() -> [String] {
+        Set(followsByDevice.values.flatMap(\.keys)).sorted()
+    }
+
+    // MARK: Activities
+
+    public func saveActivity(_ record: ActivityRecord) throws(StoreError) {
+        try saveActivities([record])
+    }
+
+    public func saveActivities(_ records: [ActivityRecord]) throws(StoreError) {
+        // Check against a copy so a failure part-way leaves nothing saved, as a transaction would.
+        var saved = activitiesById
+        for record in records {
+            try record.validate()
+            try requireDevice(record.deviceId)
+            if record.isOpen, let token = record.updateToken,
+               let holder = saved.values.first(where: { $0.isOpen && $0.updateToken == token && $0.activityId != record.activityId }) {
+                throw .conflict("update token \(StoreError.redacted(token)) is held by open activity '\(holder.activityId)'")
+            }
+            saved[record.activityId] = record
+        }
+        activitiesById = saved
+    }
+
+    public func activity(id: String) -> ActivityRecord? { activitiesById[id] }
+
+    public func activities(matchId: String) -> [ActivityRecord] {
+        activitiesById.values.filter { $0.matchId == matchId }.sorted { $0.activityId < $1.activityId }
+    }
+
+    public func activities(deviceId: String) -> [ActivityRecord] {
+        activitiesById.values.filter { $0.deviceId == deviceId }.sorted { $0.activityId < $1.activityId }
+    }
+
+    public func activity(updateToken: String) -> ActivityRecord? {
+        let holders = activitiesById.values.filter { $0.updateToken == updateToken }
+        if let open = holders.first(where: \.isOpen) { return open }
+        // Ties broken by id so the answer does not depend on dictionary order.
+        return holders.max { ($0.updatedAt, $1.activityId) < ($1.updatedAt, $0.activityId) }
+    }
+
+    @discardableResult
+    public func deleteActivity(id: String) -> Bool {
+        activitiesById.removeValue(forKey: id) != nil
+    }
+
+    public func openActivities() -> [ActivityRecord] {
+        activitiesById.values.filter(\.isOpen).sorted { $0.activityId < $1.activityId }
+    }
+
+    // MARK: Matches
+
+    public func saveMatch(_ record: MatchRecord) throws(StoreError) {
+        try record.validate()
+        matchesById[record.matchId] = record
+    }
+
+    public func match(id: String) -> MatchRecord? { matchesById[id] }
+
+    public func matches() -> [MatchRecord] {
+        matchesById.values.sorted { $0.matchId < $1.matchId }
+    }
+
+    @discardableResult
+    public func deleteMatch(id: String) -> Bool {
+        matchesById.removeValue(forKey: id) != nil
+    }
+
+    // MARK: Health
+
+    public func ping() {}
+
+    private func requireDevice(_ id: String) throws(StoreError) {
+        guard devices[id] != nil else { throw .notFound("no device '\(id)'") }
+    }
+}

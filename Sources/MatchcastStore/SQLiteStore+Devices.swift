@@ -1,0 +1,76 @@
+internal import GRDB
+
+extension SQLiteStore {
+    // MARK: Devices
+
+    public func createDevice(_ device: DeviceRecord) async throws(StoreError) {
+        try await write("creating a device") { db in
+            guard try !Self.deviceExists(device.id, db) else { throw StoreError.conflict("device '\(device.id)' exists") }
+            try db.execute(
+                sql: "INSERT INTO device (id, secretHash, createdAt) VALUES (?, ?, ?)",
+                arguments: [device.id, device.secretHash, device.createdAt])
+        }
+    }
+
+    public func device(id: String) async throws(StoreError) -> DeviceRecord? {
+        try await read("reading a device") { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM device WHERE id = ?", arguments: [id]).map(DeviceRecord.init(row:))
+        }
+    }
+
+    @discardableResult
+    public func deleteDevice(id: String) async throws(StoreError) -> Bool {
+        // Its token, follows and activities go with it (ON DELETE CASCADE).
+        try await write("deleting a device") { db in
+            try db.execute(sql: "DELETE FROM device WHERE id = ?", arguments: [id])
+            return db.changesCount > 0
+        }
+    }
+
+    // MARK: Push-to-start tokens
+
+    public func setPushToStartToken(_ record: PushToStartTokenRecord) async throws(StoreError) {
+        try await write("setting a push-to-start token") { db in
+            try Self.requireDevice(record.deviceId, db)
+            // A token identifies one app install: if another device claimed it, that claim is stale.
+            try db.execute(
+                sql: "DELETE FROM pushToStartToken WHERE token = ? AND deviceId <> ?",
+                arguments: [record.token, record.deviceId])
+            try db.execute(
+                sql: """
+                    INSERT INTO pushToStartToken (deviceId, token, environment, updatedAt) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (deviceId) DO UPDATE SET
+                        token = excluded.token, environment = excluded.environment, updatedAt = excluded.updatedAt
+                    """,
+                arguments: [record.deviceId, record.token, record.environment.rawValue, record.updatedAt])
+        }
+    }
+
+    public func pushToStartToken(deviceId: String) async throws(StoreError) -> PushToStartTokenRecord? {
+        try await read("reading a push-to-start token") { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM pushToStartToken WHERE deviceId = ?", arguments: [deviceId])
+                .map(PushToStartTokenRecord.init(row:))
+        }
+    }
+
+    public func removePushToStartToken(token: String) async throws(StoreError) -> String? {
+        try await write("removing a push-to-start token") { db in
+            guard let deviceId = try String.fetchOne(
+                db, sql: "SELECT deviceId FROM pushToStartToken WHERE token = ?", arguments: [token])
+            else { return nil }
+            try db.execute(sql: "DELETE FROM pushToStartToken WHERE deviceId = ?", arguments: [deviceId])
+            return deviceId
+        }
+    }
+
+    // MARK: Helpers
+
+    static func deviceExists(_ id: String, _ db: Database) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM device WHERE id = ?)", arguments: [id]) ?? false
+    }
+
+    /// Checked before writing so the error names the device; the foreign key stays as a backstop.
+    static func requireDevice(_ id: String, _ db: Database) throws {
+        guard try deviceExists(id, db) else { throw StoreError.notFound("no device '\(id)'") }
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+internal import GRDB
+
+/// The default store: one SQLite file (WAL mode, so reads do not wait for writes), or an
+/// in-memory database for tests.
+///
+/// A facade over one GRDB `DatabaseWriter`: opening it applies the pending migrations
+/// (`SQLiteStore+Migrations.swift`); every call is one transaction; GRDB errors come out as `StoreError`.
+public struct SQLiteStore: MatchcastStore {
+    let writer: any DatabaseWriter
+
+    /// Opens (creating it and its parent directories if needed) the database at `path`, and migrates it.
+    public init(path: String) throws(StoreError) {
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent()
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw .configuration("cannot create directory '\(directory.path)' for the SQLite store '\(path)': \(Self.describe(error))")
+        }
+        let pool: DatabasePool
+        do {
+            pool = try DatabasePool(path: url.path, configuration: Self.makeConfiguration())
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CANTOPEN || error.resultCode == .SQLITE_PERM {
+            throw .configuration("cannot open the SQLite store '\(path)': \(Self.describe(error))")
+        } catch {
+            // A file that is not a database comes out as `.corrupt`.
+            throw StoreError(error, while: "opening the SQLite store '\(path)'")
+        }
+        try self.init(writer: pool)
+    }
+
+    /// A fresh database that lives in memory until the store is released.
+    public static func inMemory() throws(StoreError) -> SQLiteStore {
+        do {
+            return try SQLiteStore(writer: DatabaseQueue(configuration: makeConfiguration()))
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw .database("cannot create an in-memory SQLite database: \(describe(error))")
+        }
+    }
+
+    /// Wraps `writer` and migrates it; the writer must come from `makeConfiguration()`.
+    init(writer: any DatabaseWriter) throws(StoreError) {
+        self.writer = writer
+        do {
+            let migrator = Self.migrator
+            if try writer.read({ try migrator.hasBeenSuperseded($0) }) {
+                throw StoreError.configuration(
+                    "the database was migrated by a newer matchcast; refusing to use it with this version")
+            }
+            try migrator.migrate(writer)
+        } catch {
+            throw StoreError(error, while: "migrating")
+        }
+    }
+
+    static func makeConfiguration() -> Configuration {
+        var config = Configuration()
+        config.label = "MatchcastStore"
+        config.foreignKeysEnabled = true
+        // Another process (`matchcast migrate`) may hold the write lock for a moment.
+        config.busyMode = .timeout(5)
+        return config
+    }
+
+    /// The names of the migrations applied to this database, in order (for `matchcast migrate`).
+    public func appliedMigrations() async throws(StoreError) -> [String] {
+        let migrator = Self.migrator
+        return try await read("reading migrations") { try migrator.completedMigrations($0) }
+    }
+
+    /// Closes the database; later calls fail with `.database`. Releasing the store closes it too.
+    public func close() throws(StoreError) {
+        do {
+            try writer.close()
+        } catch {
+            throw StoreError(error, while: "closing")
+        }
+    }
+
+    public func ping() async throws(StoreError) {
+        try await read("ping") { db in _ = try Int.fetchOne(db, sql: "SELECT 1") }
+    }
+
+    // MARK: Access
+
+    func write<T: Sendable>(_ what: String, _ updates: @Sendable (Database) throws -> T) async throws(StoreError) -> T {
+        do {
+            return try await writer.write(updates)
+        } catch {
+            throw StoreError(error, while: what)
+        }
+    }
+
+    func read<T: Sendable>(_ what: String, _ value: @Sendable (Database) throws -> T) async throws(StoreError) -> T {
+        do {
+            return try await writer.read(value)
+        } catch {
+            throw StoreError(error, while: what)
+        }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        (error as? DatabaseError)?.message ?? "\(error)"
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import MatchcastCore
+import MatchcastFeeds
+import MatchcastService
+import MatchcastTesting
+import Synchronization
+import Testing
+
+@Suite("follow: one synthetic device from start to end")
+struct FollowSessionTests {
+    /// Wall time advancing with the manual clock, so timestamps and ids are reproducible.
+    private static func wallClock(_ clock: ManualClock) -> @Sendable () -> Date {
+        { Date(timeIntervalSince1970: 1_800_000_000 + clock.now.offset.seconds) }
+    }
+
+    /// Runs `follow` on the fake feed through the real poller, source and transport on a manual clock.
+    private static func follow(_ matchId: String, speed: Double = 600, seed: UInt64 = 7) async throws -> CapturingSink {
+        let clock = ManualClock()
+        let sink = CapturingSink()
+        let feed = try FakeFeed(seed: 3, speed: speed)
+        let transport = FakeFeedTransport(feed: feed, clock: clock)
+        let timing = PollTimingPolicy(defaultInterval: .milliseconds(20), minInterval: .milliseconds(20),
+                                      maxInterval: .seconds(5), jitter: 0)
+        let session = FollowSession(
+            matchId: matchId, sink: sink, policy: ActivityPolicy(coalesceInterval: .zero),
+            bundleId: "com.example.app", seed: seed, now: wallClock(clock), report: { _ in })
+        let source = MatchSource(matchId: matchId, transport: transport, clock: clock, policy: timing, seed: 1,
+                                 now: wallClock(clock))
+        let poller = Poller(source: source, clock: clock) { result in try? await session.handle(result) }
+        let done = Flag()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                await poller.run()
+                done.set()
+            }
+            // Drive virtual time: whenever the poller sleeps, jump to its deadline, until it stops
+            // on the final snapshot.
+            var rounds = 0
+            while !done.isSet {
+                if clock.sleeperCount > 0, let deadline = clock.nextDeadline {
+                    clock.advance(to: deadline)
+                    rounds += 1
+                    try #require(rounds < 200_000, "the match never ended")
+                }
+                await Task.yield()
+            }
+            try await group.waitForAll()
+        }
+        #expect(await session.isFinished)
+        return sink
+    }
+
+    @Test("cricket-t20: start to push-to-start, updates to the update token, end last", .timeLimit(.minutes(1)))
+    func cricketLifecycle() async throws {
+        let sink = try await Self.follow("cricket-t20")
+        let deliveries = sink.deliveries
+        let first = try #require(deliveries.first)
+        let last = try #require(deliveries.last)
+        #expect(first.payload.aps.event == .start)
+        #expect(first.target.kind == .pushToStartToken)
+        #expect(first.payload.aps.attributes?.activityId == first.activityId)
+        #expect(last.payload.aps.event == .end)
+        #expect(last.payload.aps.dismissalDate != nil)
+        #expect(last.payload.aps.contentState.result?.contains("won") == true)
+        let middle = deliveries.dropFirst().dropLast()
+        #expect(middle.count > 100, "a T20 has far more than 100 changes")
+        #expect(middle.allSatisfy { $0.payload.aps.event == .update && $0.target.kind == .updateToken })
+        #expect(Set(deliveries.map(\.activityId)).count == 1)
+        #expect(Set(deliveries.map(\.id)).count == deliveries.count)
+        let stamps = deliveries.map(\.payload.aps.timestamp)
+        #expect(zip(stamps, stamps.dropFirst()).allSatisfy { $0 < $1 }, "timestamp strictly grows")
+        #expect(deliveries.allSatisfy { $0.payload.bytes.count <= 4096 })
+        // Key events go at priority 10 with an alert, routine changes at 5 without.
+        let updates = Array(middle)
+        #expect(updates.contains { $0.apns.priority == 10 && $0.payload.aps.alert != nil })
+        #expect(updates.contains { $0.apns.priority == 5 })
+        #expect(updates.allSatisfy { ($0.apns.priority == 10) == ($0.payload.aps.alert != nil) })
+        // A routine update always changes what the device shows.
+        for (a, b) in zip(updates, updates.dropFirst()) where b.apns.priority == 5 {
+            #expect(a.payload.aps.contentState != b.payload.aps.contentState)
+        }
+    }
+
+    @Test("tennis and football reach their end too", .timeLimit(.minutes(1)), arguments: ["tennis-bo3", "football"])
+    func otherScenarios(matchId: String) async throws {
+        let sink = try await Self.follow(matchId)
+        #expect(sink.deliveries.first?.payload.aps.event == .start)
+        #expect(sink.deliveries.last?.payload.aps.event == .end)
+        #expect(sink.deliveries.filter { $0.payload.aps.event == .end }.count == 1)
+    }
+
+    @Test("the same seed gives the same bytes", .timeLimit(.minutes(1)))
+    func reproducible() async throws {
+        let a = try await Self.follow("football", seed: 11)
+        let b = try await Self.follow("football", seed: 11)
+        #expect(!a.ndjson.isEmpty)
+        #expect(a.ndjson == b.ndjson)
+    }
+
+    @Test("a feed that fails is reported and retried, not fatal", .timeLimit(.minutes(1)))
+    func failingFeedIsReported() async throws {
+        struct Refusing: FeedTransport {
+            struct Refused: Error {}
+            func fetch(_ request: FeedRequest) async throws -> FeedResponse { throw Refused() }
+        }
+        let clock = ManualClock()
+        let reports = CapturedLines()
+        let session = FollowSession(
+            matchId: "m", sink: CapturingSink(), policy: ActivityPolicy(), bundleId: "b", seed: 1,
+            now: Self.wallClock(clock), report: { reports.append($0) })
+        let source = MatchSource(matchId: "m", transport: Refusing(), clock: clock,
+                                 policy: PollTimingPolicy(backoffBase: .seconds(1), backoffCap: .seconds(4)), seed: 1)
+        let poller = Poller(source: source, clock: clock) { result in try? await session.handle(result) }
+        let task = Task { await poller.run() }
+        for _ in 0..<3 {
+            await clock.waitForSleepers(count: 1)
+            clock.advance(to: clock.nextDeadline!)
+        }
+        await clock.waitForSleepers(count: 1)
+        task.cancel()
+        await task.value
+        #expect(reports.lines.count >= 3)
+        #expect(reports.lines.allSatisfy { $0.hasPrefix("feed: ") && $0.contains("retrying in") })
+    }
+}
+
+/// Lines collected from a `@Sendable` callback.
+final class CapturedLines: Sendable {
+    private let storage = Synchronization.Mutex<[String]>([])
+    func append(_ line: String) { storage.withLock { $0.append(line) } }
+    var lines: [String] { storage.withLock { $0 } }
+}
+
+/// A one-way flag shared with a child task.
+final class Flag: Sendable {
+    private let value = Synchronization.Mutex(false)
+    func set() { value.withLock { $0 = true } }
+    var isSet: Bool { value.withLock { $0 } }
+}

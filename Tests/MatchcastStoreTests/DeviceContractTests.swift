@@ -1,0 +1,108 @@
+import Foundation
+import MatchcastStore
+import Testing
+
+private typealias F = StoreFixture
+
+@Suite("Store contract: devices and push-to-start tokens")
+struct DeviceContractTests {
+    @Test(arguments: StoreKind.allCases)
+    func createdDeviceReadsBack(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            try await store.ping()
+            let device = F.device("dev-a", at: 5)
+            try await store.createDevice(device)
+            #expect(try await store.device(id: "dev-a") == device)
+            #expect(try await store.device(id: "dev-z") == nil)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func deviceIdIsUnique(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            try await store.createDevice(F.device("dev-a", at: 1))
+            await #expect(throws: StoreError.conflict) { try await store.createDevice(F.device("dev-a", at: 2)) }
+            #expect(try await store.device(id: "dev-a")?.createdAt == F.at(1))
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func deletingADeviceTakesItsTokenFollowsAndActivities(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            for id in ["dev-a", "dev-b"] { try await store.createDevice(F.device(id)) }
+            try await store.setPushToStartToken(F.token("dev-a", "pts-a"))
+            try await store.setPushToStartToken(F.token("dev-b", "pts-b"))
+            _ = try await store.addFollow(F.follow("dev-a", "m1"))
+            _ = try await store.addFollow(F.follow("dev-a", "m2"))
+            _ = try await store.addFollow(F.follow("dev-b", "m1"))
+            try await store.saveActivity(F.activity("act-a", device: "dev-a", match: "m1", token: "upd-a"))
+            try await store.saveActivity(F.activity("act-b", device: "dev-b", match: "m1", token: "upd-b"))
+
+            #expect(try await store.deleteDevice(id: "dev-a"))
+
+            #expect(try await store.device(id: "dev-a") == nil)
+            #expect(try await store.pushToStartToken(deviceId: "dev-a") == nil)
+            #expect(try await store.removePushToStartToken(token: "pts-a") == nil)
+            #expect(try await store.follows(deviceId: "dev-a").isEmpty)
+            #expect(try await store.followers(matchId: "m1").map(\.deviceId) == ["dev-b"])
+            #expect(try await store.followedMatchIds() == ["m1"])
+            #expect(try await store.activity(id: "act-a") == nil)
+            #expect(try await store.activity(updateToken: "upd-a") == nil)
+            #expect(try await store.activities(deviceId: "dev-a").isEmpty)
+            #expect(try await store.openActivities().map(\.activityId) == ["act-b"])
+            // The other device is untouched.
+            #expect(try await store.pushToStartToken(deviceId: "dev-b")?.token == "pts-b")
+            #expect(try await store.deleteDevice(id: "dev-a") == false)
+            // The id is free again, with nothing attached.
+            try await store.createDevice(F.device("dev-a"))
+            #expect(try await store.follows(deviceId: "dev-a").isEmpty)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func newPushToStartTokenReplacesThePreviousOne(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            try await store.createDevice(F.device("dev-a"))
+            #expect(try await store.pushToStartToken(deviceId: "dev-a") == nil)
+            try await store.setPushToStartToken(F.token("dev-a", "pts-1", .sandbox, at: 1))
+            let rotated = F.token("dev-a", "pts-2", .production, at: 2)
+            try await store.setPushToStartToken(rotated)
+            #expect(try await store.pushToStartToken(deviceId: "dev-a") == rotated)
+            #expect(try await store.removePushToStartToken(token: "pts-1") == nil)
+            // Setting the same token again refreshes its environment and time.
+            let again = F.token("dev-a", "pts-2", .sandbox, at: 3)
+            try await store.setPushToStartToken(again)
+            #expect(try await store.pushToStartToken(deviceId: "dev-a") == again)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aPushToStartTokenBelongsToOneDevice(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            for id in ["dev-a", "dev-b"] { try await store.createDevice(F.device(id)) }
+            try await store.setPushToStartToken(F.token("dev-a", "pts-shared", at: 1))
+            try await store.setPushToStartToken(F.token("dev-b", "pts-shared", at: 2))
+            #expect(try await store.pushToStartToken(deviceId: "dev-a") == nil)
+            #expect(try await store.pushToStartToken(deviceId: "dev-b")?.updatedAt == F.at(2))
+
+            #expect(try await store.removePushToStartToken(token: "pts-shared") == "dev-b")
+            #expect(try await store.pushToStartToken(deviceId: "dev-b") == nil)
+            #expect(try await store.removePushToStartToken(token: "pts-shared") == nil)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func writesForAnUnknownDeviceAreNotFound(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            await #expect(throws: StoreError.notFound) { try await store.setPushToStartToken(F.token("ghost", "pts")) }
+            await #expect(throws: StoreError.notFound) { _ = try await store.addFollow(F.follow("ghost", "m1")) }
+            await #expect(throws: StoreError.notFound) {
+                try await store.saveActivity(F.activity("act-1", device: "ghost", token: "upd"))
+            }
+            let followed = try await store.followedMatchIds()
+            #expect(followed.isEmpty)
+            let activity = try await store.activity(id: "act-1")
+            #expect(activity == nil)
+        }
+    }
+}

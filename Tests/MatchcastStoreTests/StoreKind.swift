@@ -1,0 +1,37 @@
+import Foundation
+import MatchcastStore
+import Testing
+
+/// The implementations the contract suite runs against.
+enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case inMemory
+    /// A real file in a fresh temporary directory, removed afterwards (not `:memory:`: WAL and
+    /// the pool only exist for files).
+    case sqliteFile
+
+    var testDescription: String { rawValue }
+
+    /// Runs `body` against a fresh, empty store of this kind, then cleans up.
+    func withStore(_ body: (any MatchcastStore) async throws -> Void) async throws {
+        switch self {
+        case .inMemory:
+            try await body(InMemoryStore())
+        case .sqliteFile:
+            let directory = TemporaryDirectory()
+            defer { directory.remove() }
+            let store = try SQLiteStore(path: directory.path("store.sqlite"))
+            try await body(store)
+            try store.close()
+        }
+    }
+}
+
+/// A unique directory under the system temporary directory.
+struct TemporaryDirectory: Sendable {
+    let url = FileManager.default.temporaryDirectory
+        .appendingPathComponent("matchcast-store-tests-\(UUID().uuidString)", isDirectory: true)
+
+    func path(_ relative: String) -> String { url.appendingPathComponent(relative).path }
+
+    func remove() { try? FileManager.default.removeItem(at: url) }
+}
