@@ -60,7 +60,8 @@ public actor FollowSession {
         case .failed(let error):
             report("feed: \(error); retrying in \(Self.format(result.delay))")
         }
-        try await execute(lifecycle.tick(now: now(), policy: policy))
+        let fresh: Bool = if case .failed = result.outcome { false } else { true }
+        try await execute(lifecycle.tick(now: now(), policy: policy, feedIsFresh: fresh))
     }
 
     private func execute(_ actions: [ActivityAction]) async throws {

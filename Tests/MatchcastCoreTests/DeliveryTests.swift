@@ -220,9 +220,14 @@ struct IdentifierTests {
     fileprivate typealias F = DeliveryFixture
 
     /// The 48-bit millisecond time at the front of an id.
-    private func milliseconds(_ id: String, prefix: String) -> Int64 {
+    private func milliseconds(_ id: String, prefix: String) -> Int64? {
         let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
-        return id.dropFirst(prefix.count).prefix(10).reduce(Int64(0)) { $0 * 32 + Int64(alphabet.firstIndex(of: $1)!) }
+        var value: Int64 = 0
+        for character in id.dropFirst(prefix.count).prefix(10) {
+            guard let digit = alphabet.firstIndex(of: character) else { return nil }
+            value = value * 32 + Int64(digit)
+        }
+        return value
     }
 
     @Test func formatIsPrefixAndTwentySixCrockfordCharacters() {

@@ -1,8 +1,7 @@
 import Foundation
 import MatchcastCore
+import MatchcastFeeds
 import Testing
-
-@testable import MatchcastFeeds
 
 @Suite("PollTimingPolicy")
 struct PollTimingPolicyTests {
@@ -177,25 +176,31 @@ struct PollTimingPolicyTests {
     }
 }
 
-@Suite("HTTPDate")
+/// HTTP-dates in `Retry-After`, read through the public policy: a date 100 s after `now` asks for 100 s.
+@Suite("Retry-After HTTP-date")
 struct HTTPDateTests {
     // 1994-11-06T08:49:37Z, RFC 9110's example.
-    let expected = Date(timeIntervalSince1970: 784_111_777)
+    let date = Date(timeIntervalSince1970: 784_111_777)
+
+    private func requested(_ text: String, now: Date) -> Duration? {
+        Fixtures.policy.requestedInterval(for: FeedResponse(status: 503, headers: ["retry-after": text]), bodyRetryAfterMs: nil, now: now)
+    }
 
     @Test(arguments: ["Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994"])
     func parsesAllThreeForms(text: String) {
-        #expect(HTTPDate.parse(text) == expected)
+        #expect(requested(text, now: date.addingTimeInterval(-100)) == .seconds(100))
     }
 
-    @Test func parsesLeapDays() {
-        #expect(HTTPDate.parse("Thu, 29 Feb 2024 00:00:00 GMT") == Date(timeIntervalSince1970: 1_709_164_800))
+    @Test func readsLeapDaysAndSubSecondNows() {
+        // 2024-02-29T00:00:00Z
+        #expect(requested("Thu, 29 Feb 2024 00:00:00 GMT", now: Date(timeIntervalSince1970: 1_709_164_799.5)) == .milliseconds(500))
     }
 
     @Test(arguments: [
-        "", "yesterday", "Sun, 06 Nov 1994 08:49:37 PST", "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 06 Nov 1994 25:49:37 GMT",
+        "yesterday", "Sun, 06 Nov 1994 08:49:37 PST", "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 06 Nov 1994 25:49:37 GMT",
         "Sun, 06 Nov 1994 08:49 GMT",
     ])
-    func rejectsAnythingElse(text: String) {
-        #expect(HTTPDate.parse(text) == nil)
+    func ignoresAnythingElse(text: String) {
+        #expect(requested(text, now: date) == nil)
     }
 }

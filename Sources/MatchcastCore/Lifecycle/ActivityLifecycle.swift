@@ -83,7 +83,8 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
             if !update.keyEvents.isEmpty {
                 return [sendUpdate(update.content, alert: update.alert, priority: 10, token: token, now: now, staleness: staleness)]
             }
-            guard update.content != sentContent else { return [] }
+            // Back to what the device shows (a goal ruled out): a held, superseded change must not be flushed.
+            guard update.content != sentContent else { held = nil; heldStaleness = nil; return [] }
             if let sentAt, now < sentAt.addingTimeInterval(policy.coalesceInterval.seconds) {
                 hold(update.content, staleness: staleness)
                 return []
@@ -131,9 +132,18 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
 
     /// Time passed: flush a coalesced update, restart near the 8-hour limit, refresh a stale-date
     /// that is about to pass while the match is unchanged.
-    public mutating func tick(now: Date, policy: ActivityPolicy) -> [ActivityAction] {
+    ///
+    /// `feedIsFresh` says whether the match's feed answered lately: the stale-date is only moved
+    /// forward while it does, so a dead feed shows as stale on the device.
+    public mutating func tick(now: Date, policy: ActivityPolicy, feedIsFresh: Bool = true) -> [ActivityAction] {
         guard phase == .active || phase == .starting else { return [] }
-        if let startedAt, now >= startedAt.addingTimeInterval(policy.restartAfter.seconds), !endHeld {
+        if let startedAt, now >= startedAt.addingTimeInterval(policy.restartAfter.seconds), endHeld {
+            // The match ended but no update token ever came; Apple has ended the activity by now.
+            phase = .ended
+            held = nil
+            return [.finished]
+        }
+        if let startedAt, now >= startedAt.addingTimeInterval(policy.restartAfter.seconds) {
             var actions: [ActivityAction] = []
             if phase == .active, let token = updateToken, let content = held ?? sentContent {
                 actions.append(.send(endIntent(content: content, alert: nil, dismissal: now, token: token, now: now)))
@@ -147,18 +157,18 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
             return [sendUpdate(content, alert: nil, priority: 5, token: token, now: now,
                                staleness: heldStaleness ?? policy.minimumStaleness)]
         }
-        if held == nil, let content = sentContent, let due = refreshDue(policy), now >= due {
+        if held == nil, feedIsFresh, let content = sentContent, let due = refreshDue(policy), now >= due {
             return [sendUpdate(content, alert: nil, priority: 5, token: token, now: now, staleness: policy.minimumStaleness)]
         }
         return []
     }
 
     /// When `tick` next has something to do, if ever.
-    public func nextDeadline(policy: ActivityPolicy) -> Date? {
+    public func nextDeadline(policy: ActivityPolicy, feedIsFresh: Bool = true) -> Date? {
         guard phase == .active || phase == .starting else { return nil }
         let restart = startedAt.map { $0.addingTimeInterval(policy.restartAfter.seconds) }
         let flush = held != nil && phase == .active ? coalesceDue(policy) : nil
-        let refresh = held == nil && phase == .active ? refreshDue(policy) : nil
+        let refresh = held == nil && phase == .active && feedIsFresh ? refreshDue(policy) : nil
         return [restart, flush, refresh].compactMap { $0 }.min()
     }
 

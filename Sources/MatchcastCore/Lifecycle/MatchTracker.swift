@@ -23,4 +23,14 @@ public struct MatchTracker: Sendable, Hashable {
         latest = update
         return update
     }
+
+    /// Takes up where a previous process left off: `snapshot` is the last one it saw and `event`
+    /// the event text its devices last got. No key events are derived from it.
+    public mutating func resume(from snapshot: MatchSnapshot, event: String?, pollInterval: Duration = .seconds(10)) {
+        guard let rendered = try? MatchRenderer.render(snapshot) else { return }
+        var content = rendered.contentState
+        content.event = event
+        current = rendered
+        latest = MatchUpdate(rendered: rendered, content: content, keyEvents: [], pollInterval: pollInterval)
+    }
 }

@@ -15,7 +15,8 @@ public struct PushPayload: Sendable, Hashable {
 
     /// Encodes `aps`, shortening it by the documented rule when it exceeds 4096 bytes:
     /// 1. drop `batters`; 2. cut `event` and the alert body to 80 characters;
-    /// 3. cut every content-state string to 24 characters; 4. cut attribute names to 24 characters.
+    /// 3. cut every content-state string to 24 characters; 4. cut attribute names to 24 characters
+    /// (characters here are Unicode scalars, so combining marks cannot inflate a cut string).
     /// Each cut ends in "…". Throws only when even that does not fit (it cannot with the
     /// shapes Matchcast builds; the error is counted, never silent).
     public init(_ aps: APS) throws(PayloadTooLarge) {
@@ -73,14 +74,21 @@ public struct PushPayload: Sendable, Hashable {
             if var a = aps.attributes {
                 a.homeName = cut(a.homeName, 24)
                 a.awayName = cut(a.awayName, 24)
+                a.homeShort = cut(a.homeShort, 24)
+                a.awayShort = cut(a.awayShort, 24)
                 a.competition = a.competition.map { cut($0, 24) }
                 aps.attributes = a
             }
         }
     }
 
+    /// Cuts to `limit` Unicode scalars (so at most 4 × limit bytes, whatever combining marks a
+    /// feed sends), ending in "…".
     static func cut(_ text: String, _ limit: Int) -> String {
-        text.count <= limit ? text : String(text.prefix(limit - 1)) + "…"
+        guard text.unicodeScalars.count > limit else { return text }
+        var scalars = String.UnicodeScalarView()
+        scalars.append(contentsOf: text.unicodeScalars.prefix(limit - 1))
+        return String(scalars) + "…"
     }
 }
 

@@ -1,0 +1,104 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Foundation
+import Logging
+import MatchcastCore
+import MatchcastDelivery
+import MatchcastFeeds
+import MatchcastHTTP
+import MatchcastService
+import MatchcastStore
+import Metrics
+import Prometheus
+import ServiceLifecycle
+
+/// Builds the broker from a configuration and runs it until SIGTERM/SIGINT.
+struct BrokerRunner {
+    let configuration: BrokerConfiguration
+
+    func run() async throws {
+        let config = configuration
+        LoggingSystem.bootstrap { label in
+            switch config.logFormat {
+            case .json:
+                var handler = JSONLogHandler(label: label)
+                handler.logLevel = config.logLevel
+                return handler
+            case .text:
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = config.logLevel
+                return handler
+            }
+        }
+        let logger = Logger(label: "matchcast")
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+
+        let feedSpec: FeedSpec
+        let store: any MatchcastStore
+        do {
+            feedSpec = try FeedSpec(parsing: config.feed)
+            store = try StoreURL(config.store).makeStore()
+        } catch {
+            StandardStreams.err("matchcast serve: invalid configuration: \(error)")
+            throw ExitCode(2)
+        }
+        let needsClient = feedSpec.needsHTTPClient || config.sinks.contains { $0.hasPrefix("webhook:") }
+        let client = needsClient ? HTTPClient(eventLoopGroupProvider: .singleton) : nil
+        do {
+            try await serve(feedSpec: feedSpec, store: store, client: client, registry: registry, logger: logger)
+        } catch {
+            try? await client?.shutdown()
+            throw error
+        }
+        try await client?.shutdown()
+    }
+
+    private func serve(
+        feedSpec: FeedSpec, store: any MatchcastStore, client: HTTPClient?, registry: PrometheusCollectorRegistry,
+        logger: Logger
+    ) async throws {
+        let config = configuration
+        let clock = ContinuousClock()
+        let transport = try feedSpec.makeTransport(client: client, clock: clock)
+        var sinks: [any DeliverySink] = []
+        for spec in config.sinks {
+            if spec == "stdout" {
+                sinks.append(StdoutSink())
+            } else if spec.hasPrefix("webhook:"), let client {
+                let secret = try WebhookSecret(config.webhookSecret)
+                sinks.append(try WebhookSink(
+                    configuration: WebhookSinkConfiguration(url: String(spec.dropFirst("webhook:".count)), secret: secret),
+                    client: client, deadLetters: InMemoryDeadLetters(), logger: logger))
+            }
+        }
+        let settings = BrokerSettings(
+            bundleId: config.bundleId,
+            activityPolicy: ActivityPolicy(
+                coalesceInterval: .milliseconds(Int64(config.coalesceSeconds * 1000)),
+                staleAfterPolls: config.staleAfterPolls,
+                minimumStaleness: .milliseconds(Int64(config.minimumStalenessSeconds * 1000)),
+                dismissalDelay: .milliseconds(Int64(config.dismissalSeconds * 1000)),
+                restartAfter: .milliseconds(Int64(config.restartAfterSeconds * 1000))),
+            pushToStartSpacing: .milliseconds(Int64(config.pushToStartSpacingSeconds * 1000)))
+        let timing = PollTimingPolicy(
+            defaultInterval: .milliseconds(config.defaultPollMs), minInterval: .milliseconds(config.minPollMs),
+            maxInterval: .milliseconds(config.maxPollMs))
+        let broker = Broker(
+            store: store, transport: transport, sinks: sinks, settings: settings, timing: timing, clock: clock,
+            now: { Date() }, logger: logger)
+        try await broker.restore()
+        let app = buildApplication(
+            service: broker.service,
+            configuration: APIConfiguration(
+                host: config.host, port: config.port, adminKey: config.adminKey.isEmpty ? nil : config.adminKey,
+                maxBodyBytes: config.maxBodyBytes),
+            registry: registry, services: broker.services, logger: logger)
+        logger.info("matchcast serve", metadata: [
+            "listen": "\(config.host):\(config.port)", "store": "\(config.store)", "feed": "\(feedSpec)",
+            "sinks": "\(config.sinks.map { $0.hasPrefix("webhook:") ? "webhook" : $0 })",
+        ])
+        try await app.runService()
+        logger.info("stopped")
+    }
+}

@@ -1,0 +1,82 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Foundation
+import Logging
+import MatchcastCore
+import MatchcastDelivery
+import MatchcastFeeds
+import MatchcastHTTP
+import MatchcastService
+import MatchcastStore
+import Metrics
+import Prometheus
+import ServiceLifecycle
+
+/// `matchcast serve`: the whole broker: device API, pollers, lifecycle, delivery, persistence.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the broker: HTTP API for devices, pollers, lifecycle, delivery and persistence.",
+        discussion: """
+            With no options it runs on the embedded defaults (Config/matchcast.yaml): a SQLite file \
+            matchcast.sqlite in the current folder, the built-in fake feed at 60x speed, deliveries \
+            to stdout, the API on 127.0.0.1:8080. Every setting can come from a YAML file (--config), \
+            an environment variable (MATCHCAST_HTTP_PORT, ...) or a flag, in rising precedence. \
+            SIGTERM or Ctrl-C drains in-flight work, persists state and exits 0.
+
+            Examples:
+              matchcast serve
+              matchcast serve --port 9000 --store sqlite:/var/lib/matchcast/db.sqlite --feed https://feed.example.com/v1
+              matchcast serve --sink stdout --sink webhook:https://push.example.com/hook --webhook-secret whsec_...
+            """
+    )
+
+    @Option(help: "A YAML configuration file (keys as in Config/matchcast.yaml).")
+    var config: String?
+
+    @Option(help: "Address to listen on.") var host: String?
+    @Option(help: "Port to listen on (0 picks a free one).") var port: Int?
+    @Option(help: "sqlite:PATH, sqlite::memory: or memory.") var store: String?
+    @Option(help: "A native v1 base URL, fake[?speed=N&seed=S], mlb or mlb:BASE.") var feed: String?
+    @Option(help: "stdout or webhook:URL; repeat for several.") var sink: [String] = []
+    @Option(help: "whsec_<base64 key> for webhook sinks.") var webhookSecret: String?
+    @Option(help: "Bearer key for admin calls.") var adminKey: String?
+    @Option(help: "The app's bundle id.") var bundleId: String?
+    @Option(help: "text or json.") var logFormat: String?
+    @Option(help: "trace ... critical.") var logLevel: String?
+
+    func run() async throws {
+        let configuration: BrokerConfiguration
+        do {
+            configuration = try loadConfiguration()
+        } catch {
+            StandardStreams.err("matchcast serve: \(error)")
+            throw ExitCode(2)
+        }
+        try await BrokerRunner(configuration: configuration).run()
+    }
+
+    /// Defaults < file < environment < flags.
+    func loadConfiguration() throws -> BrokerConfiguration {
+        var fileText: String?
+        if let config {
+            do {
+                fileText = try String(contentsOfFile: config, encoding: .utf8)
+            } catch {
+                throw ConfigurationError(key: "--config", reason: "cannot read \(config): \(error.localizedDescription)")
+            }
+        }
+        var flags: [String: String] = [:]
+        flags["http.host"] = host
+        flags["http.port"] = port.map(String.init)
+        flags["store"] = store
+        flags["feed"] = feed
+        flags["sinks"] = sink.isEmpty ? nil : sink.joined(separator: ",")
+        flags["webhook.secret"] = webhookSecret
+        flags["adminKey"] = adminKey
+        flags["bundleId"] = bundleId
+        flags["log.format"] = logFormat
+        flags["log.level"] = logLevel
+        return try ConfigurationLoader.load(fileText: fileText, environment: ProcessInfo.processInfo.environment, flags: flags)
+    }
+}

@@ -1,0 +1,96 @@
+import Logging
+
+/// Every configuration key: its path in the YAML file, and how a text value is applied.
+/// The environment variable and the file share these paths, so there is one list to keep.
+struct ConfigurationKey: Sendable {
+    let path: String
+    let apply: @Sendable (inout BrokerConfiguration, String) throws(ConfigurationError) -> Void
+
+    /// `http.port` → `MATCHCAST_HTTP_PORT`, `polling.minPollMs` → `MATCHCAST_POLLING_MIN_POLL_MS`.
+    var environmentName: String {
+        var out = "MATCHCAST_"
+        for character in path {
+            if character == "." {
+                out += "_"
+            } else if character.isUppercase {
+                out += "_" + String(character)
+            } else {
+                out += character.uppercased()
+            }
+        }
+        return out
+    }
+
+    static let all: [ConfigurationKey] = [
+        text("http.host", \.host),
+        int("http.port", \.port, 0...65535),
+        int("http.maxBodyBytes", \.maxBodyBytes, 1024...(1 << 24)),
+        text("adminKey", \.adminKey, allowEmpty: true),
+        text("store", \.store),
+        text("feed", \.feed),
+        ConfigurationKey(path: "sinks") { config, value throws(ConfigurationError) in
+            let sinks = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            guard !sinks.isEmpty else { throw ConfigurationError(key: "sinks", reason: "needs at least one sink") }
+            for sink in sinks where sink != "stdout" && !sink.hasPrefix("webhook:") {
+                throw ConfigurationError(key: "sinks", reason: "'\(sink.prefix(80))' is not stdout or webhook:URL")
+            }
+            config.sinks = sinks
+        },
+        text("webhook.secret", \.webhookSecret, allowEmpty: true),
+        text("bundleId", \.bundleId),
+        int("polling.defaultMs", \.defaultPollMs, 1...86_400_000),
+        int("polling.minPollMs", \.minPollMs, 1...86_400_000),
+        int("polling.maxPollMs", \.maxPollMs, 1...86_400_000),
+        seconds("activities.coalesceSeconds", \.coalesceSeconds, 0...3600),
+        int("activities.staleAfterPolls", \.staleAfterPolls, 1...100),
+        seconds("activities.minimumStalenessSeconds", \.minimumStalenessSeconds, 1...86400),
+        seconds("activities.dismissalSeconds", \.dismissalSeconds, 0...14400),
+        seconds("activities.restartAfterSeconds", \.restartAfterSeconds, 60...28800),
+        seconds("activities.pushToStartSpacingSeconds", \.pushToStartSpacingSeconds, 0...3600),
+        ConfigurationKey(path: "log.level") { config, value throws(ConfigurationError) in
+            guard let level = Logger.Level(rawValue: value.lowercased()) else {
+                throw ConfigurationError(key: "log.level", reason: "'\(value.prefix(40))' is not one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            config.logLevel = level
+        },
+        ConfigurationKey(path: "log.format") { config, value throws(ConfigurationError) in
+            guard let format = BrokerConfiguration.LogFormat(rawValue: value.lowercased()) else {
+                throw ConfigurationError(key: "log.format", reason: "'\(value.prefix(40))' is not text or json")
+            }
+            config.logFormat = format
+        },
+    ]
+
+    private static func text(
+        _ path: String, _ keyPath: WritableKeyPath<BrokerConfiguration, String> & Sendable, allowEmpty: Bool = false
+    ) -> ConfigurationKey {
+        ConfigurationKey(path: path) { config, value throws(ConfigurationError) in
+            guard allowEmpty || !value.trimmingCharacters(in: .whitespaces).isEmpty else {
+                throw ConfigurationError(key: path, reason: "must not be empty")
+            }
+            config[keyPath: keyPath] = value
+        }
+    }
+
+    private static func int(
+        _ path: String, _ keyPath: WritableKeyPath<BrokerConfiguration, Int> & Sendable, _ range: ClosedRange<Int>
+    ) -> ConfigurationKey {
+        ConfigurationKey(path: path) { config, value throws(ConfigurationError) in
+            guard let number = Int(value.trimmingCharacters(in: .whitespaces)), range.contains(number) else {
+                throw ConfigurationError(key: path, reason: "'\(value.prefix(40))' is not a whole number in \(range.lowerBound)...\(range.upperBound)")
+            }
+            config[keyPath: keyPath] = number
+        }
+    }
+
+    private static func seconds(
+        _ path: String, _ keyPath: WritableKeyPath<BrokerConfiguration, Double> & Sendable, _ range: ClosedRange<Double>
+    ) -> ConfigurationKey {
+        ConfigurationKey(path: path) { config, value throws(ConfigurationError) in
+            guard let number = Double(value.trimmingCharacters(in: .whitespaces)), number.isFinite, range.contains(number) else {
+                throw ConfigurationError(key: path, reason: "'\(value.prefix(40))' is not a number of seconds in \(range.lowerBound)...\(range.upperBound)")
+            }
+            config[keyPath: keyPath] = number
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import Yams
+
+/// Builds a `BrokerConfiguration` from, lowest precedence first: the defaults, a YAML file, the
+/// environment, and flags. Unknown keys in the file are errors (a typo must not be ignored).
+public enum ConfigurationLoader {
+    /// - Parameters:
+    ///   - fileText: the YAML text of `--config`, if given.
+    ///   - environment: the process environment (only `MATCHCAST_*` names are read).
+    ///   - flags: values from the command line, by key path (`http.port`).
+    public static func load(
+        fileText: String?, environment: [String: String], flags: [String: String]
+    ) throws(ConfigurationError) -> BrokerConfiguration {
+        var values: [String: String] = [:]
+        if let fileText {
+            values.merge(try flatten(yaml: fileText)) { $1 }
+        }
+        for key in ConfigurationKey.all {
+            if let value = environment[key.environmentName] { values[key.path] = value }
+        }
+        values.merge(flags) { $1 }
+        var config = BrokerConfiguration()
+        let known = Dictionary(uniqueKeysWithValues: ConfigurationKey.all.map { ($0.path, $0) })
+        for path in values.keys.sorted() {
+            guard let key = known[path] else {
+                throw ConfigurationError(key: path, reason: "unknown key")
+            }
+            try key.apply(&config, values[path]!)
+        }
+        try validate(config)
+        return config
+    }
+
+    /// Every key of the YAML document as `a.b` → text; lists become comma-separated.
+    static func flatten(yaml text: String) throws(ConfigurationError) -> [String: String] {
+        let node: Any?
+        do {
+            node = try Yams.load(yaml: text)
+        } catch {
+            let line = "\(error)".split(separator: "\n").first.map(String.init) ?? "\(error)"
+            throw ConfigurationError(key: "(file)", reason: "not valid YAML: \(line.prefix(160))")
+        }
+        guard let node else { return [:] }
+        guard let root = node as? [String: Any] else {
+            throw ConfigurationError(key: "(file)", reason: "expected a mapping of keys at the top level")
+        }
+        var out: [String: String] = [:]
+        try flatten(root, prefix: "", into: &out)
+        return out
+    }
+
+    private static func flatten(_ map: [String: Any], prefix: String, into out: inout [String: String]) throws(ConfigurationError) {
+        for (key, value) in map {
+            let path = prefix.isEmpty ? key : prefix + "." + key
+            switch value {
+            case let nested as [String: Any]:
+                try flatten(nested, prefix: path, into: &out)
+            case let list as [Any]:
+                out[path] = list.map { "\($0)" }.joined(separator: ",")
+            case is NSNull:
+                out[path] = ""
+            default:
+                out[path] = "\(value)"
+            }
+        }
+    }
+
+    private static func validate(_ config: BrokerConfiguration) throws(ConfigurationError) {
+        guard config.minPollMs <= config.maxPollMs else {
+            throw ConfigurationError(key: "polling.minPollMs", reason: "must not exceed polling.maxPollMs")
+        }
+        if config.sinks.contains(where: { $0.hasPrefix("webhook:") }) && config.webhookSecret.isEmpty {
+            throw ConfigurationError(key: "webhook.secret", reason: "a webhook sink needs a secret (whsec_<base64 key>)")
+        }
+    }
+}

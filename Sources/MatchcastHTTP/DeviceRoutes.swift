@@ -1,0 +1,52 @@
+import Hummingbird
+import MatchcastService
+import MatchcastStore
+
+/// `/v1/devices`: registration, the push-to-start token and follows.
+extension APIRoutes {
+    struct PushToStartTokenBody: Decodable {
+        var token: String
+        var environment: APNsEnvironment
+    }
+
+    struct FollowsBody: Encodable {
+        var follows: [FollowView]
+    }
+
+    /// `POST /v1/devices`: 201 with the secret, which is never shown again.
+    func registerDevice(_ request: Request, _ context: APIRequestContext) async throws -> Response {
+        let registration = try await service.registerDevice()
+        var response = try json(registration, status: .created, request, context)
+        response.headers[.cacheControl] = "no-store"
+        return response
+    }
+
+    /// `PUT /v1/devices/{deviceId}/push-to-start-token`: replaces the previous token; 204.
+    func putPushToStartToken(_ request: Request, _ context: APIRequestContext) async throws -> Response {
+        let deviceId = try await auth.device(request, owning: parameter("deviceId", context))
+        let body = try await body(PushToStartTokenBody.self, request, context)
+        try await service.setPushToStartToken(deviceId: deviceId, token: body.token, environment: body.environment)
+        return Response(status: .noContent)
+    }
+
+    /// `PUT /v1/devices/{deviceId}/follows/{matchId}`: idempotent; 200 with the follow.
+    func followMatch(_ request: Request, _ context: APIRequestContext) async throws -> Response {
+        let deviceId = try await auth.device(request, owning: parameter("deviceId", context))
+        let follow = try await service.follow(deviceId: deviceId, matchId: parameter("matchId", context))
+        return try json(follow, request, context)
+    }
+
+    /// `DELETE /v1/devices/{deviceId}/follows/{matchId}`: unfollows and ends the activity; 204.
+    func unfollowMatch(_ request: Request, _ context: APIRequestContext) async throws -> Response {
+        let deviceId = try await auth.device(request, owning: parameter("deviceId", context))
+        try await service.unfollow(deviceId: deviceId, matchId: parameter("matchId", context))
+        return Response(status: .noContent)
+    }
+
+    /// `GET /v1/devices/{deviceId}/follows`: `{"follows": [...]}` for the app to sync.
+    func listFollows(_ request: Request, _ context: APIRequestContext) async throws -> Response {
+        let deviceId = try await auth.device(request, owning: parameter("deviceId", context))
+        let follows = try await service.follows(deviceId: deviceId)
+        return try json(FollowsBody(follows: follows), request, context)
+    }
+}

@@ -1,0 +1,37 @@
+import Hummingbird
+import MatchcastService
+
+/// Liveness, readiness and metrics: unauthenticated, for the orchestrator and the scraper.
+extension APIRoutes {
+    struct HealthBody: Encodable {
+        var status: String
+    }
+
+    /// `Readiness` with its computed `ready`, which the synthesized encoding would leave out.
+    struct ReadinessBody: Encodable {
+        var store: Bool
+        var feed: Bool
+        var ready: Bool
+    }
+
+    /// `GET /healthz`: the process answers.
+    func health(_ request: Request, _ context: APIRequestContext) throws -> Response {
+        try json(HealthBody(status: "ok"), request, context)
+    }
+
+    /// `GET /readyz`: 200 when the store and the feed are reachable, else 503; the body says which.
+    func readiness(_ request: Request, _ context: APIRequestContext) async throws -> Response {
+        let readiness = await service.readiness()
+        let body = ReadinessBody(store: readiness.store, feed: readiness.feed, ready: readiness.ready)
+        return try json(body, status: readiness.ready ? .ok : .serviceUnavailable, request, context)
+    }
+
+    /// `GET /metrics`: the registry in the Prometheus text format.
+    func metricsExposition() -> Response {
+        Response(
+            status: .ok,
+            headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition()))
+        )
+    }
+}

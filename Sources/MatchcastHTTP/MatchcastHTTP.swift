@@ -1,1 +1,0 @@
-// The device/admin HTTP API arrives with the broker (issue 3).

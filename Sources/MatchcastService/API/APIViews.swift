@@ -1,0 +1,48 @@
+import Foundation
+import MatchcastCore
+import MatchcastStore
+
+/// `POST /v1/devices`: the new device and its secret, shown once.
+public struct DeviceRegistration: Sendable, Hashable, Codable {
+    public var deviceId: String
+    /// `<deviceId>.<random>`: identifies and authenticates the device; only its hash is stored.
+    public var deviceSecret: String
+}
+
+/// One follow, as `GET /v1/devices/{id}/follows` lists it for the app to sync.
+public struct FollowView: Sendable, Hashable, Codable {
+    public var matchId: String
+    public var followedAt: Date
+    /// The open activity for this follow, if any, and where it stands.
+    public var activityId: String?
+    public var activityState: String?
+}
+
+/// An activity as `PUT /v1/activities/{id}` returns it.
+public struct ActivityView: Sendable, Hashable, Codable {
+    public var activityId: String
+    public var deviceId: String
+    public var matchId: String
+    public var state: String
+}
+
+/// A match as the broker sees it (`GET /v1/matches`).
+public struct MatchView: Sendable, Hashable, Codable {
+    public var id: String
+    public var sport: Sport
+    public var status: MatchStatus
+    public var home: Team
+    public var away: Team
+    public var updatedAt: Date?
+    /// Exactly what an update delivery would carry now.
+    public var contentState: ContentState?
+    /// Broadcast channel id when channel mode is on (not yet).
+    public var channelId: String?
+}
+
+/// What `/readyz` reports.
+public struct Readiness: Sendable, Hashable, Codable {
+    public var store: Bool
+    public var feed: Bool
+    public var ready: Bool { store && feed }
+}

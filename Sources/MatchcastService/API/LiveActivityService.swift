@@ -1,0 +1,217 @@
+import Crypto
+import Foundation
+import Logging
+import MatchcastCore
+import MatchcastStore
+
+/// The one entry point for the HTTP API and the pollers: devices, tokens, follows, activities,
+/// matches. Validates what callers send, then hands lifecycle decisions to `LifecycleManager`.
+///
+/// Build it with a store, the lifecycle manager that shares that store, and a way to tell whether
+/// the feed is reachable (for `/readyz`):
+/// ```swift
+/// let service = LiveActivityService(store: store, lifecycle: manager, feedReachable: { true }, now: { Date() })
+/// ```
+public final class LiveActivityService: Sendable {
+    public let store: any MatchcastStore
+    public let lifecycle: LifecycleManager
+    private let feedReachable: @Sendable () async -> Bool
+    private let now: @Sendable () -> Date
+    private let logger: Logger
+    private let changes: AsyncStream<Void>.Continuation
+    /// Yields whenever follows change, so the poll supervisor can start or stop match sources.
+    public let followsChanged: AsyncStream<Void>
+
+    public init(
+        store: any MatchcastStore, lifecycle: LifecycleManager,
+        feedReachable: @escaping @Sendable () async -> Bool = { true },
+        now: @escaping @Sendable () -> Date = { Date() },
+        logger: Logger = Logger(label: "matchcast.service")
+    ) {
+        self.store = store
+        self.lifecycle = lifecycle
+        self.feedReachable = feedReachable
+        self.now = now
+        self.logger = logger
+        (followsChanged, changes) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    // MARK: Devices
+
+    /// Registers an app install. The secret is returned once; only its SHA-256 is stored.
+    public func registerDevice() async throws(ServiceError) -> DeviceRegistration {
+        var rng = SystemRandomNumberGenerator()
+        let deviceId = Identifier.make(prefix: "dev_", milliseconds: Int64(now().timeIntervalSince1970 * 1000), using: &rng)
+        let secret = deviceId + "." + Self.randomToken(bytes: 32)
+        try await persist { try await self.store.createDevice(DeviceRecord(id: deviceId, secretHash: Self.hash(secret), createdAt: self.now())) }
+        logger.info("device registered", metadata: ["device": "\(deviceId)"])
+        return DeviceRegistration(deviceId: deviceId, deviceSecret: secret)
+    }
+
+    /// The device a bearer secret belongs to. Secrets are `<deviceId>.<random>`; the hash is compared
+    /// in constant time.
+    public func authenticateDevice(secret: String) async throws(ServiceError) -> String {
+        guard secret.utf8.count <= 256, let dot = secret.firstIndex(of: ".") else {
+            throw ServiceError(.unauthorized, "invalid device secret")
+        }
+        let deviceId = String(secret[..<dot])
+        guard Validation.isIdentifier(deviceId),
+              let device = try await persist({ try await self.store.device(id: deviceId) }),
+              Self.constantTimeEqual(device.secretHash, Self.hash(secret))
+        else { throw ServiceError(.unauthorized, "invalid device secret") }
+        return deviceId
+    }
+
+    // MARK: Tokens
+
+    /// Replaces the device's push-to-start token (tokens rotate); waiting activities may now start.
+    public func setPushToStartToken(deviceId: String, token: String, environment: APNsEnvironment) async throws(ServiceError) {
+        let token = try Validation.token(token, field: "token")
+        try await persist {
+            try await self.store.setPushToStartToken(
+                PushToStartTokenRecord(deviceId: deviceId, token: token, environment: environment, updatedAt: self.now()))
+        }
+        logger.info("push-to-start token set", metadata: ["device": "\(deviceId)", "token": "\(Redact.token(token))"])
+        try await lifecycle.pushToStartTokenChanged(deviceId: deviceId)
+    }
+
+    /// A downstream push service reports a dead token: whatever depended on it ends.
+    public func reportDeadToken(_ token: String, reason: String) async throws(ServiceError) -> Bool {
+        let token = try Validation.token(token, field: "token")
+        let endedActivity = try await lifecycle.invalidate(updateToken: token)
+        let device = try await persist { try await self.store.removePushToStartToken(token: token) }
+        let known = endedActivity || device != nil
+        logger.notice("token invalidated", metadata: [
+            "token": "\(Redact.token(token))", "reason": "\(reason.prefix(64))", "known": "\(known)",
+        ])
+        return known
+    }
+
+    // MARK: Follows
+
+    /// Follows a match (idempotent): an activity starts as soon as the match is live.
+    public func follow(deviceId: String, matchId: String) async throws(ServiceError) -> FollowView {
+        try Validation.identifier(matchId, field: "matchId")
+        _ = try await persist { try await self.store.addFollow(FollowRecord(deviceId: deviceId, matchId: matchId, createdAt: self.now())) }
+        let environment = try await persist { try await self.store.pushToStartToken(deviceId: deviceId) }?.environment ?? .production
+        let activity = try await lifecycle.follow(deviceId: deviceId, matchId: matchId, environment: environment)
+        changes.yield()
+        let follow = try await persist { try await self.store.follows(deviceId: deviceId) }.first { $0.matchId == matchId }
+        return FollowView(matchId: matchId, followedAt: follow?.createdAt ?? now(),
+                          activityId: activity.activityId, activityState: activity.phase.rawValue)
+    }
+
+    /// Unfollows (idempotent) and ends the device's activity for the match at once.
+    public func unfollow(deviceId: String, matchId: String) async throws(ServiceError) {
+        try Validation.identifier(matchId, field: "matchId")
+        _ = try await persist { try await self.store.removeFollow(deviceId: deviceId, matchId: matchId) }
+        try await lifecycle.unfollow(deviceId: deviceId, matchId: matchId)
+        changes.yield()
+    }
+
+    /// The device's follows with their open activities, for the app to sync.
+    public func follows(deviceId: String) async throws(ServiceError) -> [FollowView] {
+        let follows = try await persist { try await self.store.follows(deviceId: deviceId) }
+        let activities = try await persist { try await self.store.activities(deviceId: deviceId) }.filter(\.isOpen)
+        return follows.map { follow in
+            let activity = activities.first { $0.matchId == follow.matchId }
+            return FollowView(matchId: follow.matchId, followedAt: follow.createdAt,
+                              activityId: activity?.activityId, activityState: activity?.phase.rawValue)
+        }
+    }
+
+    // MARK: Activities
+
+    /// Adopts an activity the app started, or registers/rotates the update token of one the broker started.
+    public func putActivity(
+        activityId: String, deviceId: String, matchId: String, updateToken: String, environment: APNsEnvironment?
+    ) async throws(ServiceError) -> ActivityView {
+        try Validation.identifier(activityId, field: "activityId")
+        try Validation.identifier(matchId, field: "matchId")
+        let token = try Validation.token(updateToken, field: "updateToken")
+        var env = environment ?? .production
+        if environment == nil, let known = try await persist({ try await self.store.pushToStartToken(deviceId: deviceId) }) {
+            env = known.environment
+        }
+        // Adopting implies following: the match must be polled.
+        if try await persist({ try await self.store.addFollow(FollowRecord(deviceId: deviceId, matchId: matchId, createdAt: self.now())) }) {
+            changes.yield()
+        }
+        let record = try await lifecycle.registerUpdateToken(
+            activityId: activityId, deviceId: deviceId, matchId: matchId, token: token, environment: env)
+        logger.info("update token registered", metadata: ["activity": "\(activityId)", "token": "\(Redact.token(token))"])
+        return ActivityView(activityId: record.activityId, deviceId: deviceId, matchId: matchId, state: record.phase.rawValue)
+    }
+
+    /// The user dismissed the activity: stop pushing.
+    public func deleteActivity(activityId: String, deviceId: String) async throws(ServiceError) {
+        try Validation.identifier(activityId, field: "activityId")
+        try await lifecycle.dismiss(activityId: activityId, deviceId: deviceId)
+    }
+
+    // MARK: Matches
+
+    /// Matches as the broker last saw them, with their current content-state.
+    public func matches() async throws(ServiceError) -> [MatchView] {
+        var views: [MatchView] = []
+        for record in try await persist({ try await self.store.matches() }) {
+            views.append(await view(record))
+        }
+        return views
+    }
+
+    public func match(id: String) async throws(ServiceError) -> MatchView {
+        try Validation.identifier(id, field: "id")
+        guard let record = try await persist({ try await self.store.match(id: id) }) else {
+            throw ServiceError(.notFound, "no match \(id)")
+        }
+        return await view(record)
+    }
+
+    /// Liveness of the store and the feed, for `/readyz`.
+    public func readiness() async -> Readiness {
+        let storeOK = (try? await store.ping()) != nil
+        return Readiness(store: storeOK, feed: await feedReachable())
+    }
+
+    private func view(_ record: MatchRecord) async -> MatchView {
+        let snapshot = record.snapshot
+        let content = await lifecycle.latest(matchId: snapshot.id)?.content ?? (try? MatchRenderer.render(snapshot))?.contentState
+        return MatchView(id: snapshot.id, sport: snapshot.sport, status: snapshot.status, home: snapshot.home,
+                         away: snapshot.away, updatedAt: snapshot.updatedAt ?? record.updatedAt, contentState: content)
+    }
+
+    // MARK: Internals
+
+    private func persist<T: Sendable>(_ operation: @Sendable () async throws -> T) async throws(ServiceError) -> T {
+        do {
+            return try await operation()
+        } catch let error as StoreError where error == .notFound {
+            throw ServiceError(.notFound, error.message.isEmpty ? "not found" : error.message)
+        } catch let error as StoreError where error == .conflict {
+            throw ServiceError(.conflict, error.message.isEmpty ? "conflict" : error.message)
+        } catch let error as StoreError {
+            logger.error("store failed", metadata: ["error": "\(error)"])
+            throw ServiceError(.unavailable, "storage is unavailable (\(error.reason))")
+        } catch {
+            throw ServiceError(.unavailable, "storage is unavailable")
+        }
+    }
+
+    static func hash(_ secret: String) -> String {
+        SHA256.hash(data: Data(secret.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        guard x.count == y.count else { return false }
+        return zip(x, y).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+
+    static func randomToken(bytes: Int) -> String {
+        var rng = SystemRandomNumberGenerator()
+        let data = Data((0..<bytes).map { _ in UInt8.random(in: .min ... .max, using: &rng) })
+        return data.base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+}

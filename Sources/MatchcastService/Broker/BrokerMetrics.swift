@@ -1,0 +1,47 @@
+import CoreMetrics
+import MatchcastCore
+
+/// The broker's own metrics, made through an injected factory so tests and several brokers in one
+/// process do not share the global one.
+public struct BrokerMetrics: Sendable {
+    private let factory: any MetricsFactory
+
+    public init(factory: any MetricsFactory = MetricsSystem.factory) {
+        self.factory = factory
+    }
+
+    /// `matchcast_polls_total{source, outcome}`: updated, unchanged, stale, failed.
+    public func poll(source: String, outcome: String) {
+        Counter(label: "matchcast_polls_total", dimensions: [("source", source), ("outcome", outcome)], factory: factory)
+            .increment()
+    }
+
+    /// `matchcast_poll_interval_seconds{source}`: the current server-driven interval.
+    public func pollInterval(source: String, _ interval: Duration) {
+        Gauge(label: "matchcast_poll_interval_seconds", dimensions: [("source", source)], factory: factory)
+            .record(interval.seconds)
+    }
+
+    /// `matchcast_deliveries_total{sink, outcome}`.
+    public func deliveries(sink: String, outcome: String, count: Int) {
+        Counter(label: "matchcast_deliveries_total", dimensions: [("sink", sink), ("outcome", outcome)], factory: factory)
+            .increment(by: count)
+    }
+
+    /// `matchcast_feed_errors_total{reason}`: bad snapshots and unreachable feeds.
+    public func feedError(reason: String) {
+        Counter(label: "matchcast_feed_errors_total", dimensions: [("reason", reason)], factory: factory).increment()
+    }
+
+    /// `matchcast_activities{state}`, `matchcast_follows`, `matchcast_tokens{kind}`.
+    public func census(activities: [ActivityLifecycle.Phase: Int], follows: Int, tokens: [String: Int]) {
+        for phase in [ActivityLifecycle.Phase.waiting, .starting, .active] {
+            Gauge(label: "matchcast_activities", dimensions: [("state", phase.rawValue)], factory: factory)
+                .record(Double(activities[phase, default: 0]))
+        }
+        Gauge(label: "matchcast_follows", factory: factory).record(Double(follows))
+        for (kind, count) in tokens {
+            Gauge(label: "matchcast_tokens", dimensions: [("kind", kind)], factory: factory).record(Double(count))
+        }
+    }
+}

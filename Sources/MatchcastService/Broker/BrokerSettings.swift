@@ -1,0 +1,24 @@
+import MatchcastCore
+
+/// How the broker behaves, from configuration.
+public struct BrokerSettings: Sendable, Hashable {
+    /// The app's bundle id; the APNs topic is `<bundle id>.push-type.liveactivity`.
+    public var bundleId: String
+    public var activityPolicy: ActivityPolicy
+    /// At most one push-to-start `start` per device per this interval (Apple throttles bursts).
+    public var pushToStartSpacing: Duration
+    /// Seed of activity and delivery ids; random in production, fixed in tests and replay.
+    public var seed: UInt64
+
+    public init(
+        bundleId: String = "com.example.matchcast",
+        activityPolicy: ActivityPolicy = ActivityPolicy(),
+        pushToStartSpacing: Duration = .seconds(5),
+        seed: UInt64 = UInt64.random(in: 1...UInt64.max)
+    ) {
+        self.bundleId = bundleId
+        self.activityPolicy = activityPolicy
+        self.pushToStartSpacing = pushToStartSpacing
+        self.seed = seed
+    }
+}

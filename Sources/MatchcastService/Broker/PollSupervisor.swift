@@ -1,0 +1,161 @@
+import Foundation
+import Logging
+import MatchcastCore
+import MatchcastFeeds
+import ServiceLifecycle
+import Synchronization
+
+/// Polls the live list always, and each followed match that is not final on its own source, each at
+/// its server-driven interval. A match nobody follows is not polled on its own. Follows changing
+/// start new sources; a source whose match ended or lost its followers stops after its next poll.
+public struct PollSupervisor: Service {
+    private let service: LiveActivityService
+    private let transport: any FeedTransport
+    private let timing: PollTimingPolicy
+    private let clock: any Clock<Duration>
+    private let now: @Sendable () -> Date
+    private let metrics: BrokerMetrics
+    private let logger: Logger
+    private let health: FeedHealth
+
+    public init(
+        service: LiveActivityService, transport: any FeedTransport, timing: PollTimingPolicy,
+        clock: any Clock<Duration>, now: @escaping @Sendable () -> Date, metrics: BrokerMetrics,
+        health: FeedHealth, logger: Logger
+    ) {
+        self.service = service
+        self.transport = transport
+        self.timing = timing
+        self.clock = clock
+        self.now = now
+        self.metrics = metrics
+        self.health = health
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        let running = RunningSources()
+        await withDiscardingTaskGroup { group in
+            group.addTask { await pollLiveList() }
+            // Sources already wanted at start (after a restart), then again on every follow change.
+            var changes = service.followsChanged.cancelOnGracefulShutdown().makeAsyncIterator()
+            repeat {
+                let wanted: [String]
+                do {
+                    wanted = try await service.lifecycle.matchesToPoll()
+                } catch {
+                    logger.error("cannot list followed matches", metadata: ["error": "\(error)"])
+                    wanted = []
+                }
+                for matchId in wanted where running.insert(matchId) {
+                    group.addTask {
+                        await pollMatch(matchId)
+                        running.remove(matchId)
+                    }
+                }
+            } while await changes.next() != nil
+            group.cancelAll()
+        }
+    }
+
+    private func pollMatch(_ matchId: String) async {
+        let source = MatchSource(matchId: matchId, transport: transport, clock: clock, policy: timing, now: now)
+        logger.info("polling match", metadata: ["match": "\(matchId)"])
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            guard let result = try? await source.poll() else { return }
+            metrics.pollInterval(source: "match", result.delay)
+            switch result.outcome {
+            case .updated(let snapshot):
+                metrics.poll(source: "match", outcome: "updated")
+                health.succeeded(at: now())
+                do {
+                    try await service.lifecycle.ingest(snapshot, pollInterval: result.delay)
+                } catch {
+                    logger.error("update failed", metadata: ["match": "\(matchId)", "error": "\(error)"])
+                }
+            case .unchanged:
+                metrics.poll(source: "match", outcome: "unchanged")
+                health.succeeded(at: now())
+                await service.lifecycle.feedAnswered(matchId: matchId)
+            case .stale:
+                metrics.poll(source: "match", outcome: "stale")
+            case .failed(let error):
+                metrics.poll(source: "match", outcome: "failed")
+                metrics.feedError(reason: error.reason)
+                health.failed(at: now())
+                logger.warning("poll failed", metadata: [
+                    "match": "\(matchId)", "error": "\(error)", "retry_in": "\(result.delay)",
+                ])
+            }
+            guard await source.shouldPoll(), await isStillWanted(matchId) else { break }
+            guard (try? await cancelWhenGracefulShutdown({ try await clock.sleep(for: await source.nextPollDelay()) })) != nil
+            else { return }
+        }
+        logger.info("stopped polling match", metadata: ["match": "\(matchId)"])
+    }
+
+    private func isStillWanted(_ matchId: String) async -> Bool {
+        (try? await service.lifecycle.matchesToPoll().contains(matchId)) ?? true
+    }
+
+    private func pollLiveList() async {
+        let source = LiveListSource(transport: transport, clock: clock, policy: timing, now: now)
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            guard let result = try? await source.poll() else { return }
+            metrics.pollInterval(source: "live-list", result.delay)
+            switch result.outcome {
+            case .updated(let update):
+                metrics.poll(source: "live-list", outcome: "updated")
+                health.succeeded(at: now())
+                for failure in update.failures {
+                    metrics.feedError(reason: "decode")
+                    logger.warning("bad match in live list", metadata: ["error": "\(failure)"])
+                }
+                for snapshot in update.changed {
+                    do {
+                        try await service.lifecycle.ingest(snapshot, pollInterval: result.delay)
+                    } catch {
+                        logger.error("update failed", metadata: ["match": "\(snapshot.id)", "error": "\(error)"])
+                    }
+                }
+            case .unchanged:
+                metrics.poll(source: "live-list", outcome: "unchanged")
+                health.succeeded(at: now())
+            case .failed(let error):
+                metrics.poll(source: "live-list", outcome: "failed")
+                metrics.feedError(reason: error.reason)
+                health.failed(at: now())
+                logger.warning("live list poll failed", metadata: ["error": "\(error)", "retry_in": "\(result.delay)"])
+            }
+            guard (try? await cancelWhenGracefulShutdown({ try await clock.sleep(for: await source.nextPollDelay()) })) != nil
+            else { return }
+        }
+    }
+}
+
+/// Whether the feed answered lately, for `/readyz`: reachable until a poll fails, and again once one succeeds.
+public final class FeedHealth: Sendable {
+    private let state = Mutex<(lastSuccess: Date?, lastFailure: Date?)>((nil, nil))
+
+    public init() {}
+
+    func succeeded(at date: Date) { state.withLock { $0.lastSuccess = date } }
+    func failed(at date: Date) { state.withLock { $0.lastFailure = date } }
+
+    /// True when no poll has failed since the last success (or nothing was polled yet).
+    public var isReachable: Bool {
+        state.withLock { state in
+            guard let failure = state.lastFailure else { return true }
+            return (state.lastSuccess ?? .distantPast) > failure
+        }
+    }
+}
+
+/// Match ids with a running source, shared with the source tasks.
+final class RunningSources: Sendable {
+    private let ids = Mutex<Set<String>>([])
+
+    /// True when the id was not running yet.
+    func insert(_ id: String) -> Bool { ids.withLock { $0.insert(id).inserted } }
+    func remove(_ id: String) { _ = ids.withLock { $0.remove(id) } }
+}

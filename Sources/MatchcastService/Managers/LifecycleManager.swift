@@ -1,0 +1,398 @@
+import Foundation
+import Logging
+import MatchcastCore
+import MatchcastDelivery
+import MatchcastStore
+
+/// Runs every activity's state machine: feeds it match updates, token arrivals, unfollows and
+/// time; turns its actions into deliveries; persists what changed. The only place that decides
+/// when an activity starts, updates or ends is `ActivityLifecycle`; this actor executes.
+///
+/// Open activities are cached per match (loaded from the store on first use or at `restore`),
+/// so a fan-out reads no rows. Deliveries go out before the changed activities are saved:
+/// a crash in between re-sends (at least once), never loses.
+public actor LifecycleManager {
+    private struct MatchState {
+        var tracker = MatchTracker()
+        var lastSeq: Int?
+        /// Open activities by id, once loaded.
+        var activities: [String: ActivityRecord]?
+        /// When the feed last answered for this match (changed or not).
+        var lastAnswer: Date?
+    }
+
+    private let store: any MatchcastStore
+    private let dispatcher: DeliveryDispatcher
+    private let settings: BrokerSettings
+    private let metrics: BrokerMetrics
+    private let now: @Sendable () -> Date
+    private let logger: Logger
+    private var builder: DeliveryBuilder
+    private var matches: [String: MatchState] = [:]
+    /// Earliest time the next push-to-start may go to each device.
+    private var startGate: [String: Date] = [:]
+
+    public init(
+        store: any MatchcastStore, dispatcher: DeliveryDispatcher, settings: BrokerSettings,
+        metrics: BrokerMetrics, now: @escaping @Sendable () -> Date, logger: Logger
+    ) {
+        self.store = store
+        self.dispatcher = dispatcher
+        self.settings = settings
+        self.metrics = metrics
+        self.now = now
+        self.logger = logger
+        builder = DeliveryBuilder(bundleId: settings.bundleId, seed: settings.seed)
+    }
+
+    private var policy: ActivityPolicy { settings.activityPolicy }
+
+    // MARK: Matches
+
+    /// A snapshot from any source. Stale ones (lower `seq`) are ignored; a snapshot that cannot be
+    /// rendered is counted and skipped; the match's activities get what their lifecycles decide.
+    public func ingest(_ snapshot: MatchSnapshot, pollInterval: Duration) async throws(ServiceError) {
+        var state = matches[snapshot.id] ?? MatchState()
+        if let seq = snapshot.seq, let last = state.lastSeq, seq < last { return }
+        let update: MatchUpdate?
+        do {
+            update = try state.tracker.ingest(snapshot, pollInterval: pollInterval)
+        } catch {
+            metrics.feedError(reason: "render")
+            logger.warning("snapshot skipped", metadata: ["match": "\(snapshot.id)", "error": "\(error)"])
+            return
+        }
+        state.lastSeq = snapshot.seq ?? state.lastSeq
+        state.lastAnswer = now()
+        matches[snapshot.id] = state
+        guard let update else { return }
+        try await persist { try await self.store.saveMatch(MatchRecord(snapshot: snapshot, updatedAt: self.now())) }
+        try await fanOut(update, to: snapshot.id)
+    }
+
+    /// The feed answered for this match without a change: its activities' stale-dates may move on.
+    public func feedAnswered(matchId: String) {
+        matches[matchId]?.lastAnswer = now()
+    }
+
+    /// Whether the match's feed answered within the minimum staleness window.
+    private func feedIsFresh(_ matchId: String, at moment: Date) -> Bool {
+        guard let answer = matches[matchId]?.lastAnswer else { return false }
+        return moment.timeIntervalSince(answer) < policy.minimumStaleness.seconds
+    }
+
+    /// The latest update of a match, if it has been seen.
+    public func latest(matchId: String) -> MatchUpdate? {
+        matches[matchId]?.tracker.latest
+    }
+
+    /// Whether a match is known to be over (no need to poll it).
+    public func isFinal(matchId: String) -> Bool {
+        matches[matchId]?.tracker.current?.snapshot.status.isFinal ?? false
+    }
+
+    private func fanOut(_ update: MatchUpdate, to matchId: String) async throws(ServiceError) {
+        var deliveries: [Delivery] = []
+        var changed: [ActivityRecord] = []
+        for var record in try await openActivities(matchId: matchId).values.sorted(by: { $0.activityId < $1.activityId }) {
+            guard try await mayAct(on: record) else { continue }
+            let actions = record.lifecycle.matchChanged(update, now: now(), policy: policy)
+            guard !actions.isEmpty else { continue }
+            try await execute(actions, on: &record, into: &deliveries, changed: &changed)
+        }
+        try await finish(deliveries, changed)
+    }
+
+    // MARK: Activities
+
+    /// A follow: a waiting activity for (device, match), unless one is already open. It starts by
+    /// push-to-start as soon as the match is in progress and the device has a token.
+    @discardableResult
+    public func follow(deviceId: String, matchId: String, environment: APNsEnvironment) async throws(ServiceError) -> ActivityRecord {
+        var activities = try await openActivities(matchId: matchId)
+        if let open = activities.values.first(where: { $0.deviceId == deviceId }) { return open }
+        let lifecycle = ActivityLifecycle(activityId: builder.makeActivityId(now: now()), matchId: matchId)
+        var record = ActivityRecord(deviceId: deviceId, environment: environment, lifecycle: lifecycle, updatedAt: now())
+        let created = record
+        try await persist { try await self.store.saveActivity(created) }
+        activities[record.activityId] = record
+        matches[matchId, default: MatchState()].activities = activities
+        if let latest = latest(matchId: matchId), try await mayAct(on: record) {
+            var deliveries: [Delivery] = []
+            var changed: [ActivityRecord] = []
+            try await execute(record.lifecycle.matchChanged(latest, now: now(), policy: policy),
+                              on: &record, into: &deliveries, changed: &changed)
+            try await finish(deliveries, changed)
+        }
+        return self.matches[matchId]?.activities?[record.activityId] ?? record
+    }
+
+    /// Unfollow: the device's open activity for the match ends at once.
+    public func unfollow(deviceId: String, matchId: String) async throws(ServiceError) {
+        for record in try await openActivities(matchId: matchId).values where record.deviceId == deviceId {
+            try await end(record, reason: .unfollowed)
+        }
+    }
+
+    /// The app reported the update token of an activity: the one the broker started, or one it
+    /// started itself (adopted; any other open activity of that device for the match is replaced).
+    public func registerUpdateToken(
+        activityId: String, deviceId: String, matchId: String, token: String, environment: APNsEnvironment
+    ) async throws(ServiceError) -> ActivityRecord {
+        let activities = try await openActivities(matchId: matchId)
+        if let holder = try await persist({ try await self.store.activity(updateToken: token) }),
+           holder.isOpen, holder.activityId != activityId {
+            throw ServiceError(.conflict, "this update token belongs to another activity")
+        }
+        var deliveries: [Delivery] = []
+        var changed: [ActivityRecord] = []
+        if var record = activities[activityId] {
+            guard record.deviceId == deviceId else { throw ServiceError(.forbidden, "activity belongs to another device") }
+            record.environment = environment
+            let actions = record.lifecycle.updateTokenRegistered(token, now: now(), policy: policy)
+            try await execute(actions, on: &record, into: &deliveries, changed: &changed)
+            if actions.isEmpty { try await save(record, changed: &changed) }
+            try await finish(deliveries, changed)
+            return matches[matchId]?.activities?[activityId] ?? record
+        }
+        if let existing = try await persist({ try await self.store.activity(id: activityId) }) {
+            guard existing.deviceId == deviceId else { throw ServiceError(.forbidden, "activity belongs to another device") }
+            throw ServiceError(.conflict, "activity \(activityId) has ended")
+        }
+        // Adopted: the app started this activity itself. It replaces the broker's own, unstarted or not.
+        for other in activities.values where other.deviceId == deviceId {
+            try await end(other, reason: .dismissed)
+        }
+        var record = ActivityRecord(
+            deviceId: deviceId, environment: environment,
+            lifecycle: .adopted(activityId: activityId, matchId: matchId, updateToken: token, now: now()),
+            updatedAt: now())
+        try await save(record, changed: &changed)
+        if let latest = latest(matchId: matchId) {
+            var quiet = latest
+            quiet.keyEvents = []  // the device shows its own state; bring it up to date without an alert
+            try await execute(record.lifecycle.matchChanged(quiet, now: now(), policy: policy),
+                              on: &record, into: &deliveries, changed: &changed)
+        }
+        try await finish(deliveries, changed)
+        return matches[matchId]?.activities?[activityId] ?? record
+    }
+
+    /// The user dismissed the activity: stop pushing, send nothing.
+    public func dismiss(activityId: String, deviceId: String) async throws(ServiceError) {
+        guard let record = try await persist({ try await self.store.activity(id: activityId) }) else {
+            throw ServiceError(.notFound, "no activity \(activityId)")
+        }
+        guard record.deviceId == deviceId else { throw ServiceError(.forbidden, "activity belongs to another device") }
+        let cached = try await openActivities(matchId: record.matchId)[activityId] ?? record
+        try await end(cached, reason: .dismissed)
+    }
+
+    /// An update token is dead (APNs 410, feedback): its activity ends, nothing more goes to it.
+    @discardableResult
+    public func invalidate(updateToken token: String) async throws(ServiceError) -> Bool {
+        guard let record = try await persist({ try await self.store.activity(updateToken: token) }), record.isOpen else {
+            return false
+        }
+        let cached = try await openActivities(matchId: record.matchId)[record.activityId] ?? record
+        try await end(cached, reason: .tokenInvalid)
+        return true
+    }
+
+    /// A device's push-to-start token arrived or changed: its waiting activities of live matches may start.
+    public func pushToStartTokenChanged(deviceId: String) async throws(ServiceError) {
+        for matchId in matches.keys.sorted() {
+            guard let latest = latest(matchId: matchId), latest.status.isInProgress else { continue }
+            var deliveries: [Delivery] = []
+            var changed: [ActivityRecord] = []
+            for var record in try await openActivities(matchId: matchId).values
+            where record.deviceId == deviceId && record.phase == .waiting {
+                guard try await mayAct(on: record) else { continue }
+                try await execute(record.lifecycle.matchChanged(latest, now: now(), policy: policy),
+                                  on: &record, into: &deliveries, changed: &changed)
+            }
+            try await finish(deliveries, changed)
+        }
+    }
+
+    /// Time passed: coalesced flushes, stale-date refreshes, 8-hour restarts, starts that waited
+    /// for the push-to-start spacing. Returns when it next has something to do.
+    public func tick() async throws(ServiceError) -> Date? {
+        let moment = now()
+        var next: Date?
+        for matchId in matches.keys.sorted() {
+            guard let activities = matches[matchId]?.activities else { continue }
+            let latest = latest(matchId: matchId)
+            var deliveries: [Delivery] = []
+            var changed: [ActivityRecord] = []
+            for var record in activities.values.sorted(by: { $0.activityId < $1.activityId }) {
+                if record.phase == .waiting {
+                    guard let latest, latest.status.isInProgress else { continue }
+                    if let gate = startGate[record.deviceId], gate > moment {
+                        next = min(next ?? gate, gate)
+                        continue
+                    }
+                    guard try await mayAct(on: record) else { continue }
+                    try await execute(record.lifecycle.matchChanged(latest, now: moment, policy: policy),
+                                      on: &record, into: &deliveries, changed: &changed)
+                    continue
+                }
+                let fresh = feedIsFresh(matchId, at: moment)
+                if let due = record.lifecycle.nextDeadline(policy: policy, feedIsFresh: fresh), due <= moment {
+                    try await execute(record.lifecycle.tick(now: moment, policy: policy, feedIsFresh: fresh),
+                                      on: &record, into: &deliveries, changed: &changed)
+                }
+                let current = matches[matchId]?.activities?[record.activityId] ?? record
+                if let due = current.lifecycle.nextDeadline(policy: policy, feedIsFresh: fresh), due > moment {
+                    next = min(next ?? due, due)
+                }
+            }
+            try await finish(deliveries, changed)
+        }
+        return next
+    }
+
+    // MARK: Restart
+
+    /// After a restart: reload open activities and the last snapshot of each match, then bring every
+    /// activity up to date: a state newer than the one it was last sent goes out, a held `end` goes
+    /// out, nothing is started twice (a `starting` activity is not started again).
+    public func restore() async throws(ServiceError) {
+        let open = try await persist { try await self.store.openActivities() }
+        var byMatch: [String: [String: ActivityRecord]] = [:]
+        for record in open { byMatch[record.matchId, default: [:]][record.activityId] = record }
+        for (matchId, activities) in byMatch { matches[matchId, default: MatchState()].activities = activities }
+        let records = try await persist { try await self.store.matches() }
+        for record in records {
+            var state = matches[record.matchId] ?? MatchState()
+            // The sticky event text is the one the devices last got, not a fresh "has started".
+            let event = state.activities?.values.compactMap(\.lifecycle.sentContent?.event).first
+            state.tracker.resume(from: record.snapshot, event: event)
+            state.lastSeq = record.snapshot.seq
+            matches[record.matchId] = state
+        }
+        for matchId in matches.keys.sorted() {
+            guard let latest = latest(matchId: matchId) else { continue }
+            try await fanOut(latest, to: matchId)
+        }
+        logger.info("restored", metadata: ["activities": "\(open.count)", "matches": "\(records.count)"])
+    }
+
+    /// Match ids with open activities whose match is not known to be final: what needs polling.
+    public func matchesToPoll() async throws(ServiceError) -> [String] {
+        let followed = try await persist { try await self.store.followedMatchIds() }
+        return followed.filter { !isFinal(matchId: $0) }
+    }
+
+    /// Counts by phase of the cached open activities, for metrics.
+    public func census() -> [ActivityLifecycle.Phase: Int] {
+        var counts: [ActivityLifecycle.Phase: Int] = [:]
+        for state in matches.values {
+            for record in state.activities?.values ?? [:].values { counts[record.phase, default: 0] += 1 }
+        }
+        return counts
+    }
+
+    // MARK: Internals
+
+    private func openActivities(matchId: String) async throws(ServiceError) -> [String: ActivityRecord] {
+        if let cached = matches[matchId]?.activities { return cached }
+        let loaded = try await persist { try await self.store.activities(matchId: matchId) }
+        let open = Dictionary(uniqueKeysWithValues: loaded.filter(\.isOpen).map { ($0.activityId, $0) })
+        matches[matchId, default: MatchState()].activities = open
+        return open
+    }
+
+    /// A waiting activity may only start when the device has a push-to-start token and the
+    /// spacing since its last start has passed; every other phase may always act.
+    private func mayAct(on record: ActivityRecord) async throws(ServiceError) -> Bool {
+        guard record.phase == .waiting else { return true }
+        let deviceId = record.deviceId
+        if let gate = startGate[deviceId], gate > now() { return false }
+        return try await persist { try await self.store.pushToStartToken(deviceId: deviceId) } != nil
+    }
+
+    private func execute(
+        _ actions: [ActivityAction], on record: inout ActivityRecord,
+        into deliveries: inout [Delivery], changed: inout [ActivityRecord]
+    ) async throws(ServiceError) {
+        guard !actions.isEmpty else { return }
+        var restart = false
+        for action in actions {
+            switch action {
+            case .send(let intent):
+                var pushToStart: String?
+                if case .pushToStart = intent.recipient {
+                    let deviceId = record.deviceId
+                    pushToStart = try await persist { try await self.store.pushToStartToken(deviceId: deviceId) }?.token
+                    startGate[record.deviceId] = now().addingTimeInterval(settings.pushToStartSpacing.seconds)
+                }
+                do {
+                    if let delivery = try builder.build(
+                        intent, matchId: record.matchId, activityId: record.activityId,
+                        pushToStartToken: pushToStart, now: now()) {
+                        deliveries.append(delivery)
+                    }
+                } catch {
+                    metrics.deliveries(sink: "builder", outcome: "too_large", count: 1)
+                    logger.error("payload too large", metadata: ["activity": "\(record.activityId)", "error": "\(error)"])
+                }
+            case .finished:
+                break
+            case .restart:
+                restart = true
+            }
+        }
+        try await save(record, changed: &changed)
+        if restart {
+            // Apple's 8-hour limit: the ended activity is replaced by a fresh one for the same follow.
+            let lifecycle = ActivityLifecycle(activityId: builder.makeActivityId(now: now()), matchId: record.matchId)
+            var fresh = ActivityRecord(deviceId: record.deviceId, environment: record.environment, lifecycle: lifecycle, updatedAt: now())
+            try await save(fresh, changed: &changed)
+            if let latest = latest(matchId: record.matchId), try await mayAct(on: fresh) {
+                try await execute(fresh.lifecycle.matchChanged(latest, now: now(), policy: policy),
+                                  on: &fresh, into: &deliveries, changed: &changed)
+            }
+        }
+    }
+
+    private func save(_ record: ActivityRecord, changed: inout [ActivityRecord]) async throws(ServiceError) {
+        var record = record
+        record.updatedAt = now()
+        // Callers load the match's open activities first, so the cache is complete here.
+        var state = matches[record.matchId] ?? MatchState()
+        var open = state.activities ?? [:]
+        open[record.activityId] = record.isOpen ? record : nil
+        state.activities = open
+        matches[record.matchId] = state
+        changed.removeAll { $0.activityId == record.activityId }
+        changed.append(record)
+    }
+
+    private func end(_ record: ActivityRecord, reason: ActivityEndReason) async throws(ServiceError) {
+        var record = record
+        var deliveries: [Delivery] = []
+        var changed: [ActivityRecord] = []
+        try await execute(record.lifecycle.end(reason, now: now()), on: &record, into: &deliveries, changed: &changed)
+        if changed.isEmpty { try await save(record, changed: &changed) }
+        try await finish(deliveries, changed)
+    }
+
+    /// Deliver, then persist: a crash between the two re-sends rather than loses.
+    private func finish(_ deliveries: [Delivery], _ changed: [ActivityRecord]) async throws(ServiceError) {
+        await dispatcher.dispatch(deliveries)
+        guard !changed.isEmpty else { return }
+        try await persist { try await self.store.saveActivities(changed) }
+    }
+
+    private func persist<T: Sendable>(_ operation: @Sendable () async throws -> T) async throws(ServiceError) -> T {
+        do {
+            return try await operation()
+        } catch let error as StoreError {
+            logger.error("store failed", metadata: ["error": "\(error)"])
+            throw ServiceError(.unavailable, "storage is unavailable (\(error.reason))")
+        } catch {
+            throw ServiceError(.unavailable, "storage is unavailable")
+        }
+    }
+}
