@@ -99,12 +99,25 @@ let package = Package(
             dependencies: ["MatchcastCLI", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .testTarget(name: "MatchcastCoreTests", dependencies: ["MatchcastCore", "MatchcastTesting"]),
-        .testTarget(name: "MatchcastFeedsTests", dependencies: ["MatchcastFeeds", "MatchcastTesting", .product(name: "Hummingbird", package: "hummingbird")]),
+        .testTarget(
+            name: "MatchcastFeedsTests",
+            dependencies: [
+                "MatchcastFeeds", "MatchcastTesting",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
         .testTarget(
             name: "MatchcastServiceTests",
             dependencies: [
                 "MatchcastService", "MatchcastHTTP", "MatchcastStore", "MatchcastTesting", "MatchcastCLI",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(name: "MatchcastStoreTests", dependencies: ["MatchcastStore", "MatchcastCore"]),

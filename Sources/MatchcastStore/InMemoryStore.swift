@@ -143,6 +143,13 @@ public actor InMemoryStore: MatchcastStore {
 
     public func ping() {}
 
+    public func census() -> StoreCensus {
+        StoreCensus(
+            devices: devices.count, follows: followsByDevice.values.reduce(0) { $0 + $1.count },
+            pushToStartTokens: tokens.count,
+            updateTokens: activitiesById.values.filter { $0.isOpen && $0.updateToken != nil }.count)
+    }
+
     private func requireDevice(_ id: String) throws(StoreError) {
         guard devices[id] != nil else { throw .notFound("no device '\(id)'") }
     }

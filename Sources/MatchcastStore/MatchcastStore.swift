@@ -73,4 +73,6 @@ public protocol MatchcastStore: Sendable {
 
     /// A cheap round trip for readiness checks.
     func ping() async throws(StoreError)
+    /// How many follows and tokens there are, for metrics.
+    func census() async throws(StoreError) -> StoreCensus
 }

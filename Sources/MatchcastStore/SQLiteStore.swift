@@ -84,6 +84,17 @@ public struct SQLiteStore: MatchcastStore {
         try await read("ping") { db in _ = try Int.fetchOne(db, sql: "SELECT 1") }
     }
 
+    public func census() async throws(StoreError) -> StoreCensus {
+        try await read("counting") { db in
+            func count(_ sql: String) throws -> Int { try Int.fetchOne(db, sql: sql) ?? 0 }
+            return StoreCensus(
+                devices: try count("SELECT COUNT(*) FROM device"),
+                follows: try count("SELECT COUNT(*) FROM follow"),
+                pushToStartTokens: try count("SELECT COUNT(*) FROM pushToStartToken"),
+                updateTokens: try count("SELECT COUNT(*) FROM activity WHERE phase != 'ended' AND updateToken IS NOT NULL"))
+        }
+    }
+
     // MARK: Access
 
     func write<T: Sendable>(_ what: String, _ updates: @Sendable (Database) throws -> T) async throws(StoreError) -> T {

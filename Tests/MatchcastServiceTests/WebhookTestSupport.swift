@@ -1,9 +1,11 @@
 import AsyncHTTPClient
 import CoreMetrics
 import Foundation
+import Logging
 import MatchcastCore
 import MatchcastDelivery
 import MatchcastTesting
+import NIOCore
 import Synchronization
 
 /// Deliveries, clocks, metrics and an HTTP client for the webhook tests.
@@ -31,9 +33,12 @@ enum WebhookFixture {
     }
 
     /// Runs `body` with a fresh `HTTPClient`, shut down afterwards whether `body` throws or not.
-    static func withClient<T>(_ body: (HTTPClient) async throws -> T) async throws -> T {
+    /// AsyncHTTPClient keeps retrying a refused connection until `connectTimeout`, then reports the refusal.
+    static func withClient<T>(
+        connectTimeout: Duration = .seconds(2), _ body: (HTTPClient) async throws -> T
+    ) async throws -> T {
         var configuration = HTTPClient.Configuration()
-        configuration.timeout = .init(connect: .seconds(2), read: .seconds(5))
+        configuration.timeout = .init(connect: .init(connectTimeout), read: .seconds(5))
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         do {
             let value = try await body(client)
@@ -55,7 +60,8 @@ enum WebhookFixture {
             configuration: WebhookSinkConfiguration(
                 url: url, secret: secret, maxBatch: maxBatch, maxConcurrentRequests: maxConcurrentRequests,
                 requestTimeout: .seconds(5), retry: retry),
-            client: client, deadLetters: deadLetters, clock: clock, metricsFactory: metrics)
+            client: client, deadLetters: deadLetters, clock: clock, metricsFactory: metrics,
+            logger: Logging.Logger(label: "test.webhook", factory: { _ in SwiftLogNoOpLogHandler() }))
     }
 }
 
@@ -125,4 +131,35 @@ final class RecordingMetrics: MetricsFactory, Sendable {
     func destroyCounter(_ handler: any CounterHandler) {}
     func destroyRecorder(_ handler: any RecorderHandler) {}
     func destroyTimer(_ handler: any TimerHandler) {}
+}
+
+/// Every log line with its metadata, as text, to check that nothing secret is logged.
+final class CapturedLog: Sendable {
+    private let lines = Mutex<[String]>([])
+
+    var all: [String] { lines.withLock { $0 } }
+
+    var logger: Logging.Logger {
+        var logger = Logging.Logger(label: "test.webhook") { _ in Handler(log: self) }
+        logger.logLevel = .trace
+        return logger
+    }
+
+    fileprivate func append(_ line: String) { lines.withLock { $0.append(line) } }
+
+    private struct Handler: LogHandler {
+        let log: CapturedLog
+        var metadata: Logging.Logger.Metadata = [:]
+        var logLevel: Logging.Logger.Level = .trace
+
+        subscript(metadataKey key: String) -> Logging.Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+            log.append("\(event.level) \(event.message) \(merged.sorted { $0.key < $1.key })")
+        }
+    }
 }

@@ -41,7 +41,7 @@ public struct WebhookRetryPolicy: Sendable, Hashable {
         let doublings = min(max(attempt - 1, 0), 40)
         let base = min(initialBackoff * (1 << doublings), maxBackoff)
         let cut = min(max(jitter, 0), 1) * min(max(random, 0), 1)
-        return base * (1 - cut)
+        return cut == 0 ? base : base * (1 - cut)
     }
 
     /// How long to wait before the next attempt, or nil to give up: attempts are used up, or the wait

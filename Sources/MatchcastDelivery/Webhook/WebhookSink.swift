@@ -129,7 +129,9 @@ public struct WebhookSink: DeliverySink {
                 default:
                     retryAfter = WebhookRetryPolicy.retryAfter(answer.retryAfter, now: now())
                 }
-            } catch let error where !(error is CancellationError) && !Task.isCancelled {
+            } catch {
+                // A cancelled attempt is shutdown, not a failure of the endpoint.
+                if error is CancellationError || Task.isCancelled { throw CancellationError() }
                 outcome = WebhookAttempt.outcome(error: error)
                 problem = outcome == .timeout ? "timeout" : "connection error: \(error)"
             }

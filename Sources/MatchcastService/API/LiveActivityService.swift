@@ -19,6 +19,7 @@ public final class LiveActivityService: Sendable {
     private let now: @Sendable () -> Date
     private let logger: Logger
     private let changes: AsyncStream<Void>.Continuation
+    private let metrics: BrokerMetrics
     /// Yields whenever follows change, so the poll supervisor can start or stop match sources.
     public let followsChanged: AsyncStream<Void>
 
@@ -26,8 +27,10 @@ public final class LiveActivityService: Sendable {
         store: any MatchcastStore, lifecycle: LifecycleManager,
         feedReachable: @escaping @Sendable () async -> Bool = { true },
         now: @escaping @Sendable () -> Date = { Date() },
+        metrics: BrokerMetrics = BrokerMetrics(),
         logger: Logger = Logger(label: "matchcast.service")
     ) {
+        self.metrics = metrics
         self.store = store
         self.lifecycle = lifecycle
         self.feedReachable = feedReachable
@@ -166,6 +169,14 @@ public final class LiveActivityService: Sendable {
             throw ServiceError(.notFound, "no match \(id)")
         }
         return await view(record)
+    }
+
+    /// Records the gauges: activities by state, follows, tokens.
+    public func recordCensus() async {
+        guard let counts = try? await store.census() else { return }
+        await metrics.census(
+            activities: lifecycle.census(), follows: counts.follows,
+            tokens: ["pushToStart": counts.pushToStartTokens, "update": counts.updateTokens])
     }
 
     /// Liveness of the store and the feed, for `/readyz`.

@@ -25,7 +25,8 @@ public struct Broker: Sendable {
             store: store, dispatcher: dispatcher, settings: settings, metrics: metrics, now: now, logger: logger)
         let health = FeedHealth()
         let service = LiveActivityService(
-            store: store, lifecycle: lifecycle, feedReachable: { health.isReachable }, now: now, logger: logger)
+            store: store, lifecycle: lifecycle, feedReachable: { health.isReachable }, now: now, metrics: metrics,
+            logger: logger)
         self.service = service
         feedHealth = health
         services = [

@@ -23,8 +23,13 @@ public struct LifecycleTicker: Service {
     }
 
     public func run() async throws {
+        var lastCensus: Date?
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             var wait = maxInterval
+            if lastCensus.map({ now().timeIntervalSince($0) >= 10 }) ?? true {
+                await service.recordCensus()
+                lastCensus = now()
+            }
             do {
                 if let next = try await service.lifecycle.tick() {
                     let seconds = max(0.001, next.timeIntervalSince(now()))

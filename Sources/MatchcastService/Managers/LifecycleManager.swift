@@ -97,7 +97,6 @@ public actor LifecycleManager {
         for var record in try await openActivities(matchId: matchId).values.sorted(by: { $0.activityId < $1.activityId }) {
             guard try await mayAct(on: record) else { continue }
             let actions = record.lifecycle.matchChanged(update, now: now(), policy: policy)
-            guard !actions.isEmpty else { continue }
             try await execute(actions, on: &record, into: &deliveries, changed: &changed)
         }
         try await finish(deliveries, changed)
@@ -151,7 +150,6 @@ public actor LifecycleManager {
             record.environment = environment
             let actions = record.lifecycle.updateTokenRegistered(token, now: now(), policy: policy)
             try await execute(actions, on: &record, into: &deliveries, changed: &changed)
-            if actions.isEmpty { try await save(record, changed: &changed) }
             try await finish(deliveries, changed)
             return matches[matchId]?.activities?[activityId] ?? record
         }
@@ -316,7 +314,11 @@ public actor LifecycleManager {
         _ actions: [ActivityAction], on record: inout ActivityRecord,
         into deliveries: inout [Delivery], changed: inout [ActivityRecord]
     ) async throws(ServiceError) {
-        guard !actions.isEmpty else { return }
+        // A lifecycle may change without acting (content held, an end held for the token): that
+        // change must be kept as surely as a sent push.
+        if actions.isEmpty, matches[record.matchId]?.activities?[record.activityId]?.lifecycle == record.lifecycle {
+            return
+        }
         var restart = false
         for action in actions {
             switch action {
