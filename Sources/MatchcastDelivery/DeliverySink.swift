@@ -7,4 +7,11 @@ public protocol DeliverySink: Sendable {
     /// Hands a batch over. Returns when the sink has taken responsibility for every delivery
     /// (written, acknowledged, or persisted for retry); throws only when it could not.
     func deliver(_ batch: [Delivery]) async throws
+    /// True for sinks that count `matchcast_deliveries_total` themselves (per delivery, with dead
+    /// letters), so the dispatcher does not count them again.
+    var countsDeliveries: Bool { get }
+}
+
+extension DeliverySink {
+    public var countsDeliveries: Bool { false }
 }

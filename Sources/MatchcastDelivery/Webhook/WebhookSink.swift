@@ -16,6 +16,7 @@ import MatchcastCore
 /// The `HTTPClient` is the caller's: this sink never creates or shuts one down.
 public struct WebhookSink: DeliverySink {
     public let name = "webhook"
+    public var countsDeliveries: Bool { true }
     public let configuration: WebhookSinkConfiguration
     private let client: HTTPClient
     private let signer: WebhookSigner

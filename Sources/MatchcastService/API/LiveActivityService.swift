@@ -20,6 +20,9 @@ public final class LiveActivityService: Sendable {
     private let logger: Logger
     private let changes: AsyncStream<Void>.Continuation
     private let metrics: BrokerMetrics
+    private let access: StoreAccess
+    private let tokens: TokenManager
+    private let followManager: FollowManager
     /// Yields whenever follows change, so the poll supervisor can start or stop match sources.
     public let followsChanged: AsyncStream<Void>
 
@@ -32,6 +35,9 @@ public final class LiveActivityService: Sendable {
     ) {
         self.metrics = metrics
         self.store = store
+        access = StoreAccess(store: store, logger: logger)
+        tokens = TokenManager(access: access, lifecycle: lifecycle, now: now, logger: logger)
+        followManager = FollowManager(access: access, lifecycle: lifecycle, now: now)
         self.lifecycle = lifecycle
         self.feedReachable = feedReachable
         self.now = now
@@ -46,7 +52,8 @@ public final class LiveActivityService: Sendable {
         var rng = SystemRandomNumberGenerator()
         let deviceId = Identifier.make(prefix: "dev_", milliseconds: Int64(now().timeIntervalSince1970 * 1000), using: &rng)
         let secret = deviceId + "." + Self.randomToken(bytes: 32)
-        try await persist { try await self.store.createDevice(DeviceRecord(id: deviceId, secretHash: Self.hash(secret), createdAt: self.now())) }
+        let device = DeviceRecord(id: deviceId, secretHash: Self.hash(secret), createdAt: now())
+        try await access { try await $0.createDevice(device) }
         logger.info("device registered", metadata: ["device": "\(deviceId)"])
         return DeviceRegistration(deviceId: deviceId, deviceSecret: secret)
     }
@@ -59,7 +66,7 @@ public final class LiveActivityService: Sendable {
         }
         let deviceId = String(secret[..<dot])
         guard Validation.isIdentifier(deviceId),
-              let device = try await persist({ try await self.store.device(id: deviceId) }),
+              let device = try await access({ try await $0.device(id: deviceId) }),
               Self.constantTimeEqual(device.secretHash, Self.hash(secret))
         else { throw ServiceError(.unauthorized, "invalid device secret") }
         return deviceId
@@ -69,58 +76,33 @@ public final class LiveActivityService: Sendable {
 
     /// Replaces the device's push-to-start token (tokens rotate); waiting activities may now start.
     public func setPushToStartToken(deviceId: String, token: String, environment: APNsEnvironment) async throws(ServiceError) {
-        let token = try Validation.token(token, field: "token")
-        try await persist {
-            try await self.store.setPushToStartToken(
-                PushToStartTokenRecord(deviceId: deviceId, token: token, environment: environment, updatedAt: self.now()))
-        }
-        logger.info("push-to-start token set", metadata: ["device": "\(deviceId)", "token": "\(Redact.token(token))"])
-        try await lifecycle.pushToStartTokenChanged(deviceId: deviceId)
+        try await tokens.setPushToStartToken(deviceId: deviceId, token: token, environment: environment)
     }
 
     /// A downstream push service reports a dead token: whatever depended on it ends.
     public func reportDeadToken(_ token: String, reason: String) async throws(ServiceError) -> Bool {
-        let token = try Validation.token(token, field: "token")
-        let endedActivity = try await lifecycle.invalidate(updateToken: token)
-        let device = try await persist { try await self.store.removePushToStartToken(token: token) }
-        let known = endedActivity || device != nil
-        logger.notice("token invalidated", metadata: [
-            "token": "\(Redact.token(token))", "reason": "\(reason.prefix(64))", "known": "\(known)",
-        ])
-        return known
+        try await tokens.invalidate(token, reason: reason)
     }
 
     // MARK: Follows
 
     /// Follows a match (idempotent): an activity starts as soon as the match is live.
     public func follow(deviceId: String, matchId: String) async throws(ServiceError) -> FollowView {
-        try Validation.identifier(matchId, field: "matchId")
-        _ = try await persist { try await self.store.addFollow(FollowRecord(deviceId: deviceId, matchId: matchId, createdAt: self.now())) }
-        let environment = try await persist { try await self.store.pushToStartToken(deviceId: deviceId) }?.environment ?? .production
-        let activity = try await lifecycle.follow(deviceId: deviceId, matchId: matchId, environment: environment)
+        let environment = try await tokens.environment(deviceId: deviceId) ?? .production
+        let (view, _) = try await followManager.follow(deviceId: deviceId, matchId: matchId, environment: environment)
         changes.yield()
-        let follow = try await persist { try await self.store.follows(deviceId: deviceId) }.first { $0.matchId == matchId }
-        return FollowView(matchId: matchId, followedAt: follow?.createdAt ?? now(),
-                          activityId: activity.activityId, activityState: activity.phase.rawValue)
+        return view
     }
 
     /// Unfollows (idempotent) and ends the device's activity for the match at once.
     public func unfollow(deviceId: String, matchId: String) async throws(ServiceError) {
-        try Validation.identifier(matchId, field: "matchId")
-        _ = try await persist { try await self.store.removeFollow(deviceId: deviceId, matchId: matchId) }
-        try await lifecycle.unfollow(deviceId: deviceId, matchId: matchId)
+        try await followManager.unfollow(deviceId: deviceId, matchId: matchId)
         changes.yield()
     }
 
     /// The device's follows with their open activities, for the app to sync.
     public func follows(deviceId: String) async throws(ServiceError) -> [FollowView] {
-        let follows = try await persist { try await self.store.follows(deviceId: deviceId) }
-        let activities = try await persist { try await self.store.activities(deviceId: deviceId) }.filter(\.isOpen)
-        return follows.map { follow in
-            let activity = activities.first { $0.matchId == follow.matchId }
-            return FollowView(matchId: follow.matchId, followedAt: follow.createdAt,
-                              activityId: activity?.activityId, activityState: activity?.phase.rawValue)
-        }
+        try await followManager.follows(deviceId: deviceId)
     }
 
     // MARK: Activities
@@ -133,13 +115,9 @@ public final class LiveActivityService: Sendable {
         try Validation.identifier(matchId, field: "matchId")
         let token = try Validation.token(updateToken, field: "updateToken")
         var env = environment ?? .production
-        if environment == nil, let known = try await persist({ try await self.store.pushToStartToken(deviceId: deviceId) }) {
-            env = known.environment
-        }
+        if environment == nil, let known = try await tokens.environment(deviceId: deviceId) { env = known }
         // Adopting implies following: the match must be polled.
-        if try await persist({ try await self.store.addFollow(FollowRecord(deviceId: deviceId, matchId: matchId, createdAt: self.now())) }) {
-            changes.yield()
-        }
+        if try await followManager.ensureFollow(deviceId: deviceId, matchId: matchId) { changes.yield() }
         let record = try await lifecycle.registerUpdateToken(
             activityId: activityId, deviceId: deviceId, matchId: matchId, token: token, environment: env)
         logger.info("update token registered", metadata: ["activity": "\(activityId)", "token": "\(Redact.token(token))"])
@@ -157,7 +135,7 @@ public final class LiveActivityService: Sendable {
     /// Matches as the broker last saw them, with their current content-state.
     public func matches() async throws(ServiceError) -> [MatchView] {
         var views: [MatchView] = []
-        for record in try await persist({ try await self.store.matches() }) {
+        for record in try await access({ try await $0.matches() }) {
             views.append(await view(record))
         }
         return views
@@ -165,7 +143,7 @@ public final class LiveActivityService: Sendable {
 
     public func match(id: String) async throws(ServiceError) -> MatchView {
         try Validation.identifier(id, field: "id")
-        guard let record = try await persist({ try await self.store.match(id: id) }) else {
+        guard let record = try await access({ try await $0.match(id: id) }) else {
             throw ServiceError(.notFound, "no match \(id)")
         }
         return await view(record)
@@ -193,21 +171,6 @@ public final class LiveActivityService: Sendable {
     }
 
     // MARK: Internals
-
-    private func persist<T: Sendable>(_ operation: @Sendable () async throws -> T) async throws(ServiceError) -> T {
-        do {
-            return try await operation()
-        } catch let error as StoreError where error == .notFound {
-            throw ServiceError(.notFound, error.message.isEmpty ? "not found" : error.message)
-        } catch let error as StoreError where error == .conflict {
-            throw ServiceError(.conflict, error.message.isEmpty ? "conflict" : error.message)
-        } catch let error as StoreError {
-            logger.error("store failed", metadata: ["error": "\(error)"])
-            throw ServiceError(.unavailable, "storage is unavailable (\(error.reason))")
-        } catch {
-            throw ServiceError(.unavailable, "storage is unavailable")
-        }
-    }
 
     static func hash(_ secret: String) -> String {
         SHA256.hash(data: Data(secret.utf8)).map { String(format: "%02x", $0) }.joined()

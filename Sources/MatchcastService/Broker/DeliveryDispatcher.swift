@@ -22,9 +22,13 @@ public struct DeliveryDispatcher: Sendable {
                 group.addTask {
                     do {
                         try await sink.deliver(deliveries)
-                        metrics.deliveries(sink: sink.name, outcome: "delivered", count: deliveries.count)
+                        if !sink.countsDeliveries {
+                            metrics.deliveries(sink: sink.name, outcome: "delivered", count: deliveries.count)
+                        }
                     } catch {
-                        metrics.deliveries(sink: sink.name, outcome: "failed", count: deliveries.count)
+                        if !sink.countsDeliveries {
+                            metrics.deliveries(sink: sink.name, outcome: "failed", count: deliveries.count)
+                        }
                         logger.error("delivery failed", metadata: [
                             "sink": "\(sink.name)", "count": "\(deliveries.count)", "error": "\(error)",
                         ])

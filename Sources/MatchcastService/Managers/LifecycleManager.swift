@@ -388,13 +388,7 @@ public actor LifecycleManager {
     }
 
     private func persist<T: Sendable>(_ operation: @Sendable () async throws -> T) async throws(ServiceError) -> T {
-        do {
-            return try await operation()
-        } catch let error as StoreError {
-            logger.error("store failed", metadata: ["error": "\(error)"])
-            throw ServiceError(.unavailable, "storage is unavailable (\(error.reason))")
-        } catch {
-            throw ServiceError(.unavailable, "storage is unavailable")
-        }
+        let access = StoreAccess(store: store, logger: logger)
+        return try await access { _ in try await operation() }
     }
 }

@@ -1,0 +1,255 @@
+import Foundation
+import Logging
+import MatchcastCore
+import MatchcastDelivery
+import MatchcastService
+import MatchcastStore
+import MatchcastTesting
+import Synchronization
+
+/// A wall clock that moves only when a test moves it: the `now` of the manager and the facade.
+final class ManagerTestClock: Sendable {
+    static let epoch = Date(timeIntervalSince1970: 1_800_000_000)
+
+    private let current: Mutex<Date>
+
+    init(_ start: Date = ManagerTestClock.epoch) {
+        current = Mutex(start)
+    }
+
+    var now: Date { current.withLock { $0 } }
+
+    /// Whole Unix seconds of `now`, as payload timestamps carry them.
+    var unix: Int { Int(now.timeIntervalSince1970) }
+
+    func advance(by seconds: Double) {
+        current.withLock { $0 = $0.addingTimeInterval(seconds) }
+    }
+
+    /// The closure the manager and the facade read time from.
+    var reader: @Sendable () -> Date { { [self] in self.now } }
+}
+
+/// A `LiveActivityService` and its `LifecycleManager` driven by hand: no pollers, no ticker, a
+/// capturing sink, a hand-moved clock.
+struct ManagerHarness: Sendable {
+    let store: any MatchcastStore
+    let sink: CapturingSink
+    let clock: ManagerTestClock
+    let service: LiveActivityService
+
+    var lifecycle: LifecycleManager { service.lifecycle }
+
+    init(
+        store: any MatchcastStore = InMemoryStore(), clock: ManagerTestClock = ManagerTestClock(),
+        policy: ActivityPolicy = ActivityPolicy(coalesceInterval: .seconds(10)),
+        spacing: Duration = .seconds(5), seed: UInt64 = 7
+    ) {
+        let logger = Logger(label: "test.lifecycle", factory: { _ in SwiftLogNoOpLogHandler() })
+        let metrics = BrokerMetrics()
+        let sink = CapturingSink()
+        let dispatcher = DeliveryDispatcher(sinks: [sink], metrics: metrics, logger: logger)
+        let settings = BrokerSettings(activityPolicy: policy, pushToStartSpacing: spacing, seed: seed)
+        let manager = LifecycleManager(
+            store: store, dispatcher: dispatcher, settings: settings, metrics: metrics, now: clock.reader, logger: logger)
+        self.store = store
+        self.sink = sink
+        self.clock = clock
+        service = LiveActivityService(
+            store: store, lifecycle: manager, feedReachable: { true }, now: clock.reader, metrics: metrics, logger: logger)
+    }
+
+    // MARK: Deliveries
+
+    var deliveries: [Delivery] { sink.deliveries }
+
+    /// Deliveries made after `mark` (a count taken earlier from `deliveries`).
+    func deliveries(since mark: Int) -> [Delivery] { Array(sink.deliveries.dropFirst(mark)) }
+
+    func deliveries(_ event: ActivityEvent, since mark: Int = 0) -> [Delivery] {
+        deliveries(since: mark).filter { $0.payload.aps.event == event }
+    }
+
+    // MARK: Set-up steps
+
+    /// A registered device, with a push-to-start token when one is given.
+    func device(pushToStart token: String? = nil) async throws -> String {
+        let registration = try await service.registerDevice()
+        if let token {
+            try await service.setPushToStartToken(deviceId: registration.deviceId, token: token, environment: .production)
+        }
+        return registration.deviceId
+    }
+
+    func ingest(_ snapshot: MatchSnapshot, every interval: Duration = .seconds(10)) async throws {
+        try await lifecycle.ingest(snapshot, pollInterval: interval)
+    }
+
+    @discardableResult
+    func tick() async throws -> Date? {
+        try await lifecycle.tick()
+    }
+
+    /// A device whose activity for `matchId` the broker started by push-to-start and whose update
+    /// token the app then reported: `active`. The match must already be live.
+    func activeDevice(matchId: String, pushToStart: String, updateToken: String) async throws -> (deviceId: String, activityId: String) {
+        let deviceId = try await device(pushToStart: pushToStart)
+        let follow = try await service.follow(deviceId: deviceId, matchId: matchId)
+        guard let activityId = follow.activityId, follow.activityState == "starting" else {
+            throw HarnessFailure("the follow did not start: \(follow)")
+        }
+        let view = try await service.putActivity(
+            activityId: activityId, deviceId: deviceId, matchId: matchId, updateToken: updateToken, environment: .production)
+        guard view.state == "active" else { throw HarnessFailure("the activity is not active: \(view)") }
+        return (deviceId, activityId)
+    }
+}
+
+struct HarnessFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Hand-built snapshots and tokens.
+enum ManagerFixtures {
+    static let home = Team(id: "ars", name: "Arsenal", short: "ARS")
+    static let away = Team(id: "che", name: "Chelsea", short: "CHE")
+
+    static func football(
+        _ id: String, _ status: MatchStatus = .live, home: Int = 0, away: Int = 0, period: String? = "1H",
+        clock: String? = "1'", seq: Int? = nil, events: [MatchEvent] = []
+    ) -> MatchSnapshot {
+        MatchSnapshot(
+            id: id, sport: .football, status: status, seq: seq, competition: "Premier League",
+            home: Self.home, away: Self.away,
+            score: .teamTotals(TeamScore(home: home, away: away, period: period, clock: clock)), events: events)
+    }
+
+    static func tennis(_ id: String, _ status: MatchStatus = .live, points: String) -> MatchSnapshot {
+        MatchSnapshot(
+            id: id, sport: .tennis, status: status,
+            home: Team(id: "sin", name: "Jannik Sinner", short: "SIN"),
+            away: Team(id: "alc", name: "Carlos Alcaraz", short: "ALC"),
+            score: .tennis(TennisScore(rules: TennisRules(bestOf: 3, firstServer: .home, finalSetTiebreak: 7), points: points)))
+    }
+
+    /// A 64-hex-digit token, distinct per `kind` and `n`.
+    static func token(_ kind: UInt8, _ n: Int) -> String {
+        String(format: "%02x", kind) + String(format: "%062x", n)
+    }
+
+    static func pushToStart(_ n: Int) -> String { token(0xaa, n) }
+    static func update(_ n: Int) -> String { token(0xbb, n) }
+}
+
+/// A store that passes every call to an in-memory store, but can fail `saveMatch` on demand and
+/// hold `pushToStartToken` at a gate, to reach states a healthy store never shows.
+final class ScriptedStore: MatchcastStore {
+    let base = InMemoryStore()
+    /// How many of the next `saveMatch` calls fail.
+    let saveMatchFailures = Mutex(0)
+    let pushToStartGate = Gate()
+
+    init() {}
+
+    func createDevice(_ device: DeviceRecord) async throws(StoreError) { try await base.createDevice(device) }
+    func device(id: String) async throws(StoreError) -> DeviceRecord? { await base.device(id: id) }
+    func deleteDevice(id: String) async throws(StoreError) -> Bool { await base.deleteDevice(id: id) }
+    func setPushToStartToken(_ record: PushToStartTokenRecord) async throws(StoreError) {
+        try await base.setPushToStartToken(record)
+    }
+    func pushToStartToken(deviceId: String) async throws(StoreError) -> PushToStartTokenRecord? {
+        await pushToStartGate.pass()
+        return await base.pushToStartToken(deviceId: deviceId)
+    }
+    func removePushToStartToken(token: String) async throws(StoreError) -> String? {
+        await base.removePushToStartToken(token: token)
+    }
+    func addFollow(_ follow: FollowRecord) async throws(StoreError) -> Bool { try await base.addFollow(follow) }
+    func removeFollow(deviceId: String, matchId: String) async throws(StoreError) -> Bool {
+        await base.removeFollow(deviceId: deviceId, matchId: matchId)
+    }
+    func follows(deviceId: String) async throws(StoreError) -> [FollowRecord] { await base.follows(deviceId: deviceId) }
+    func followers(matchId: String) async throws(StoreError) -> [FollowRecord] { await base.followers(matchId: matchId) }
+    func followedMatchIds() async throws(StoreError) -> [String] { await base.followedMatchIds() }
+    func saveActivity(_ record: ActivityRecord) async throws(StoreError) { try await base.saveActivity(record) }
+    func saveActivities(_ records: [ActivityRecord]) async throws(StoreError) { try await base.saveActivities(records) }
+    func activity(id: String) async throws(StoreError) -> ActivityRecord? { await base.activity(id: id) }
+    func activities(matchId: String) async throws(StoreError) -> [ActivityRecord] { await base.activities(matchId: matchId) }
+    func activities(deviceId: String) async throws(StoreError) -> [ActivityRecord] {
+        await base.activities(deviceId: deviceId)
+    }
+    func activity(updateToken: String) async throws(StoreError) -> ActivityRecord? {
+        await base.activity(updateToken: updateToken)
+    }
+    func deleteActivity(id: String) async throws(StoreError) -> Bool { await base.deleteActivity(id: id) }
+    func openActivities() async throws(StoreError) -> [ActivityRecord] { await base.openActivities() }
+    func saveMatch(_ record: MatchRecord) async throws(StoreError) {
+        let fail = saveMatchFailures.withLock { count in
+            guard count > 0 else { return false }
+            count -= 1
+            return true
+        }
+        if fail { throw StoreError.database }
+        try await base.saveMatch(record)
+    }
+    func match(id: String) async throws(StoreError) -> MatchRecord? { await base.match(id: id) }
+    func matches() async throws(StoreError) -> [MatchRecord] { await base.matches() }
+    func deleteMatch(id: String) async throws(StoreError) -> Bool { await base.deleteMatch(id: id) }
+    func ping() async throws(StoreError) { await base.ping() }
+    func census() async throws(StoreError) -> StoreCensus { await base.census() }
+}
+
+/// Holds the first caller that passes while armed until the test releases it.
+final class Gate: Sendable {
+    private struct State {
+        var armed = false
+        var held: CheckedContinuation<Void, Never>?
+        var wasHit = false
+        var hitWaiter: CheckedContinuation<Void, Never>?
+    }
+
+    private let state = Mutex(State())
+
+    /// The next caller of `pass()` will wait for `release()`.
+    func arm() { state.withLock { $0.armed = true } }
+
+    func pass() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let (held, hitWaiter) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
+                guard state.armed else { return (false, nil) }
+                state.armed = false
+                state.held = continuation
+                state.wasHit = true
+                defer { state.hitWaiter = nil }
+                return (true, state.hitWaiter)
+            }
+            if held {
+                hitWaiter?.resume()
+            } else {
+                continuation.resume()
+            }
+        }
+    }
+
+    /// Returns once a caller is held at the gate.
+    func waitUntilHit() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let already = state.withLock { state in
+                if state.wasHit { return true }
+                state.hitWaiter = continuation
+                return false
+            }
+            if already { continuation.resume() }
+        }
+    }
+
+    /// Lets the held caller go on.
+    func release() {
+        let held = state.withLock { state in
+            defer { state.held = nil }
+            return state.held
+        }
+        held?.resume()
+    }
+}
