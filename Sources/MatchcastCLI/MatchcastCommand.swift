@@ -14,7 +14,10 @@ public struct MatchcastCommand: AsyncParsableCommand {
               matchcast render match.json
               matchcast fake-feed --port 8090 --speed 60
             """,
-        subcommands: [ServeCommand.self, FollowCommand.self, RenderCommand.self, FakeFeedCommand.self]
+        subcommands: [
+            ServeCommand.self, FollowCommand.self, ReplayCommand.self, RecordCommand.self, RenderCommand.self,
+            FakeFeedCommand.self,
+        ]
     )
 
     public init() {}

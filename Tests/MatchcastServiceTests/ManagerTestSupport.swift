@@ -96,16 +96,16 @@ struct ManagerHarness: Sendable {
         let deviceId = try await device(pushToStart: pushToStart)
         let follow = try await service.follow(deviceId: deviceId, matchId: matchId)
         guard let activityId = follow.activityId, follow.activityState == "starting" else {
-            throw HarnessFailure("the follow did not start: \(follow)")
+            throw ManagerHarnessFailure("the follow did not start: \(follow)")
         }
         let view = try await service.putActivity(
             activityId: activityId, deviceId: deviceId, matchId: matchId, updateToken: updateToken, environment: .production)
-        guard view.state == "active" else { throw HarnessFailure("the activity is not active: \(view)") }
+        guard view.state == "active" else { throw ManagerHarnessFailure("the activity is not active: \(view)") }
         return (deviceId, activityId)
     }
 }
 
-struct HarnessFailure: Error, CustomStringConvertible {
+struct ManagerHarnessFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
 }
@@ -144,11 +144,11 @@ enum ManagerFixtures {
 
 /// A store that passes every call to an in-memory store, but can fail `saveMatch` on demand and
 /// hold `pushToStartToken` at a gate, to reach states a healthy store never shows.
-final class ScriptedStore: MatchcastStore {
+final class ManagerScriptedStore: MatchcastStore {
     let base = InMemoryStore()
     /// How many of the next `saveMatch` calls fail.
     let saveMatchFailures = Mutex(0)
-    let pushToStartGate = Gate()
+    let pushToStartGate = ManagerTestGate()
 
     init() {}
 
@@ -201,7 +201,7 @@ final class ScriptedStore: MatchcastStore {
 }
 
 /// Holds the first caller that passes while armed until the test releases it.
-final class Gate: Sendable {
+final class ManagerTestGate: Sendable {
     private struct State {
         var armed = false
         var held: CheckedContinuation<Void, Never>?

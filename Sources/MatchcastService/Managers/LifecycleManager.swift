@@ -51,23 +51,26 @@ public actor LifecycleManager {
 
     /// A snapshot from any source. Stale ones (lower `seq`) are ignored; a snapshot that cannot be
     /// rendered is counted and skipped; the match's activities get what their lifecycles decide.
-    public func ingest(_ snapshot: MatchSnapshot, pollInterval: Duration) async throws(ServiceError) {
+    /// Returns the update fanned out, or nil when nothing a device shows changed.
+    @discardableResult
+    public func ingest(_ snapshot: MatchSnapshot, pollInterval: Duration) async throws(ServiceError) -> MatchUpdate? {
         var state = matches[snapshot.id] ?? MatchState()
-        if let seq = snapshot.seq, let last = state.lastSeq, seq < last { return }
+        if let seq = snapshot.seq, let last = state.lastSeq, seq < last { return nil }
         let update: MatchUpdate?
         do {
             update = try state.tracker.ingest(snapshot, pollInterval: pollInterval)
         } catch {
             metrics.feedError(reason: "render")
             logger.warning("snapshot skipped", metadata: ["match": "\(snapshot.id)", "error": "\(error)"])
-            return
+            return nil
         }
         state.lastSeq = snapshot.seq ?? state.lastSeq
         state.lastAnswer = now()
         matches[snapshot.id] = state
-        guard let update else { return }
+        guard let update else { return nil }
         try await persist { try await self.store.saveMatch(MatchRecord(snapshot: snapshot, updatedAt: self.now())) }
         try await fanOut(update, to: snapshot.id)
+        return update
     }
 
     /// The feed answered for this match without a change: its activities' stale-dates may move on.

@@ -1,0 +1,166 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Foundation
+import Logging
+import MatchcastCore
+import MatchcastDelivery
+import MatchcastFeeds
+import MatchcastService
+import Synchronization
+
+/// `matchcast replay FILE`: a recorded feed through the whole pipeline on a virtual clock.
+struct ReplayCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replay",
+        abstract: "Replay a recorded feed through the full pipeline on a virtual clock.",
+        discussion: """
+            Reads a recording (CONTRACTS §2: one observation per line) and runs it through the same \
+            pipeline as live polling: the feed's poll step, the lifecycle of N synthetic followers \
+            (each reports its update token right after its start), coalescing, delivery. Deliveries \
+            go to the sinks (stdout NDJSON by default). The same file and options give the same bytes \
+            on every run and machine. On a terminal a progress bar and a summary go to stderr.
+
+            Examples:
+              matchcast import cricsheet ../shared/realdata/cricsheet/1144530.json -o final.ndjson
+              matchcast replay final.ndjson --fast --followers 1000 > deliveries.ndjson
+              matchcast replay final.ndjson --speed 60 --sink webhook:http://127.0.0.1:9000/hook --webhook-secret whsec_...
+            """
+    )
+
+    @Argument(help: "The recording (NDJSON).")
+    var file: String
+
+    @Option(help: "Simulated seconds per real second.")
+    var speed: Double?
+
+    @Flag(help: "As fast as possible (the default when --speed is not given).")
+    var fast = false
+
+    @Option(help: "Synthetic followers, each with its own tokens.")
+    var followers = 1
+
+    @Option(help: "stdout or webhook:URL; repeat for several.")
+    var sink: [String] = []
+
+    @Option(help: "whsec_<base64 key> for webhook sinks.")
+    var webhookSecret: String?
+
+    @Option(help: "Seed of activity and delivery ids.")
+    var seed: UInt64 = 1
+
+    @Option(help: "Send routine (priority 5) changes at most once per this many simulated seconds.")
+    var coalesce: Double = 10
+
+    @Option(help: "The app's bundle id.")
+    var bundleId = "com.example.matchcast"
+
+    @Flag(help: "Progress and summary on stderr even when it is not a terminal.")
+    var progress = false
+
+    func validate() throws {
+        if fast && speed != nil { throw ValidationError("--fast and --speed exclude each other") }
+        if let speed, !(speed > 0 && speed <= 1_000_000) { throw ValidationError("--speed must be in (0, 1000000]") }
+        guard (0...1_000_000).contains(followers) else { throw ValidationError("--followers must be 0...1000000") }
+        guard coalesce >= 0 && coalesce <= 3600 else { throw ValidationError("--coalesce must be 0...3600") }
+    }
+
+    func run() async throws {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: file))
+        } catch {
+            StandardStreams.err("matchcast replay: cannot read \(file): \(error.localizedDescription)")
+            throw ExitCode(1)
+        }
+        let parse = RecordingReader.read(data)
+        for problem in parse.problems {
+            StandardStreams.err("matchcast replay: \(file):\(problem.line): \(problem.isFatal ? "" : "warning: ")\(problem.message)")
+        }
+        if parse.isFatal { throw ExitCode(1) }
+        let showProgress = progress || StandardStreams.stderrIsTerminal
+        let needsClient = sink.contains { $0.hasPrefix("webhook:") }
+        let client = needsClient ? HTTPClient(eventLoopGroupProvider: .singleton) : nil
+        do {
+            let summary = try await replay(parse.lines, client: client, showProgress: showProgress)
+            if showProgress { Self.printSummary(summary) }
+        } catch {
+            try? await client?.shutdown()
+            if let error = error as? ExitCode { throw error }
+            StandardStreams.err("matchcast replay: \(error)")
+            throw ExitCode(1)
+        }
+        try await client?.shutdown()
+    }
+
+    private func replay(_ lines: [RecordingLine], client: HTTPClient?, showProgress: Bool) async throws -> ReplaySummary {
+        var logger = Logger(label: "matchcast.replay")
+        logger.logLevel = .error
+        var sinks: [any DeliverySink] = []
+        for spec in sink.isEmpty ? ["stdout"] : sink {
+            if spec == "stdout" {
+                sinks.append(StdoutSink())
+            } else if spec.hasPrefix("webhook:"), let client {
+                guard let webhookSecret else { throw ValidationError("a webhook sink needs --webhook-secret") }
+                sinks.append(try WebhookSink(
+                    configuration: WebhookSinkConfiguration(url: String(spec.dropFirst(8)), secret: try WebhookSecret(webhookSecret)),
+                    client: client, deadLetters: InMemoryDeadLetters(), logger: logger))
+            } else {
+                throw ValidationError("--sink '\(spec)' is not stdout or webhook:URL")
+            }
+        }
+        let options = ReplayOptions(
+            followers: followers, seed: seed, bundleId: bundleId,
+            policy: ActivityPolicy(coalesceInterval: .milliseconds(Int64(coalesce * 1000))), speed: speed)
+        let bar = ProgressBar(enabled: showProgress)
+        let summary = try await ReplayRunner(lines: lines, options: options, sinks: sinks, logger: logger)
+            .run { bar.update($0) }
+        bar.finish()
+        return summary
+    }
+
+    static func printSummary(_ summary: ReplaySummary) {
+        let events = ActivityEvent.allCases.map { "\($0.rawValue) \(summary.deliveriesByEvent[$0, default: 0])" }
+        let keys = summary.keyEvents.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue) \($0.value)" }
+        StandardStreams.err("observations   \(summary.observations)")
+        StandardStreams.err("deliveries     \(summary.deliveries) (\(events.joined(separator: ", ")))")
+        StandardStreams.err("key events     \(keys.isEmpty ? "none" : keys.joined(separator: ", "))")
+        StandardStreams.err("simulated      \(ProgressBar.clock(summary.simulatedSeconds))")
+        StandardStreams.err("wall time      \(String(format: "%.2f s", summary.wallSeconds))")
+        for (match, result) in summary.results.sorted(by: { $0.key < $1.key }) {
+            StandardStreams.err("result         \(match): \(result)")
+        }
+    }
+}
+
+/// A one-line progress bar on stderr, redrawn at most ten times a second.
+final class ProgressBar: Sendable {
+    private let enabled: Bool
+    private let last = Mutex<ContinuousClock.Instant?>(nil)
+
+    init(enabled: Bool) { self.enabled = enabled }
+
+    func update(_ progress: ReplayProgress) {
+        guard enabled else { return }
+        let now = ContinuousClock.now
+        let due = last.withLock { last -> Bool in
+            if let previous = last, now - previous < .milliseconds(100), progress.done < progress.total { return false }
+            last = now
+            return true
+        }
+        guard due else { return }
+        let width = 30
+        let filled = progress.total == 0 ? width : width * progress.done / progress.total
+        let bar = String(repeating: "=", count: filled) + String(repeating: " ", count: width - filled)
+        FileHandle.standardError.write(Data(
+            "\r[\(bar)] \(progress.done)/\(progress.total) observations · \(Self.clock(progress.simulatedSeconds)) simulated · \(progress.deliveries) deliveries".utf8))
+    }
+
+    func finish() {
+        if enabled { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+
+    static func clock(_ seconds: Double) -> String {
+        let total = Int(seconds)
+        return String(format: "%d:%02d:%02d", total / 3600, total / 60 % 60, total % 60)
+    }
+}

@@ -1,0 +1,183 @@
+import Foundation
+import Logging
+import MatchcastCore
+import MatchcastDelivery
+import MatchcastFeeds
+import MatchcastStore
+import Metrics
+import Synchronization
+
+/// Replays a recording through the broker's own pipeline on a virtual clock: each observation goes
+/// through the feed's poll step (`MatchPollState`: status, seq guard, 304s, timing), then
+/// `LifecycleManager` fans it out to the synthetic followers' activities, coalescing and timing
+/// them with ticks at the virtual times they fall due. One task does everything in order, so the
+/// same recording and options give the same output bytes on every run.
+public struct ReplayRunner: Sendable {
+    private let lines: [RecordingLine]
+    private let options: ReplayOptions
+    private let sinks: [any DeliverySink]
+    private let logger: Logger
+
+    /// Virtual time 0 of every replay: whatever the recording, the output does not depend on when it runs.
+    public static let epoch = Date(timeIntervalSince1970: 1_767_225_600)  // 2026-01-01T00:00:00Z
+
+    public init(lines: [RecordingLine], options: ReplayOptions, sinks: [any DeliverySink], logger: Logger) {
+        self.lines = lines
+        self.options = options
+        self.sinks = sinks
+        self.logger = logger
+    }
+
+    public func run(progress: @Sendable (ReplayProgress) -> Void = { _ in }) async throws -> ReplaySummary {
+        let wallStart = ContinuousClock.now
+        let clock = VirtualTime(Self.epoch)
+        let now: @Sendable () -> Date = { clock.now }
+        let store = InMemoryStore()
+        let counter = CountingSink(inner: sinks)
+        let metrics = BrokerMetrics(factory: NOOPMetricsHandler.instance)
+        let manager = LifecycleManager(
+            store: store, dispatcher: DeliveryDispatcher(sinks: [counter], metrics: metrics, logger: logger),
+            settings: BrokerSettings(bundleId: options.bundleId, activityPolicy: options.policy, seed: options.seed),
+            metrics: metrics, now: now, logger: logger)
+
+        let matchIds = Self.matchIds(in: lines)
+        try await Self.addFollowers(options.followers, of: matchIds, store: store, manager: manager, now: now)
+
+        var summary = ReplaySummary()
+        var polls: [String: MatchPollState] = [:]
+        var rng = SeededGenerator(seed: options.seed)
+        var nextTick: Date?
+        var previousT = 0.0
+        for (index, line) in lines.enumerated() {
+            let at = Self.epoch.addingTimeInterval(line.t)
+            // Everything due before this observation happens first, at its own virtual time.
+            while let due = nextTick, due <= at {
+                clock.set(due)
+                nextTick = try await manager.tick()
+                try await registerStartedActivities(counter, store: store, manager: manager)
+            }
+            if let speed = options.speed, line.t > previousT {
+                try await Task.sleep(for: .milliseconds(Int64((line.t - previousT) / speed * 1000)))
+            }
+            previousT = line.t
+            clock.set(at)
+            summary.observations += 1
+            if let matchId = Self.matchId(ofRequest: line.request) {
+                var state = polls[matchId] ?? MatchPollState(matchId: matchId, policy: PollTimingPolicy(jitter: 0))
+                let result = state.ingest(line.response, now: at, using: &rng)
+                polls[matchId] = state
+                switch result.outcome {
+                case .updated(let snapshot):
+                    if let update = try await manager.ingest(snapshot, pollInterval: result.delay) {
+                        for event in update.keyEvents { summary.keyEvents[event.kind, default: 0] += 1 }
+                        if let result = update.content.result { summary.results[matchId] = result }
+                    }
+                case .unchanged:
+                    await manager.feedAnswered(matchId: matchId)
+                case .stale:
+                    break
+                case .failed(let error):
+                    logger.warning("observation not usable", metadata: ["line": "\(index + 1)", "error": "\(error)"])
+                }
+            }
+            try await registerStartedActivities(counter, store: store, manager: manager)
+            nextTick = try await manager.tick()
+            progress(ReplayProgress(done: index + 1, total: lines.count, simulatedSeconds: line.t, deliveries: counter.total))
+        }
+        // Coalesced updates still held when the recording ends go out at their due time.
+        let end = Self.epoch.addingTimeInterval((lines.last?.t ?? 0) + options.policy.coalesceInterval.seconds)
+        while let due = nextTick, due <= end {
+            clock.set(due)
+            nextTick = try await manager.tick()
+        }
+        summary.deliveriesByEvent = counter.byEvent
+        summary.alerts = counter.alerts
+        summary.simulatedSeconds = lines.last?.t ?? 0
+        summary.wallSeconds = (ContinuousClock.now - wallStart).seconds
+        return summary
+    }
+
+    /// The app side of each synthetic follower: it reports the update token of every activity the
+    /// broker started for it, right after the start.
+    private func registerStartedActivities(
+        _ counter: CountingSink, store: InMemoryStore, manager: LifecycleManager
+    ) async throws {
+        for started in counter.takeStarted() {
+            guard let record = try await store.activity(id: started.activityId) else { continue }
+            _ = try await manager.registerUpdateToken(
+                activityId: started.activityId, deviceId: record.deviceId, matchId: started.matchId,
+                token: SyntheticToken.make(for: "update:" + started.activityId), environment: .production)
+        }
+    }
+
+    private static func addFollowers(
+        _ count: Int, of matchIds: [String], store: InMemoryStore, manager: LifecycleManager, now: @Sendable () -> Date
+    ) async throws {
+        for index in 0..<count {
+            let deviceId = String(format: "replay-device-%06d", index)
+            try await store.createDevice(DeviceRecord(id: deviceId, secretHash: "", createdAt: now()))
+            try await store.setPushToStartToken(PushToStartTokenRecord(
+                deviceId: deviceId, token: SyntheticToken.make(for: "push-to-start:" + deviceId),
+                environment: .production, updatedAt: now()))
+            for matchId in matchIds {
+                _ = try await store.addFollow(FollowRecord(deviceId: deviceId, matchId: matchId, createdAt: now()))
+                try await manager.follow(deviceId: deviceId, matchId: matchId, environment: .production)
+            }
+        }
+    }
+
+    static func matchIds(in lines: [RecordingLine]) -> [String] {
+        var seen: [String] = []
+        for line in lines {
+            if let id = matchId(ofRequest: line.request), !seen.contains(id) { seen.append(id) }
+        }
+        return seen
+    }
+
+    static func matchId(ofRequest request: String) -> String? {
+        guard request.hasPrefix("/matches/") else { return nil }
+        let raw = request.dropFirst("/matches/".count).prefix { $0 != "?" }
+        return String(raw).removingPercentEncoding ?? String(raw)
+    }
+}
+
+/// The replay's virtual wall clock.
+final class VirtualTime: Sendable {
+    private let current: Mutex<Date>
+
+    init(_ start: Date) { current = Mutex(start) }
+
+    var now: Date { current.withLock { $0 } }
+    func set(_ date: Date) { current.withLock { $0 = max($0, date) } }
+}
+
+/// Passes deliveries on to the real sinks in order, counting them and noting each started activity.
+final class CountingSink: DeliverySink, Sendable {
+    let name = "replay"
+    private let inner: [any DeliverySink]
+    private let state = Mutex<(byEvent: [ActivityEvent: Int], alerts: Int, started: [(activityId: String, matchId: String)])>(([:], 0, []))
+
+    init(inner: [any DeliverySink]) { self.inner = inner }
+
+    func deliver(_ batch: [Delivery]) async throws {
+        state.withLock { state in
+            for delivery in batch {
+                state.byEvent[delivery.payload.aps.event, default: 0] += 1
+                if delivery.payload.aps.alert != nil { state.alerts += 1 }
+                if delivery.payload.aps.event == .start { state.started.append((delivery.activityId, delivery.matchId)) }
+            }
+        }
+        for sink in inner { try await sink.deliver(batch) }
+    }
+
+    var byEvent: [ActivityEvent: Int] { state.withLock { $0.byEvent } }
+    var alerts: Int { state.withLock { $0.alerts } }
+    var total: Int { state.withLock { $0.byEvent.values.reduce(0, +) } }
+
+    func takeStarted() -> [(activityId: String, matchId: String)] {
+        state.withLock { state in
+            defer { state.started.removeAll() }
+            return state.started
+        }
+    }
+}
