@@ -173,7 +173,11 @@ final class ManagerScriptedStore: MatchcastStore {
     func followers(matchId: String) async throws(StoreError) -> [FollowRecord] { await base.followers(matchId: matchId) }
     func followedMatchIds() async throws(StoreError) -> [String] { await base.followedMatchIds() }
     func saveActivity(_ record: ActivityRecord) async throws(StoreError) { try await base.saveActivity(record) }
-    func saveActivities(_ records: [ActivityRecord]) async throws(StoreError) { try await base.saveActivities(records) }
+    let skipSaves = Mutex(false)
+    func saveActivities(_ records: [ActivityRecord]) async throws(StoreError) {
+        if skipSaves.withLock({ $0 }) { return }
+        try await base.saveActivities(records)
+    }
     func activity(id: String) async throws(StoreError) -> ActivityRecord? { await base.activity(id: id) }
     func activities(matchId: String) async throws(StoreError) -> [ActivityRecord] { await base.activities(matchId: matchId) }
     func activities(deviceId: String) async throws(StoreError) -> [ActivityRecord] {

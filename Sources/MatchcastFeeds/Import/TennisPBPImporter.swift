@@ -83,9 +83,10 @@ public enum TennisPBPImporter {
         try timeline.append(base, at: 0, retryAfterMs: MatchTimeline.Pace.scheduled)
 
         let sequence = Array(points.utf8)
+        guard !sequence.isEmpty else { throw InputError(field: "pbp", reason: "no points") }
         var previous = try state(points: "", rules: rules)
         var gap = pointSeconds
-        for count in 1...max(sequence.count, 1) where !sequence.isEmpty {
+        for count in 1...sequence.count {
             let prefix = String(decoding: sequence[..<count], as: UTF8.self)
             let now = try state(points: prefix, rules: rules)
             let isLast = count == sequence.count

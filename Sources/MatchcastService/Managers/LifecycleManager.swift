@@ -12,6 +12,19 @@ import MatchcastStore
 /// so a fan-out reads no rows. Deliveries go out before the changed activities are saved:
 /// a crash in between re-sends (at least once), never loses.
 public actor LifecycleManager {
+    /// Activities changed by one operation, each once, in the order first changed.
+    private struct ChangeSet {
+        private var order: [String] = []
+        private var records: [String: ActivityRecord] = [:]
+
+        mutating func append(_ record: ActivityRecord) {
+            if records.updateValue(record, forKey: record.activityId) == nil { order.append(record.activityId) }
+        }
+
+        var isEmpty: Bool { order.isEmpty }
+        var all: [ActivityRecord] { order.map { records[$0]! } }
+    }
+
     private struct MatchState {
         var tracker = MatchTracker()
         var lastSeq: Int?
@@ -96,7 +109,7 @@ public actor LifecycleManager {
 
     private func fanOut(_ update: MatchUpdate, to matchId: String) async throws(ServiceError) {
         var deliveries: [Delivery] = []
-        var changed: [ActivityRecord] = []
+        var changed = ChangeSet()
         for var record in try await openActivities(matchId: matchId).values.sorted(by: { $0.activityId < $1.activityId }) {
             guard try await mayAct(on: record) else { continue }
             let actions = record.lifecycle.matchChanged(update, now: now(), policy: policy)
@@ -121,7 +134,7 @@ public actor LifecycleManager {
         matches[matchId, default: MatchState()].activities = activities
         if let latest = latest(matchId: matchId), try await mayAct(on: record) {
             var deliveries: [Delivery] = []
-            var changed: [ActivityRecord] = []
+            var changed = ChangeSet()
             try await execute(record.lifecycle.matchChanged(latest, now: now(), policy: policy),
                               on: &record, into: &deliveries, changed: &changed)
             try await finish(deliveries, changed)
@@ -147,7 +160,7 @@ public actor LifecycleManager {
             throw ServiceError(.conflict, "this update token belongs to another activity")
         }
         var deliveries: [Delivery] = []
-        var changed: [ActivityRecord] = []
+        var changed = ChangeSet()
         if var record = activities[activityId] {
             guard record.deviceId == deviceId else { throw ServiceError(.forbidden, "activity belongs to another device") }
             record.environment = environment
@@ -205,7 +218,7 @@ public actor LifecycleManager {
         for matchId in matches.keys.sorted() {
             guard let latest = latest(matchId: matchId), latest.status.isInProgress else { continue }
             var deliveries: [Delivery] = []
-            var changed: [ActivityRecord] = []
+            var changed = ChangeSet()
             for var record in try await openActivities(matchId: matchId).values
             where record.deviceId == deviceId && record.phase == .waiting {
                 guard try await mayAct(on: record) else { continue }
@@ -225,7 +238,7 @@ public actor LifecycleManager {
             guard let activities = matches[matchId]?.activities else { continue }
             let latest = latest(matchId: matchId)
             var deliveries: [Delivery] = []
-            var changed: [ActivityRecord] = []
+            var changed = ChangeSet()
             for var record in activities.values.sorted(by: { $0.activityId < $1.activityId }) {
                 if record.phase == .waiting {
                     guard let latest, latest.status.isInProgress else { continue }
@@ -315,7 +328,7 @@ public actor LifecycleManager {
 
     private func execute(
         _ actions: [ActivityAction], on record: inout ActivityRecord,
-        into deliveries: inout [Delivery], changed: inout [ActivityRecord]
+        into deliveries: inout [Delivery], changed: inout ChangeSet
     ) async throws(ServiceError) {
         // A lifecycle may change without acting (content held, an end held for the token): that
         // change must be kept as surely as a sent push.
@@ -361,33 +374,33 @@ public actor LifecycleManager {
         }
     }
 
-    private func save(_ record: ActivityRecord, changed: inout [ActivityRecord]) async throws(ServiceError) {
+    private func save(_ record: ActivityRecord, changed: inout ChangeSet) async throws(ServiceError) {
         var record = record
         record.updatedAt = now()
-        // Callers load the match's open activities first, so the cache is complete here.
-        var state = matches[record.matchId] ?? MatchState()
-        var open = state.activities ?? [:]
-        open[record.activityId] = record.isOpen ? record : nil
-        state.activities = open
-        matches[record.matchId] = state
-        changed.removeAll { $0.activityId == record.activityId }
+        // Callers load the match's open activities first, so the cache is complete here. Mutated in
+        // place: copying a 100,000-entry dictionary per activity would make a fan-out quadratic.
+        if matches[record.matchId]?.activities == nil {
+            matches[record.matchId, default: MatchState()].activities = [:]
+        }
+        matches[record.matchId]!.activities![record.activityId] = record.isOpen ? record : nil
         changed.append(record)
     }
 
     private func end(_ record: ActivityRecord, reason: ActivityEndReason) async throws(ServiceError) {
         var record = record
         var deliveries: [Delivery] = []
-        var changed: [ActivityRecord] = []
+        var changed = ChangeSet()
         try await execute(record.lifecycle.end(reason, now: now()), on: &record, into: &deliveries, changed: &changed)
         if changed.isEmpty { try await save(record, changed: &changed) }
         try await finish(deliveries, changed)
     }
 
     /// Deliver, then persist: a crash between the two re-sends rather than loses.
-    private func finish(_ deliveries: [Delivery], _ changed: [ActivityRecord]) async throws(ServiceError) {
+    private func finish(_ deliveries: [Delivery], _ changed: ChangeSet) async throws(ServiceError) {
         await dispatcher.dispatch(deliveries)
         guard !changed.isEmpty else { return }
-        try await persist { try await self.store.saveActivities(changed) }
+        let records = changed.all
+        try await persist { try await self.store.saveActivities(records) }
     }
 
     private func persist<T: Sendable>(_ operation: @Sendable () async throws -> T) async throws(ServiceError) -> T {

@@ -1,0 +1,113 @@
+import MatchcastCore
+import MatchcastDelivery
+import Synchronization
+
+/// Sits between the dispatcher and the benchmarked sink: passes every batch on unchanged (or in
+/// chunks of `chunk` deliveries, one `deliver` call each, in order) and notes, per measurement
+/// window, when the first batch arrived, when the inner sink returned for the last one ("last byte
+/// written"), how many deliveries went through, and which payload buffers they carried.
+///
+/// Outside a window it also notes every `start` it passes, so the benchmark can act as the app
+/// and report each started activity's update token.
+final class MeasuringSink: DeliverySink, Sendable {
+    /// What one window saw.
+    struct Window: Sendable {
+        var firstCall: ContinuousClock.Instant?
+        var lastReturn: ContinuousClock.Instant?
+        var deliveries = 0
+        var calls = 0
+        var failures = 0
+        /// The batches themselves, kept until the window closes so their payloads can be checked
+        /// after the timed part (checking them inside it would be measured too).
+        var batches: [[Delivery]] = []
+    }
+
+    let name: String
+    var countsDeliveries: Bool { inner.countsDeliveries }
+    private let inner: any DeliverySink
+    private let chunk: Int?
+    private let state = Mutex<(window: Window?, started: [(activityId: String, matchId: String)], delivered: Int)>((nil, [], 0))
+
+    init(inner: any DeliverySink, chunk: Int?) {
+        self.inner = inner
+        self.chunk = chunk
+        name = inner.name
+    }
+
+    func deliver(_ batch: [Delivery]) async throws {
+        let arrived = ContinuousClock.now
+        let measuring = state.withLock { state -> Bool in
+            guard state.window != nil else { return false }
+            if state.window!.firstCall == nil { state.window!.firstCall = arrived }
+            state.window!.calls += 1
+            state.window!.batches.append(batch)
+            return true
+        }
+        if !measuring { noteStarts(batch) }
+        do {
+            if let chunk, batch.count > chunk {
+                for start in stride(from: 0, to: batch.count, by: chunk) {
+                    try await inner.deliver(Array(batch[start..<min(start + chunk, batch.count)]))
+                }
+            } else {
+                try await inner.deliver(batch)
+            }
+        } catch {
+            state.withLock { $0.window?.failures += batch.count }
+            throw error
+        }
+        let returned = ContinuousClock.now
+        state.withLock { state in
+            state.delivered += batch.count
+            state.window?.lastReturn = returned
+            state.window?.deliveries += batch.count
+        }
+    }
+
+    /// Starts a measurement window.
+    func open() {
+        state.withLock { $0.window = Window() }
+    }
+
+    /// Ends the window and returns what it saw.
+    func close() -> Window {
+        state.withLock { state in
+            defer { state.window = nil }
+            return state.window ?? Window()
+        }
+    }
+
+    /// Every delivery handed to the inner sink so far, measured or not.
+    var delivered: Int { state.withLock { $0.delivered } }
+
+    /// The activities started (a `start` passed through) since the last call, outside windows.
+    func takeStarted() -> [(activityId: String, matchId: String)] {
+        state.withLock { state in
+            defer { state.started.removeAll() }
+            return state.started
+        }
+    }
+
+    private func noteStarts(_ batch: [Delivery]) {
+        let started = batch.lazy.filter { $0.payload.aps.event == .start }.map { ($0.activityId, $0.matchId) }
+        guard !started.isEmpty else { return }
+        state.withLock { $0.started.append(contentsOf: started) }
+    }
+}
+
+extension MeasuringSink.Window {
+    /// How many distinct payload buffers the window's deliveries share: 1 when the payload was
+    /// built once for the update, N when it was built per device.
+    var distinctPayloads: Int {
+        var seen = Set<UInt>()
+        for batch in batches {
+            for delivery in batch {
+                delivery.payload.bytes.withUnsafeBufferPointer { seen.insert(UInt(bitPattern: $0.baseAddress)) }
+            }
+        }
+        return seen.count
+    }
+
+    /// The payload of the window's first delivery.
+    var firstPayload: PushPayload? { batches.first?.first?.payload }
+}
