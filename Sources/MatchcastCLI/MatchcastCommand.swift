@@ -15,8 +15,9 @@ public struct MatchcastCommand: AsyncParsableCommand {
               matchcast fake-feed --port 8090 --speed 60
             """,
         subcommands: [
-            ServeCommand.self, FollowCommand.self, ReplayCommand.self, RecordCommand.self, RenderCommand.self,
+            ServeCommand.self, FollowCommand.self, ReplayCommand.self, RecordCommand.self, ImportCommand.self, RenderCommand.self,
             FakeFeedCommand.self,
+            BenchCommand.self,
         ]
     )
 

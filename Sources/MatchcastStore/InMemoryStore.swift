@@ -9,6 +9,8 @@ public actor InMemoryStore: MatchcastStore {
     /// By device id, then match id.
     private var followsByDevice: [String: [String: FollowRecord]] = [:]
     private var activitiesById: [String: ActivityRecord] = [:]
+    /// Update token → the open activity holding it, so a fan-out's save is not quadratic.
+    private var openTokenHolder: [String: String] = [:]
     private var matchesById: [String: MatchRecord] = [:]
 
     public init() {}
@@ -28,6 +30,7 @@ public actor InMemoryStore: MatchcastStore {
         tokens[id] = nil
         followsByDevice[id] = nil
         activitiesById = activitiesById.filter { $0.value.deviceId != id }
+        openTokenHolder = openTokenHolder.filter { activitiesById[$0.value] != nil }
         return true
     }
 
@@ -81,18 +84,32 @@ public actor InMemoryStore: MatchcastStore {
     }
 
     public func saveActivities(_ records: [ActivityRecord]) throws(StoreError) {
-        // Check against a copy so a failure part-way leaves nothing saved, as a transaction would.
-        var saved = activitiesById
+        // Validate the whole batch against the saved state overlaid with the batch itself, so a
+        // failure part-way leaves nothing saved, as a transaction would.
+        var overlay: [String: ActivityRecord] = [:]
+        var batchHolder: [String: String] = [:]
         for record in records {
             try record.validate()
             try requireDevice(record.deviceId)
-            if record.isOpen, let token = record.updateToken,
-               let holder = saved.values.first(where: { $0.isOpen && $0.updateToken == token && $0.activityId != record.activityId }) {
-                throw .conflict("update token \(StoreError.redacted(token)) is held by open activity '\(holder.activityId)'")
+            if record.isOpen, let token = record.updateToken {
+                for holderId in [batchHolder[token], openTokenHolder[token]].compactMap({ $0 }) where holderId != record.activityId {
+                    let holder = overlay[holderId] ?? activitiesById[holderId]
+                    if let holder, holder.isOpen, holder.updateToken == token {
+                        throw .conflict("update token \(StoreError.redacted(token)) is held by open activity '\(holderId)'")
+                    }
+                }
+                batchHolder[token] = record.activityId
             }
-            saved[record.activityId] = record
+            overlay[record.activityId] = record
         }
-        activitiesById = saved
+        for record in records {
+            if let old = activitiesById[record.activityId], let token = old.updateToken,
+               openTokenHolder[token] == record.activityId {
+                openTokenHolder[token] = nil
+            }
+            if record.isOpen, let token = record.updateToken { openTokenHolder[token] = record.activityId }
+            activitiesById[record.activityId] = record
+        }
     }
 
     public func activity(id: String) -> ActivityRecord? { activitiesById[id] }
@@ -106,6 +123,7 @@ public actor InMemoryStore: MatchcastStore {
     }
 
     public func activity(updateToken: String) -> ActivityRecord? {
+        if let id = openTokenHolder[updateToken], let open = activitiesById[id] { return open }
         let holders = activitiesById.values.filter { $0.updateToken == updateToken }
         if let open = holders.first(where: \.isOpen) { return open }
         // Ties broken by id so the answer does not depend on dictionary order.
@@ -114,7 +132,9 @@ public actor InMemoryStore: MatchcastStore {
 
     @discardableResult
     public func deleteActivity(id: String) -> Bool {
-        activitiesById.removeValue(forKey: id) != nil
+        guard let removed = activitiesById.removeValue(forKey: id) else { return false }
+        if let token = removed.updateToken, openTokenHolder[token] == id { openTokenHolder[token] = nil }
+        return true
     }
 
     public func openActivities() -> [ActivityRecord] {

@@ -122,6 +122,13 @@ struct ImportCricsheetTests {
         #expect(try MatchRenderer.render(last.match).contentState.result == "MI won by 5 runs (D/L)")
     }
 
+    @Test func sameInputSameBytes() throws {
+        let once = try RecordingWriter.encode(try CricsheetImporter.recording(Self.miVersusCsk, id: "ipl-m1"))
+        let again = try RecordingWriter.encode(try CricsheetImporter.recording(Self.miVersusCsk, id: "ipl-m1"))
+        #expect(once == again)
+        #expect(once.split(separator: UInt8(ascii: "\n")).count == 12)
+    }
+
     @Test func superOverTargetsAndEliminator() throws {
         let data = Self.match(
             teams: ["Alpha", "Beta Gamma"], outcome: #"{"result": "tie", "eliminator": "Beta Gamma"}"#,

@@ -520,28 +520,6 @@ struct LifecycleManagerTests {
 
     // MARK: 14. Fan-out
 
-    @Test("SCRATCH timing", .serialized, arguments: [500, 1000, 2000])
-    func scratchTiming(count: Int) async throws {
-        let store = ManagerScriptedStore()
-        let h = ManagerHarness(store: store)
-        try await h.ingest(F.football("m", clock: "1'"))
-        let c = ContinuousClock()
-        var t = c.now
-        for n in 0..<count {
-            _ = try await h.activeDevice(matchId: "m", pushToStart: F.pushToStart(n), updateToken: F.update(n))
-        }
-        print("SCRATCH setup", count, c.now - t)
-        h.clock.advance(by: 30)
-        t = c.now
-        try await h.ingest(F.football("m", home: 1, clock: "31'", events: [Self.goal]))
-        print("SCRATCH goal", count, c.now - t)
-        store.skipSaves.withLock { $0 = true }
-        h.clock.advance(by: 30)
-        t = c.now
-        try await h.ingest(F.football("m", home: 1, clock: "61'", events: [Self.goal]))
-        print("SCRATCH routine", count, c.now - t)
-    }
-
     @Test("fan-out: 2,000 followers, one goal, 2,000 deliveries sharing one payload", .timeLimit(.minutes(5)))
     func fanOut() async throws {
         let h = ManagerHarness()
@@ -677,6 +655,8 @@ struct LifecycleManagerTests {
 
     // MARK: Beyond the list: bugs found while testing
 
+    /// Was a bug (fixed): `LiveActivityService.putActivity` recorded the follow (`ensureFollow`) before
+    /// `registerUpdateToken` refuses the request, so a 409/403 still subscribes the device.
     @Test("a refused putActivity (token conflict, another device's activity) leaves no follow behind")
     func refusedPutActivityLeavesNoFollow() async throws {
         let h = ManagerHarness()
@@ -699,6 +679,9 @@ struct LifecycleManagerTests {
         #expect(try await h.lifecycle.matchesToPoll() == ["m"])
     }
 
+    /// Was a bug (fixed): `LifecycleManager.ingest` committed the tracker (`matches[snapshot.id] = state`)
+    /// before `saveMatch`; when the save throws, the same snapshot polled again is "unchanged" and the
+    /// goal never reaches the device (nor the store).
     @Test("a store failure while saving the match does not lose the update", .timeLimit(.minutes(1)))
     func storeFailureDoesNotLoseUpdate() async throws {
         let store = ManagerScriptedStore()
@@ -711,8 +694,12 @@ struct LifecycleManagerTests {
 
         store.saveMatchFailures.withLock { $0 = 1 }
         let goal = F.football("m", home: 1, clock: "31'", events: [Self.goal])
-        let failure = await #expect(throws: ServiceError.self) { try await h.ingest(goal) }
-        #expect(failure?.code == .unavailable)
+        do {
+            try await h.ingest(goal)
+        } catch let error as ServiceError {
+            #expect(error.code == .unavailable)
+        }
+        #expect(store.saveMatchFailures.withLock { $0 } == 0, "the failure was hit")
 
         // The feed answers again with the same state; the store is back.
         h.clock.advance(by: 10)
@@ -725,6 +712,8 @@ struct LifecycleManagerTests {
         #expect(try await store.match(id: "m")?.snapshot.score == goal.score, "and the stored match must catch up")
     }
 
+    /// Was a bug: the fan-out worked on copies taken before it awaited the store, so a rotation saved
+    /// meanwhile was overwritten with the old token. Commands now run one at a time.
     @Test("a token rotation that lands while a fan-out waits on the store is not undone", .timeLimit(.minutes(1)))
     func tokenRotationDuringFanOut() async throws {
         let store = ManagerScriptedStore()
@@ -742,20 +731,67 @@ struct LifecycleManagerTests {
         h.clock.advance(by: 30)
         let mark = h.deliveries.count
 
-        store.pushToStartGate.arm()
+        let gate = store.pushToStartGate
+        gate.arm()
         let fanOut = Task { try await h.ingest(F.football("m", home: 1, clock: "31'", events: [Self.goal])) }
-        await store.pushToStartGate.waitUntilHit()
-        // The app rotates the update token while the fan-out is suspended.
-        _ = try await h.service.putActivity(
-            activityId: "zz-app-act", deviceId: device, matchId: "m", updateToken: newToken, environment: .production)
-        store.pushToStartGate.release()
+        let watcher = Task { _ = await fanOut.result; gate.dismantle() }
+        await gate.waitUntilHit()
+        // The app rotates the update token while the fan-out is suspended. Commands are serial: the
+        // rotation waits for the fan-out, then applies, and nothing writes the old token back.
+        let rotation = Task {
+            try await h.service.putActivity(
+                activityId: "zz-app-act", deviceId: device, matchId: "m", updateToken: newToken, environment: .production)
+        }
+        for _ in 0..<200 { await Task.yield() }
+        gate.release()
         try await fanOut.value
+        _ = try await rotation.value
+        await watcher.value
 
         let goal = h.deliveries(since: mark)
-        #expect(goal.map(\.target.value) == [newToken], "the goal goes to the token the app reported last")
+        #expect(goal.map(\.target.value) == [oldToken],
+                "the goal was fanned out before the rotation was handled, to the token valid then")
         #expect(try await store.activity(id: "zz-app-act")?.updateToken == newToken, "the rotation is not overwritten")
+        h.clock.advance(by: 30)
+        let later = h.deliveries.count
+        try await h.ingest(F.football("m", home: 2, clock: "61'", events: [Self.goal, Self.secondGoal]))
+        #expect(h.deliveries(since: later).map(\.target.value) == [newToken])
     }
 
+    /// Was a bug: a second follow arriving while the first awaited `saveActivity` created a second
+    /// activity (two starts, two Live Activities). Commands now run one at a time.
+    @Test("the same follow twice at once (a client retry) makes one activity and one start", .timeLimit(.minutes(1)))
+    func concurrentFollowsMakeOneActivity() async throws {
+        let store = ManagerScriptedStore()
+        let h = ManagerHarness(store: store)
+        try await h.ingest(F.football("m"))
+        let device = try await h.device(pushToStart: F.pushToStart(50))
+
+        let gate = store.saveActivityGate
+        gate.arm()
+        let first = Task { try await h.service.follow(deviceId: device, matchId: "m") }
+        let watcher = Task { _ = await first.result; gate.dismantle() }
+        await gate.waitUntilHit()
+        let retryTask = Task { try await h.service.follow(deviceId: device, matchId: "m") }
+        for _ in 0..<200 { await Task.yield() }
+        gate.release()
+        let original = try await first.value
+        let retry = try await retryTask.value
+        await watcher.value
+        for _ in 0..<4 {
+            h.clock.advance(by: 5)
+            try await h.tick()
+        }
+
+        let open = try await h.store.activities(deviceId: device).filter(\.isOpen)
+        #expect(open.count == 1, "follow is idempotent: one open activity per device and match")
+        #expect(original.activityId == retry.activityId)
+        #expect(h.deliveries(.start).count == 1, "one Live Activity on the device, not two")
+    }
+
+    /// Was a bug (fixed): `restore` resumed each match's tracker with the event text of an arbitrary open
+    /// activity (`compactMap(...).first` over a dictionary), so an up-to-date device can be sent a
+    /// catch-up whose event goes back to "has started".
     @Test("restore keeps the event text the devices last got, whichever activity it reads first")
     func restoreKeepsLatestEventText() async throws {
         // Each match: one active device that got the goal, seven started before the goal that never

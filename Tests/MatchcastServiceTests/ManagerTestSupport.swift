@@ -143,12 +143,14 @@ enum ManagerFixtures {
 }
 
 /// A store that passes every call to an in-memory store, but can fail `saveMatch` on demand and
-/// hold `pushToStartToken` at a gate, to reach states a healthy store never shows.
+/// hold `pushToStartToken` or `saveActivity` at a gate, to reach interleavings a test cannot
+/// otherwise pin down.
 final class ManagerScriptedStore: MatchcastStore {
     let base = InMemoryStore()
     /// How many of the next `saveMatch` calls fail.
     let saveMatchFailures = Mutex(0)
     let pushToStartGate = ManagerTestGate()
+    let saveActivityGate = ManagerTestGate()
 
     init() {}
 
@@ -172,12 +174,11 @@ final class ManagerScriptedStore: MatchcastStore {
     func follows(deviceId: String) async throws(StoreError) -> [FollowRecord] { await base.follows(deviceId: deviceId) }
     func followers(matchId: String) async throws(StoreError) -> [FollowRecord] { await base.followers(matchId: matchId) }
     func followedMatchIds() async throws(StoreError) -> [String] { await base.followedMatchIds() }
-    func saveActivity(_ record: ActivityRecord) async throws(StoreError) { try await base.saveActivity(record) }
-    let skipSaves = Mutex(false)
-    func saveActivities(_ records: [ActivityRecord]) async throws(StoreError) {
-        if skipSaves.withLock({ $0 }) { return }
-        try await base.saveActivities(records)
+    func saveActivity(_ record: ActivityRecord) async throws(StoreError) {
+        await saveActivityGate.pass()
+        try await base.saveActivity(record)
     }
+    func saveActivities(_ records: [ActivityRecord]) async throws(StoreError) { try await base.saveActivities(records) }
     func activity(id: String) async throws(StoreError) -> ActivityRecord? { await base.activity(id: id) }
     func activities(matchId: String) async throws(StoreError) -> [ActivityRecord] { await base.activities(matchId: matchId) }
     func activities(deviceId: String) async throws(StoreError) -> [ActivityRecord] {
@@ -210,6 +211,7 @@ final class ManagerTestGate: Sendable {
         var armed = false
         var held: CheckedContinuation<Void, Never>?
         var wasHit = false
+        var dismantled = false
         var hitWaiter: CheckedContinuation<Void, Never>?
     }
 
@@ -240,12 +242,27 @@ final class ManagerTestGate: Sendable {
     func waitUntilHit() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let already = state.withLock { state in
-                if state.wasHit { return true }
+                if state.wasHit || state.dismantled { return true }
                 state.hitWaiter = continuation
                 return false
             }
             if already { continuation.resume() }
         }
+    }
+
+    /// Whether a caller was held at the gate.
+    var wasHit: Bool { state.withLock { $0.wasHit } }
+
+    /// Holds no one from now on, and lets a pending `waitUntilHit()` return: for when the code under
+    /// test finished without ever passing the gate (so a test cannot hang on it).
+    func dismantle() {
+        let waiter = state.withLock { state in
+            state.armed = false
+            state.dismantled = true
+            defer { state.hitWaiter = nil }
+            return state.hitWaiter
+        }
+        waiter?.resume()
     }
 
     /// Lets the held caller go on.

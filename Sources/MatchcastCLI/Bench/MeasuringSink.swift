@@ -15,6 +15,7 @@ final class MeasuringSink: DeliverySink, Sendable {
         var firstCall: ContinuousClock.Instant?
         var lastReturn: ContinuousClock.Instant?
         var deliveries = 0
+        /// `deliver` calls made to the inner sink.
         var calls = 0
         var failures = 0
         /// The batches themselves, kept until the window closes so their payloads can be checked
@@ -39,7 +40,7 @@ final class MeasuringSink: DeliverySink, Sendable {
         let measuring = state.withLock { state -> Bool in
             guard state.window != nil else { return false }
             if state.window!.firstCall == nil { state.window!.firstCall = arrived }
-            state.window!.calls += 1
+            state.window!.calls += chunk.map { (batch.count + $0 - 1) / $0 } ?? 1
             state.window!.batches.append(batch)
             return true
         }
@@ -89,7 +90,7 @@ final class MeasuringSink: DeliverySink, Sendable {
     }
 
     private func noteStarts(_ batch: [Delivery]) {
-        let started = batch.lazy.filter { $0.payload.aps.event == .start }.map { ($0.activityId, $0.matchId) }
+        let started = batch.filter { $0.payload.aps.event == .start }.map { (activityId: $0.activityId, matchId: $0.matchId) }
         guard !started.isEmpty else { return }
         state.withLock { $0.started.append(contentsOf: started) }
     }
@@ -102,7 +103,7 @@ extension MeasuringSink.Window {
         var seen = Set<UInt>()
         for batch in batches {
             for delivery in batch {
-                delivery.payload.bytes.withUnsafeBufferPointer { seen.insert(UInt(bitPattern: $0.baseAddress)) }
+                _ = delivery.payload.bytes.withUnsafeBufferPointer { seen.insert(UInt(bitPattern: $0.baseAddress)) }
             }
         }
         return seen.count

@@ -6,12 +6,6 @@ struct CricsheetMatch: Decodable {
     struct Info: Decodable {
         struct Event: Decodable {
             var name: String?
-            var matchNumber: Int?
-
-            private enum CodingKeys: String, CodingKey {
-                case name
-                case matchNumber = "match_number"
-            }
         }
 
         var teams: [String]
@@ -30,12 +24,6 @@ struct CricsheetMatch: Decodable {
     }
 
     struct Outcome: Decodable {
-        struct By: Decodable {
-            var runs: Int?
-            var wickets: Int?
-            var innings: Int?
-        }
-
         var winner: String?
         /// The side that won a tie-break: super over, boundary count.
         var eliminator: String?
@@ -45,10 +33,9 @@ struct CricsheetMatch: Decodable {
         var result: String?
         /// `D/L`, `VJD`, `Awarded`, …
         var method: String?
-        var by: By?
 
         private enum CodingKeys: String, CodingKey {
-            case winner, eliminator, result, method, by
+            case winner, eliminator, result, method
             case bowlOut = "bowl_out"
         }
     }

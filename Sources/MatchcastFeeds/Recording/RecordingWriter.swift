@@ -1,51 +1,59 @@
 import Foundation
+import Synchronization
 
 /// Writes a recording (CONTRACTS §2): one JSON object per line, keys sorted, each ended by `\n`,
 /// to a file handle or to an in-memory buffer.
 ///
 /// The same lines always give the same bytes. A line that breaks the format, or whose `t` is
 /// earlier than the previous line's, is refused before anything is written, so what a writer
-/// produces always reads back without problems.
-public final class RecordingWriter {
-    private enum Destination {
-        case memory
-        case file(FileHandle)
+/// produces always reads back without problems. Safe to share between tasks: lines are written
+/// whole and in the order `append` is called.
+public final class RecordingWriter: Sendable {
+    private struct State {
+        var lastT: Double?
+        var data = Data()
+        var count = 0
     }
 
-    private let destination: Destination
-    private var lastT: Double?
-    /// Everything written so far, when writing to memory; empty when writing to a file.
-    public private(set) var data = Data()
-    /// Lines written so far.
-    public private(set) var count = 0
+    private let fileHandle: FileHandle?
+    private let state = Mutex(State())
 
     /// A writer that keeps the recording in `data`.
     public init() {
-        destination = .memory
+        fileHandle = nil
     }
 
     /// A writer that appends to `fileHandle`; the caller opens and closes it.
     public init(fileHandle: FileHandle) {
-        destination = .file(fileHandle)
+        self.fileHandle = fileHandle
     }
+
+    /// Everything written so far, when writing to memory; empty when writing to a file.
+    public var data: Data { state.withLock { $0.data } }
+
+    /// Lines written so far.
+    public var count: Int { state.withLock { $0.count } }
 
     /// Appends one line.
     public func append(_ line: RecordingLine) throws(RecordingWriteError) {
-        if let lastT, line.t < lastT { throw .outOfOrder(t: line.t, previous: lastT) }
         var bytes = try line.encoded()
         bytes.append(UInt8(ascii: "\n"))
-        switch destination {
-        case .memory:
-            data.append(bytes)
-        case .file(let handle):
-            do {
-                try handle.write(contentsOf: bytes)
-            } catch {
-                throw .io(error)
+        let result: Result<Void, RecordingWriteError> = state.withLock { state in
+            if let lastT = state.lastT, line.t < lastT { return .failure(.outOfOrder(t: line.t, previous: lastT)) }
+            if let fileHandle {
+                do {
+                    try fileHandle.write(contentsOf: bytes)
+                } catch {
+                    return .failure(.io(error))
+                }
+            } else {
+                state.data.append(bytes)
             }
+            state.lastT = line.t
+            state.count += 1
+            return .success(())
         }
-        lastT = line.t
-        count += 1
+        try result.get()
     }
 
     /// Appends lines in order; stops at the first one refused.

@@ -18,11 +18,14 @@ public final class RecordingTransport<C: Clock<Duration>>: FeedTransport, Sendab
 
     public func fetch(_ request: FeedRequest) async throws -> FeedResponse {
         let response = try await upstream.fetch(request)
-        let t = (start.duration(to: clock.now)).seconds
         // 304s are recorded without a body, as the contract says.
         let recorded = FeedResponse(status: response.status, headers: response.headers,
                                     body: response.status == 304 ? nil : response.body)
-        try writer.withLock { try $0.append(RecordingLine(t: (t * 1000).rounded() / 1000, request: request.path, response: recorded)) }
+        // Timed under the lock, so answers landing together are still written in time order.
+        try writer.withLock { writer in
+            let t = (start.duration(to: clock.now)).seconds
+            try writer.append(RecordingLine(t: (t * 1000).rounded() / 1000, request: request.path, response: recorded))
+        }
         return response
     }
 }

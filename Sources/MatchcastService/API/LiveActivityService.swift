@@ -116,10 +116,10 @@ public final class LiveActivityService: Sendable {
         let token = try Validation.token(updateToken, field: "updateToken")
         var env = environment ?? .production
         if environment == nil, let known = try await tokens.environment(deviceId: deviceId) { env = known }
-        // Adopting implies following: the match must be polled.
-        if try await followManager.ensureFollow(deviceId: deviceId, matchId: matchId) { changes.yield() }
         let record = try await lifecycle.registerUpdateToken(
             activityId: activityId, deviceId: deviceId, matchId: matchId, token: token, environment: env)
+        // Adopting implies following (the match must be polled), once the broker has accepted it.
+        if try await followManager.ensureFollow(deviceId: deviceId, matchId: matchId) { changes.yield() }
         logger.info("update token registered", metadata: ["activity": "\(activityId)", "token": "\(Redact.token(token))"])
         return ActivityView(activityId: record.activityId, deviceId: deviceId, matchId: matchId, state: record.phase.rawValue)
     }

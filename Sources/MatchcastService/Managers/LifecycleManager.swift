@@ -44,6 +44,8 @@ public actor LifecycleManager {
     private var matches: [String: MatchState] = [:]
     /// Earliest time the next push-to-start may go to each device.
     private var startGate: [String: Date] = [:]
+    /// Commands that change activities run one at a time (see `AsyncSerialGate`).
+    private let serial = AsyncSerialGate()
 
     public init(
         store: any MatchcastStore, dispatcher: DeliveryDispatcher, settings: BrokerSettings,
@@ -67,6 +69,8 @@ public actor LifecycleManager {
     /// Returns the update fanned out, or nil when nothing a device shows changed.
     @discardableResult
     public func ingest(_ snapshot: MatchSnapshot, pollInterval: Duration) async throws(ServiceError) -> MatchUpdate? {
+        await serial.enter()
+        defer { serial.leave() }
         var state = matches[snapshot.id] ?? MatchState()
         if let seq = snapshot.seq, let last = state.lastSeq, seq < last { return nil }
         let update: MatchUpdate?
@@ -79,9 +83,16 @@ public actor LifecycleManager {
         }
         state.lastSeq = snapshot.seq ?? state.lastSeq
         state.lastAnswer = now()
-        matches[snapshot.id] = state
-        guard let update else { return nil }
+        guard let update else {
+            matches[snapshot.id] = state
+            return nil
+        }
+        // The tracker moves on only once the match is saved: a failed save leaves it where it was,
+        // so the same snapshot polled again is still news.
         try await persist { try await self.store.saveMatch(MatchRecord(snapshot: snapshot, updatedAt: self.now())) }
+        let cached = matches[snapshot.id]?.activities
+        state.activities = cached
+        matches[snapshot.id] = state
         try await fanOut(update, to: snapshot.id)
         return update
     }
@@ -107,6 +118,12 @@ public actor LifecycleManager {
         matches[matchId]?.tracker.current?.snapshot.status.isFinal ?? false
     }
 
+    /// Final or postponed: no source of its own (the live list shows it again if it goes live).
+    private func needsNoSource(_ matchId: String) -> Bool {
+        guard let status = matches[matchId]?.tracker.current?.snapshot.status else { return false }
+        return status.isFinal || status == .postponed
+    }
+
     private func fanOut(_ update: MatchUpdate, to matchId: String) async throws(ServiceError) {
         var deliveries: [Delivery] = []
         var changed = ChangeSet()
@@ -124,6 +141,8 @@ public actor LifecycleManager {
     /// push-to-start as soon as the match is in progress and the device has a token.
     @discardableResult
     public func follow(deviceId: String, matchId: String, environment: APNsEnvironment) async throws(ServiceError) -> ActivityRecord {
+        await serial.enter()
+        defer { serial.leave() }
         var activities = try await openActivities(matchId: matchId)
         if let open = activities.values.first(where: { $0.deviceId == deviceId }) { return open }
         let lifecycle = ActivityLifecycle(activityId: builder.makeActivityId(now: now()), matchId: matchId)
@@ -144,6 +163,8 @@ public actor LifecycleManager {
 
     /// Unfollow: the device's open activity for the match ends at once.
     public func unfollow(deviceId: String, matchId: String) async throws(ServiceError) {
+        await serial.enter()
+        defer { serial.leave() }
         for record in try await openActivities(matchId: matchId).values where record.deviceId == deviceId {
             try await end(record, reason: .unfollowed)
         }
@@ -154,6 +175,8 @@ public actor LifecycleManager {
     public func registerUpdateToken(
         activityId: String, deviceId: String, matchId: String, token: String, environment: APNsEnvironment
     ) async throws(ServiceError) -> ActivityRecord {
+        await serial.enter()
+        defer { serial.leave() }
         let activities = try await openActivities(matchId: matchId)
         if let holder = try await persist({ try await self.store.activity(updateToken: token) }),
            holder.isOpen, holder.activityId != activityId {
@@ -175,7 +198,8 @@ public actor LifecycleManager {
         }
         // Adopted: the app started this activity itself. It replaces the broker's own, unstarted or not.
         for other in activities.values where other.deviceId == deviceId {
-            try await end(other, reason: .dismissed)
+            // An end (dismissed at once) if it ever reached the device, so no frozen twin stays.
+            try await end(other, reason: .unfollowed)
         }
         var record = ActivityRecord(
             deviceId: deviceId, environment: environment,
@@ -194,6 +218,8 @@ public actor LifecycleManager {
 
     /// The user dismissed the activity: stop pushing, send nothing.
     public func dismiss(activityId: String, deviceId: String) async throws(ServiceError) {
+        await serial.enter()
+        defer { serial.leave() }
         guard let record = try await persist({ try await self.store.activity(id: activityId) }) else {
             throw ServiceError(.notFound, "no activity \(activityId)")
         }
@@ -205,6 +231,8 @@ public actor LifecycleManager {
     /// An update token is dead (APNs 410, feedback): its activity ends, nothing more goes to it.
     @discardableResult
     public func invalidate(updateToken token: String) async throws(ServiceError) -> Bool {
+        await serial.enter()
+        defer { serial.leave() }
         guard let record = try await persist({ try await self.store.activity(updateToken: token) }), record.isOpen else {
             return false
         }
@@ -215,6 +243,8 @@ public actor LifecycleManager {
 
     /// A device's push-to-start token arrived or changed: its waiting activities of live matches may start.
     public func pushToStartTokenChanged(deviceId: String) async throws(ServiceError) {
+        await serial.enter()
+        defer { serial.leave() }
         for matchId in matches.keys.sorted() {
             guard let latest = latest(matchId: matchId), latest.status.isInProgress else { continue }
             var deliveries: [Delivery] = []
@@ -232,6 +262,8 @@ public actor LifecycleManager {
     /// Time passed: coalesced flushes, stale-date refreshes, 8-hour restarts, starts that waited
     /// for the push-to-start spacing. Returns when it next has something to do.
     public func tick() async throws(ServiceError) -> Date? {
+        await serial.enter()
+        defer { serial.leave() }
         let moment = now()
         var next: Date?
         for matchId in matches.keys.sorted() {
@@ -262,7 +294,12 @@ public actor LifecycleManager {
                 }
             }
             try await finish(deliveries, changed)
+            if isFinal(matchId: matchId), matches[matchId]?.activities?.isEmpty ?? true {
+                // Nothing left to do for it: forget it (the store keeps its last snapshot).
+                matches[matchId] = nil
+            }
         }
+        startGate = startGate.filter { $0.value > moment }
         return next
     }
 
@@ -272,6 +309,8 @@ public actor LifecycleManager {
     /// activity up to date: a state newer than the one it was last sent goes out, a held `end` goes
     /// out, nothing is started twice (a `starting` activity is not started again).
     public func restore() async throws(ServiceError) {
+        await serial.enter()
+        defer { serial.leave() }
         let open = try await persist { try await self.store.openActivities() }
         var byMatch: [String: [String: ActivityRecord]] = [:]
         for record in open { byMatch[record.matchId, default: [:]][record.activityId] = record }
@@ -280,7 +319,8 @@ public actor LifecycleManager {
         for record in records {
             var state = matches[record.matchId] ?? MatchState()
             // The sticky event text is the one the devices last got, not a fresh "has started".
-            let event = state.activities?.values.compactMap(\.lifecycle.sentContent?.event).first
+            let newest = state.activities?.values.max { $0.lifecycle.lastTimestamp < $1.lifecycle.lastTimestamp }
+            let event = newest?.lifecycle.sentContent?.event
             state.tracker.resume(from: record.snapshot, event: event)
             state.lastSeq = record.snapshot.seq
             matches[record.matchId] = state
@@ -295,7 +335,7 @@ public actor LifecycleManager {
     /// Match ids with open activities whose match is not known to be final: what needs polling.
     public func matchesToPoll() async throws(ServiceError) -> [String] {
         let followed = try await persist { try await self.store.followedMatchIds() }
-        return followed.filter { !isFinal(matchId: $0) }
+        return followed.filter { !needsNoSource($0) }
     }
 
     /// Counts by phase of the cached open activities, for metrics.
@@ -396,11 +436,19 @@ public actor LifecycleManager {
     }
 
     /// Deliver, then persist: a crash between the two re-sends rather than loses.
+    /// Updates and ends are delivered, then saved: a crash in between repeats one, never loses it.
+    /// A batch with a `start` is saved first: a crash then may lose that start but never sends a
+    /// second one (two Live Activities on one device are worse than a late one).
     private func finish(_ deliveries: [Delivery], _ changed: ChangeSet) async throws(ServiceError) {
-        await dispatcher.dispatch(deliveries)
-        guard !changed.isEmpty else { return }
         let records = changed.all
-        try await persist { try await self.store.saveActivities(records) }
+        let startsFirst = deliveries.contains { $0.payload.aps.event == .start }
+        if startsFirst, !records.isEmpty {
+            try await persist { try await self.store.saveActivities(records) }
+        }
+        await dispatcher.dispatch(deliveries)
+        if !startsFirst, !records.isEmpty {
+            try await persist { try await self.store.saveActivities(records) }
+        }
     }
 
     private func persist<T: Sendable>(_ operation: @Sendable () async throws -> T) async throws(ServiceError) -> T {

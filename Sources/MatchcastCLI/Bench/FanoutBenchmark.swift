@@ -1,0 +1,241 @@
+import Foundation
+import Logging
+import MatchcastCore
+import MatchcastDelivery
+import MatchcastService
+import MatchcastStore
+import Metrics
+import Synchronization
+
+/// One match update fanned out to N activities through the broker's real pipeline:
+/// `LifecycleManager` over a store, a `DeliveryDispatcher`, and the sink under test.
+///
+/// Setup (not timed) does what devices would: N devices with push-to-start tokens each follow one
+/// football match, the match goes live (N starts go out), and each device reports the update token
+/// of its started activity. Then each of K goals is ingested and timed: from calling `ingest` to
+/// the sink returning for the last batch (every byte written or acknowledged), and to `ingest`
+/// returning (the changed activities persisted as well).
+struct FanoutBenchmark: Sendable {
+    /// What to run.
+    struct Options: Sendable {
+        var activities: Int
+        var updates: Int
+        var seed: UInt64 = 1
+        var setup: SetupPath = .follow
+        /// Said on stderr as setup goes (phase timings).
+        var verbose = true
+    }
+
+    /// How the waiting activities come to be.
+    enum SetupPath: String, Sendable, CaseIterable {
+        /// `LifecycleManager.follow` per device, as `ReplayRunner` and the HTTP API do.
+        case follow
+        /// The store is filled with the follows and their waiting activities in one
+        /// `saveActivities`, then `LifecycleManager.restore()` loads them, as after a restart.
+        /// Everything from kick-off on is the same as with `follow`.
+        case restore
+    }
+
+    /// One timed update.
+    struct Row: Sendable {
+        var update: Int
+        var activities: Int
+        var deliveries: Int
+        var failures: Int
+        /// `ingest` called → the sink's `deliver` first called: lifecycles run, deliveries built.
+        var build: Duration
+        /// `ingest` called → the sink returned for the last batch.
+        var fanOut: Duration
+        /// `ingest` called → `ingest` returned (persisting included).
+        var ingest: Duration
+        var payloadBytes: Int
+        var distinctPayloads: Int
+        var sinkCalls: Int
+        var rss: ResidentMemory
+
+        var deliveriesPerSecond: Double { Double(deliveries) / max(fanOut.seconds, 1e-9) }
+    }
+
+    /// Setup phase timings, for the report.
+    struct Setup: Sendable {
+        var phases: [(name: String, duration: Duration)] = []
+    }
+
+    let options: Options
+    let store: any MatchcastStore
+    let sink: MeasuringSink
+    let logger: Logger
+
+    static let matchId = "bench-football-1"
+
+    func run() async throws -> (setup: Setup, rows: [Row]) {
+        let clock = BenchClock(Date(timeIntervalSince1970: 1_767_225_600))  // 2026-01-01T00:00:00Z
+        let now: @Sendable () -> Date = { clock.now }
+        let metrics = BrokerMetrics(factory: NOOPMetricsHandler.instance)
+        let manager = LifecycleManager(
+            store: store, dispatcher: DeliveryDispatcher(sinks: [sink], metrics: metrics, logger: logger),
+            settings: BrokerSettings(
+                activityPolicy: ActivityPolicy(coalesceInterval: .zero), seed: options.seed),
+            metrics: metrics, now: now, logger: logger)
+
+        var setup = Setup()
+        var phaseStart = ContinuousClock.now
+        func phase(_ name: String) {
+            let end = ContinuousClock.now
+            setup.phases.append((name, end - phaseStart))
+            if options.verbose { StandardStreams.err("setup: \(name) \(Self.milliseconds(end - phaseStart)) ms") }
+            phaseStart = end
+        }
+
+        let n = options.activities
+        if options.verbose {
+            StandardStreams.err("setup: one ActivityRecord is \(MemoryLayout<ActivityRecord>.stride) bytes inline, "
+                + "one Delivery \(MemoryLayout<Delivery>.stride), one MatchUpdate \(MemoryLayout<MatchUpdate>.stride)")
+        }
+        let deviceIds = (0..<n).map { String(format: "bench-device-%07d", $0) }
+        for deviceId in deviceIds {
+            try await store.createDevice(DeviceRecord(id: deviceId, secretHash: "", createdAt: now()))
+            try await store.setPushToStartToken(PushToStartTokenRecord(
+                deviceId: deviceId, token: SyntheticToken.make(for: "push-to-start:" + deviceId),
+                environment: .production, updatedAt: now()))
+        }
+        phase("\(n) devices with push-to-start tokens")
+        switch options.setup {
+        case .follow:
+            for deviceId in deviceIds {
+                _ = try await store.addFollow(FollowRecord(deviceId: deviceId, matchId: Self.matchId, createdAt: now()))
+                try await manager.follow(deviceId: deviceId, matchId: Self.matchId, environment: .production)
+            }
+            phase("\(n) follows via LifecycleManager.follow (waiting activities)")
+        case .restore:
+            var rng = SeededGenerator(seed: options.seed)
+            var waiting: [ActivityRecord] = []
+            waiting.reserveCapacity(n)
+            for deviceId in deviceIds {
+                _ = try await store.addFollow(FollowRecord(deviceId: deviceId, matchId: Self.matchId, createdAt: now()))
+                let activityId = Identifier.make(
+                    prefix: "act_", milliseconds: Int64(now().timeIntervalSince1970 * 1000), using: &rng)
+                waiting.append(ActivityRecord(
+                    deviceId: deviceId, environment: .production,
+                    lifecycle: ActivityLifecycle(activityId: activityId, matchId: Self.matchId), updatedAt: now()))
+            }
+            try await store.saveActivities(waiting)
+            phase("\(n) follows and waiting activities saved to the store")
+            try await manager.restore()
+            phase("LifecycleManager.restore()")
+        }
+
+        var match = BenchMatch(id: Self.matchId)
+        clock.advance(by: 60)
+        try await manager.ingest(match.kickOff(at: now()), pollInterval: .seconds(5))
+        let started = sink.takeStarted()
+        phase("kick-off: \(started.count) push-to-start starts")
+        guard started.count == n else {
+            throw CommandFailure("setup: \(started.count) of \(n) activities started")
+        }
+
+        clock.advance(by: 1)
+        for (activityId, matchId) in started {
+            guard let record = try await store.activity(id: activityId) else { continue }
+            _ = try await manager.registerUpdateToken(
+                activityId: activityId, deviceId: record.deviceId, matchId: matchId,
+                token: SyntheticToken.make(for: "update:" + activityId), environment: .production)
+        }
+        phase("\(started.count) update tokens registered")
+
+        var rows: [Row] = []
+        for index in 1...options.updates {
+            clock.advance(by: 60)
+            let snapshot = match.goal(at: now())
+            sink.open()
+            let called = ContinuousClock.now
+            let update = try await manager.ingest(snapshot, pollInterval: .seconds(5))
+            let returned = ContinuousClock.now
+            let window = sink.close()
+            guard let update, !update.keyEvents.isEmpty else {
+                throw CommandFailure("update \(index) was not taken as a key event")
+            }
+            let last = window.lastReturn ?? returned
+            rows.append(Row(
+                update: index, activities: n, deliveries: window.deliveries, failures: window.failures,
+                build: (window.firstCall ?? returned) - called, fanOut: last - called, ingest: returned - called,
+                payloadBytes: window.firstPayload?.bytes.count ?? 0, distinctPayloads: window.distinctPayloads,
+                sinkCalls: window.calls, rss: ResidentMemory.current()))
+        }
+        return (setup, rows)
+    }
+
+    static func milliseconds(_ duration: Duration) -> String {
+        String(format: "%.1f", duration.seconds * 1000)
+    }
+}
+
+/// The benchmark's wall clock: virtual, moved on by hand, so every activity of one update gets the
+/// same timestamp and stale-date (and so the same payload) however long the fan-out takes.
+final class BenchClock: Sendable {
+    private let current: Mutex<Date>
+
+    init(_ start: Date) { current = Mutex(start) }
+
+    var now: Date { current.withLock { $0 } }
+
+    func advance(by seconds: TimeInterval) {
+        current.withLock { $0 = $0.addingTimeInterval(seconds) }
+    }
+}
+
+/// The football match the benchmark's followers follow: kick-off, then a goal per update.
+struct BenchMatch {
+    let id: String
+    private var seq = 0
+    private var home = 0
+    private var away = 0
+    private var minute = 0
+    private var events: [MatchEvent] = []
+
+    init(id: String) { self.id = id }
+
+    mutating func kickOff(at now: Date) -> MatchSnapshot {
+        minute = 1
+        return snapshot(at: now)
+    }
+
+    /// The next goal, alternately home and away, eleven minutes after the last.
+    mutating func goal(at now: Date) -> MatchSnapshot {
+        minute += 11
+        let homeScores = (home + away) % 2 == 0
+        if homeScores { home += 1 } else { away += 1 }
+        let scorer = homeScores ? "Bukayo Saka" : "Cole Palmer"
+        events.append(MatchEvent(id: "goal-\(home + away)", type: "goal", at: now, text: "GOAL! \(scorer) \(minute)'"))
+        return snapshot(at: now)
+    }
+
+    private mutating func snapshot(at now: Date) -> MatchSnapshot {
+        seq += 1
+        return MatchSnapshot(
+            id: id, sport: .football, status: .live, startsAt: now, updatedAt: now, seq: seq,
+            competition: "Premier League", venue: "Emirates Stadium",
+            home: Team(id: "ars", name: "Arsenal", short: "ARS"), away: Team(id: "che", name: "Chelsea", short: "CHE"),
+            score: .teamTotals(TeamScore(home: home, away: away, period: minute > 45 ? "2H" : "1H", clock: "\(minute)'")),
+            events: Array(events.suffix(5)))
+    }
+}
+
+/// This process's resident memory, from `/proc/self/status` (zero where there is none).
+struct ResidentMemory: Sendable {
+    /// `VmRSS`, bytes.
+    var current: Int
+    /// `VmHWM`, the peak, bytes.
+    var peak: Int
+
+    static func current() -> ResidentMemory {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else {
+            return ResidentMemory(current: 0, peak: 0)
+        }
+        func kilobytes(_ key: String) -> Int {
+            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(key + ":") }) else { return 0 }
+            return Int(line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first ?? "") ?? 0
+        }
+        return ResidentMemory(current: kilobytes("VmRSS") * 1024, peak: kilobytes("VmHWM") * 1024)
+    }
+}

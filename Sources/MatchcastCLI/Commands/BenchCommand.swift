@@ -1,0 +1,234 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import ArgumentParser
+import AsyncHTTPClient
+import Foundation
+import Logging
+import MatchcastCore
+import MatchcastDelivery
+import MatchcastService
+import MatchcastStore
+
+/// `matchcast bench`: benchmarks outside the test suite.
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Benchmarks of the broker's pipeline (outside the test suite).",
+        subcommands: [FanoutBenchCommand.self]
+    )
+}
+
+/// `matchcast bench fanout`: one match update fanned out to N activities, timed per update.
+struct FanoutBenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fanout",
+        abstract: "Time one match update fanned out to N Live Activities through the real pipeline.",
+        discussion: """
+            Setup (not timed): N devices with push-to-start tokens follow one live football match \
+            through LifecycleManager; the match kicks off (N starts go out) and every device reports \
+            its activity's update token. Then K goals (key events, priority 10) are ingested one by \
+            one, each timed from calling ingest to the sink returning for the last batch ("last \
+            byte written"; for the webhook: acknowledged) and to ingest returning (activities \
+            persisted too). Coalescing is off, so every update goes to every activity.
+
+            Sinks: devnull (NDJSON to /dev/null), stdout (NDJSON to fd 1: run it with > /dev/null), \
+            webhook (signed POSTs to a receiver in this process on 127.0.0.1 that only reads). \
+            The table goes to stderr. Build with -c release for meaningful figures.
+
+            Examples:
+              swift build -c release --product matchcast
+              .build/release/matchcast bench fanout --sink devnull
+              .build/release/matchcast bench fanout --sink stdout > /dev/null
+              .build/release/matchcast bench fanout --sink webhook --batch 1000
+            """
+    )
+
+    enum SinkKind: String, ExpressibleByArgument, CaseIterable {
+        case devnull, stdout, webhook
+    }
+
+    enum StoreKind: String, ExpressibleByArgument, CaseIterable {
+        case indexed, memory, sqlite
+    }
+
+    @Option(help: "Activities following the match.")
+    var activities = 100_000
+
+    @Option(help: "Where deliveries go: \(SinkKind.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var sink: SinkKind = .devnull
+
+    @Option(help: "Timed updates (goals).")
+    var updates = 3
+
+    @Option(help: """
+        Deliveries per sink call (devnull, stdout; default: the whole fan-out in one call) or per \
+        webhook request (default: the sink's own, 500).
+        """)
+    var batch: Int?
+
+    @Option(help: "Webhook requests in flight at once (default: the sink's own, 4).")
+    var concurrency: Int?
+
+    @Option(help: """
+        The store behind LifecycleManager: indexed (the benchmark's in-memory store with indexes), \
+        memory (InMemoryStore: O(N²) setup and persisting, use N ≤ 5000) or sqlite (a temporary file).
+        """)
+    var store: StoreKind = .indexed
+
+    @Option(help: """
+        How the waiting activities are made: follow (LifecycleManager.follow per device: O(N²), use \
+        N ≤ 5000) or restore (saved to the store at once, then LifecycleManager.restore()). \
+        Default: follow up to 2000 activities, restore above.
+        """)
+    var setup: FanoutBenchmark.SetupPath?
+
+    @Option(help: "Seed of activity and delivery ids.")
+    var seed: UInt64 = 1
+
+    func validate() throws {
+        guard (1...10_000_000).contains(activities) else { throw ValidationError("--activities must be 1...10000000") }
+        guard (1...1000).contains(updates) else { throw ValidationError("--updates must be 1...1000") }
+        if let batch, batch < 1 { throw ValidationError("--batch must be positive") }
+        if let concurrency, !(1...256).contains(concurrency) { throw ValidationError("--concurrency must be 1...256") }
+        if sink == .stdout, isatty(1) == 1 {
+            throw ValidationError("--sink stdout writes every delivery to stdout: redirect it (> /dev/null)")
+        }
+    }
+
+    func run() async throws {
+        var logger = Logger(label: "matchcast.bench")
+        logger.logLevel = .error
+        let resources = try await BenchResources.make(sink: sink, store: store, batch: batch, concurrency: concurrency, logger: logger)
+        let result: (setup: FanoutBenchmark.Setup, rows: [FanoutBenchmark.Row])
+        do {
+            let benchmark = FanoutBenchmark(
+                options: FanoutBenchmark.Options(
+                    activities: activities, updates: updates, seed: seed,
+                    setup: setup ?? (activities <= 2000 ? .follow : .restore)),
+                store: resources.store, sink: resources.sink, logger: logger)
+            result = try await benchmark.run()
+        } catch {
+            await resources.close()
+            if let error = error as? CommandFailure { StandardStreams.err("matchcast bench fanout: \(error)") }
+            else { StandardStreams.err("matchcast bench fanout: \(error)") }
+            throw ExitCode(1)
+        }
+        let received = resources.receiver?.totals
+        await resources.close()
+
+        let mode = sink.rawValue + (batch.map { " b=\($0)" } ?? "")
+        BenchTable.print(mode: mode, store: store.rawValue, rows: result.rows)
+        if let received {
+            StandardStreams.err(String(
+                format: "receiver: %d requests, %.1f MB read", received.requests, Double(received.bytes) / 1_000_000))
+        }
+        let failed = result.rows.reduce(0) { $0 + $1.failures }
+        let short = result.rows.filter { $0.deliveries != $0.activities }
+        if failed > 0 || !short.isEmpty {
+            StandardStreams.err("matchcast bench fanout: \(failed) deliveries failed; \(short.count) updates reached fewer than \(activities) activities")
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// The sink, store, receiver and client a run uses, and their closing.
+private struct BenchResources {
+    var sink: MeasuringSink
+    var store: any MatchcastStore
+    var receiver: DrainingReceiver?
+    var client: HTTPClient?
+    var descriptor: Int32?
+    var storePath: String?
+
+    static func make(
+        sink kind: FanoutBenchCommand.SinkKind, store storeKind: FanoutBenchCommand.StoreKind,
+        batch: Int?, concurrency: Int?, logger: Logger
+    ) async throws -> BenchResources {
+        var resources = BenchResources(sink: MeasuringSink(inner: StdoutSink(), chunk: nil), store: IndexedMemoryStore())
+        switch storeKind {
+        case .indexed:
+            break
+        case .memory:
+            resources.store = InMemoryStore()
+        case .sqlite:
+            let path = FileManager.default.temporaryDirectory
+                .appendingPathComponent("matchcast-bench-\(getpid()).sqlite").path
+            resources.storePath = path
+            resources.store = try SQLiteStore(path: path)
+        }
+        switch kind {
+        case .devnull:
+            let descriptor = open("/dev/null", O_WRONLY)
+            guard descriptor >= 0 else { throw CommandFailure("cannot open /dev/null") }
+            resources.descriptor = descriptor
+            resources.sink = MeasuringSink(inner: StdoutSink(fileDescriptor: descriptor), chunk: batch)
+        case .stdout:
+            resources.sink = MeasuringSink(inner: StdoutSink(fileDescriptor: 1), chunk: batch)
+        case .webhook:
+            let receiver = try await DrainingReceiver.start()
+            let client = HTTPClient(eventLoopGroupProvider: .singleton)
+            resources.receiver = receiver
+            resources.client = client
+            var configuration = WebhookSinkConfiguration(url: receiver.url, secret: try WebhookSecret.random())
+            if let batch { configuration.maxBatch = batch }
+            if let concurrency { configuration.maxConcurrentRequests = concurrency }
+            let webhook = try WebhookSink(
+                configuration: configuration, client: client, deadLetters: InMemoryDeadLetters(), logger: logger)
+            resources.sink = MeasuringSink(inner: webhook, chunk: nil)
+        }
+        return resources
+    }
+
+    func close() async {
+        try? await client?.shutdown()
+        await receiver?.stop()
+        if let descriptor { closeDescriptor(descriptor) }
+        if let storePath {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: storePath + suffix) }
+        }
+    }
+}
+
+private func closeDescriptor(_ descriptor: Int32) {
+    _ = close(descriptor)
+}
+
+extension FanoutBenchmark.SetupPath: ExpressibleByArgument {}
+
+/// The results table, on stderr (stdout may be the sink).
+enum BenchTable {
+    /// Columns: `build ms` = `ingest` called → the sink first called (lifecycles run, deliveries
+    /// built); `sink ms` = from there to the sink returning for the last batch; `fan-out→last byte`
+    /// = both; `deliveries/s` = deliveries / fan-out→last byte; `sink-only/s` = deliveries / sink ms;
+    /// `ingest total` adds persisting; `payloads` = distinct payload buffers (1: built once per update).
+    static func print(mode: String, store: String, rows: [FanoutBenchmark.Row]) {
+        let header = ["mode", "store", "activities", "update", "build ms", "sink ms", "fan-out→last byte ms", "deliveries/s",
+                      "sink-only/s", "ingest total ms", "payload B", "payloads", "sink calls", "RSS MB", "peak MB"]
+        var lines = [header]
+        for row in rows {
+            lines.append([
+                mode, store, "\(row.activities)", "#\(row.update)",
+                FanoutBenchmark.milliseconds(row.build),
+                FanoutBenchmark.milliseconds(row.fanOut - row.build),
+                FanoutBenchmark.milliseconds(row.fanOut),
+                String(format: "%.0f", row.deliveriesPerSecond),
+                String(format: "%.0f", Double(row.deliveries) / max((row.fanOut - row.build).seconds, 1e-9)),
+                FanoutBenchmark.milliseconds(row.ingest),
+                "\(row.payloadBytes)", "\(row.distinctPayloads)", "\(row.sinkCalls)",
+                String(format: "%.0f", Double(row.rss.current) / 1_048_576),
+                String(format: "%.0f", Double(row.rss.peak) / 1_048_576),
+            ])
+        }
+        let widths = header.indices.map { column in lines.map { $0[column].count }.max() ?? 0 }
+        for line in lines {
+            let cells = line.enumerated().map { column, cell in
+                let pad = String(repeating: " ", count: widths[column] - cell.count)
+                return column < 2 ? cell + pad : pad + cell
+            }
+            StandardStreams.err(cells.joined(separator: "  "))
+        }
+    }
+}

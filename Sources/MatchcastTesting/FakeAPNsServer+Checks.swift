@@ -1,0 +1,118 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+extension FakeAPNsServer {
+    /// A request APNs would refuse: the status and reason it would answer.
+    struct Refusal: Error, Sendable, Hashable {
+        var status: Int
+        var reason: String
+    }
+
+    /// Verifies provider tokens as APNs does: ES256 over `header.claims` with the team's public key,
+    /// the right `kid` and `iss`, and an `iat` under an hour old (older is `ExpiredProviderToken`).
+    struct ProviderTokenVerifier: Sendable {
+        let publicKey: P256.Signing.PublicKey
+        let keyId: String
+        let teamId: String
+        let now: @Sendable () -> Date
+
+        private struct Header: Decodable {
+            var alg: String
+            var kid: String
+        }
+
+        private struct Claims: Decodable {
+            var iss: String
+            var iat: Int64
+        }
+
+        /// The `iat` of a token that passes, or why it does not.
+        func verify(_ jwt: String) -> Result<Int64, Refusal> {
+            let invalid = Refusal(status: 403, reason: "InvalidProviderToken")
+            let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
+            guard parts.count == 3,
+                  let headerBytes = Self.decode(parts[0]), let claimBytes = Self.decode(parts[1]),
+                  let signatureBytes = Self.decode(parts[2]),
+                  let header = try? JSONDecoder().decode(Header.self, from: Data(headerBytes)),
+                  let claims = try? JSONDecoder().decode(Claims.self, from: Data(claimBytes))
+            else { return .failure(invalid) }
+            guard header.alg == "ES256", header.kid == keyId, claims.iss == teamId else { return .failure(invalid) }
+            guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes),
+                  publicKey.isValidSignature(signature, for: Array("\(parts[0]).\(parts[1])".utf8))
+            else { return .failure(invalid) }
+            let age = Int64(now().timeIntervalSince1970) - claims.iat
+            guard age < 3600 else { return .failure(Refusal(status: 403, reason: "ExpiredProviderToken")) }
+            guard age > -3600 else { return .failure(invalid) }
+            return .success(claims.iat)
+        }
+
+        private static func decode(_ part: Substring) -> [UInt8]? {
+            guard !part.isEmpty, !part.contains("=") else { return nil }
+            var text = part.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            guard text.utf8.count % 4 != 1 else { return nil }
+            while text.utf8.count % 4 != 0 { text.append("=") }
+            return Data(base64Encoded: text).map(Array.init)
+        }
+    }
+
+    /// The checks APNs makes on one request, in the order it makes them.
+    enum RequestCheck {
+        struct Checked {
+            var token: String?
+            var apnsID: String?
+            var providerToken: String?
+            var result: Result<Notification, Refusal>
+        }
+
+        static func check(_ request: Request, body: [UInt8], http2: Bool, verifier: ProviderTokenVerifier) -> Checked {
+            func header(_ name: String) -> String? { HTTPField.Name(name).flatMap { request.headers[$0] } }
+            let path = request.uri.path
+            let prefix = "/3/device/"
+            let token = path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : nil
+            let apnsID = header("apns-id")
+            let jwt = header("authorization").flatMap { value -> String? in
+                let parts = value.split(separator: " ", maxSplits: 1)
+                return parts.count == 2 && parts[0].lowercased() == "bearer" ? String(parts[1]) : nil
+            }
+            var checked = Checked(token: token, apnsID: apnsID, providerToken: jwt, result: .failure(Refusal(status: 500, reason: "InternalServerError")))
+            checked.result = Result { () throws(Refusal) -> Notification in
+                guard http2 else { throw Refusal(status: 400, reason: "HTTP2Required") }
+                guard request.method == .post else { throw Refusal(status: 405, reason: "MethodNotAllowed") }
+                guard let token else { throw Refusal(status: 404, reason: "BadPath") }
+                guard !token.isEmpty else { throw Refusal(status: 400, reason: "MissingDeviceToken") }
+                guard token.utf8.count % 2 == 0, token.allSatisfy(\.isHexDigit) else {
+                    throw Refusal(status: 400, reason: "BadDeviceToken")
+                }
+                guard let jwt else { throw Refusal(status: 403, reason: "MissingProviderToken") }
+                let issuedAt = try verifier.verify(jwt).get()
+                guard let pushType = header("apns-push-type"), pushType == "liveactivity" else {
+                    throw Refusal(status: 400, reason: "InvalidPushType")
+                }
+                guard let topic = header("apns-topic") else { throw Refusal(status: 400, reason: "MissingTopic") }
+                guard topic.hasSuffix(".push-type.liveactivity"), topic.count > ".push-type.liveactivity".count else {
+                    throw Refusal(status: 400, reason: "BadTopic")
+                }
+                guard let priority = header("apns-priority").flatMap(Int.init), priority == 5 || priority == 10 else {
+                    throw Refusal(status: 400, reason: "BadPriority")
+                }
+                guard let apnsID, UUID(uuidString: apnsID) != nil else { throw Refusal(status: 400, reason: "BadMessageId") }
+                var expiration: Int?
+                if let text = header("apns-expiration") {
+                    guard let value = Int(text), value >= 0 else { throw Refusal(status: 400, reason: "BadExpirationDate") }
+                    expiration = value
+                }
+                guard !body.isEmpty else { throw Refusal(status: 400, reason: "PayloadEmpty") }
+                guard body.count <= 4096 else { throw Refusal(status: 413, reason: "PayloadTooLarge") }
+                guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+                      object["aps"] is [String: Any]
+                else { throw Refusal(status: 400, reason: "BadPayload") }
+                return Notification(
+                    token: token, pushType: pushType, topic: topic, priority: priority, expiration: expiration,
+                    apnsID: apnsID, providerToken: jwt, issuedAt: issuedAt, body: body, httpVersion: http2 ? "2" : "1.1")
+            }
+            return checked
+        }
+    }
+}

@@ -1,0 +1,129 @@
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import Logging
+import MatchcastCore
+import MatchcastDelivery
+import MatchcastTesting
+import Metrics
+import Synchronization
+
+/// Keys, deliveries, clocks and a fake APNs for the APNs tests.
+enum APNsFixture {
+    static let keyId = "ABC123DEFG"
+    static let teamId = "DEF123GHIJ"
+    static let topic = "com.example.matchcast.push-type.liveactivity"
+
+    /// A fresh signing key and the credentials around it.
+    static func credentials() throws -> (key: P256.Signing.PrivateKey, credentials: APNsCredentials) {
+        let key = P256.Signing.PrivateKey()
+        return (key, try APNsCredentials(privateKey: key, keyId: keyId, teamId: teamId))
+    }
+
+    static func payload(summary: String = "MI 87/6 (14.2) · RR 6.07", timestamp: Int = 1_776_784_329) -> PushPayload {
+        var state = ContentState(status: "live", statusText: "Live", home: .init(name: "MI", score: "87/6 (14.2)"),
+                                 away: .init(name: "CSK", score: "Yet to bat"), summary: summary)
+        state.runRate = "RR 6.07"
+        return try! PushPayload(APS(timestamp: timestamp, event: .update, contentState: state, staleDate: timestamp + 300))
+    }
+
+    /// A 64-hex-digit device token, distinct per index.
+    static func token(_ index: Int) -> String {
+        String(format: "%08x", index) + String(repeating: "c0ffee", count: 9) + "42"
+    }
+
+    /// `count` deliveries to tokens `token(0)`, `token(1)`, …, sharing `payload`.
+    static func deliveries(_ count: Int, payload: PushPayload = payload(), prefix: String = "dlv_", priority: Int = 10) -> [Delivery] {
+        (0..<count).map { index in
+            Delivery(
+                id: prefix + String(format: "%06d", index), matchId: "ipl-2026-m41", activityId: "act_\(index)",
+                target: PushTarget(kind: .updateToken, value: token(index)),
+                apns: APNsHeaders(topic: topic, priority: priority, expiration: 1_776_784_629),
+                payload: payload)
+        }
+    }
+
+    /// Runs `body` with a started fake APNs trusting `key`'s public half and a fresh `HTTPClient`
+    /// (default configuration: HTTP/2 by ALPN allowed); both are stopped afterwards.
+    static func withServer<T>(
+        key: P256.Signing.PrivateKey, now: @escaping @Sendable () -> Date = { Date() },
+        _ body: (FakeAPNsServer, HTTPClient) async throws -> T
+    ) async throws -> T {
+        let server = try await FakeAPNsServer.start(publicKey: key.publicKey, keyId: keyId, teamId: teamId, now: now)
+        var configuration = HTTPClient.Configuration()
+        configuration.timeout = .init(connect: .seconds(2), read: .seconds(5))
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        do {
+            let value = try await body(server, client)
+            try await client.shutdown()
+            await server.stop()
+            return value
+        } catch {
+            try? await client.shutdown()
+            await server.stop()
+            throw error
+        }
+    }
+
+    /// A sink sending to `server`, trusting its CA, with fast retries unless told otherwise.
+    static func sink(
+        server: FakeAPNsServer, client: HTTPClient, key: P256.Signing.PrivateKey,
+        trustRoots: APNsSinkConfiguration.TrustRoots? = nil,
+        clock: any Clock<Duration> = InstantClock(), wallClock: WallClock = WallClock(),
+        invalidTokens: InvalidTokens = InvalidTokens(), deadLetters: any DeadLetterRecorder = InMemoryDeadLetters(),
+        metrics: any MetricsFactory = NOOPMetricsHandler.instance,
+        retry: APNsRetryPolicy = APNsRetryPolicy(initialBackoff: .milliseconds(100), jitter: 0),
+        requestTimeout: Duration = .seconds(5),
+        logger: Logger = Logger(label: "test.apns", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) throws -> APNsSink {
+        try APNsSink(
+            configuration: APNsSinkConfiguration(
+                key: .pem(key.pemRepresentation), keyId: keyId, teamId: teamId, environment: .sandbox,
+                endpoint: server.url, trustRoots: trustRoots ?? .pem(server.certificates.caPEM),
+                requestTimeout: requestTimeout, retry: retry),
+            client: client, deadLetters: deadLetters,
+            onInvalidToken: { token, reason in await invalidTokens.record(token, reason) },
+            clock: clock, now: wallClock.now, metricsFactory: metrics, logger: logger)
+    }
+
+    /// The parts of a JWT, decoded.
+    static func decode(jwt: String) throws -> (header: [String: Any], claims: [String: Any], signature: [UInt8], signingInput: String) {
+        let parts = jwt.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 3,
+              let header = APNsProviderToken.decodeBase64URL(parts[0]), let claims = APNsProviderToken.decodeBase64URL(parts[1]),
+              let signature = APNsProviderToken.decodeBase64URL(parts[2]),
+              let headerObject = try JSONSerialization.jsonObject(with: Data(header)) as? [String: Any],
+              let claimsObject = try JSONSerialization.jsonObject(with: Data(claims)) as? [String: Any]
+        else { throw JWTShapeError() }
+        return (headerObject, claimsObject, signature, parts[0] + "." + parts[1])
+    }
+
+    struct JWTShapeError: Error {}
+}
+
+/// A wall clock that moves only when a test says so; starts at the real time, so a fake APNs
+/// judging `iat` by the real clock agrees with it.
+final class WallClock: Sendable {
+    private let date: Mutex<Date>
+
+    init(_ start: Date = Date()) {
+        date = Mutex(start)
+    }
+
+    var now: @Sendable () -> Date { { self.date.withLock { $0 } } }
+
+    func advance(seconds: TimeInterval) {
+        date.withLock { $0 = $0.addingTimeInterval(seconds) }
+    }
+}
+
+/// What the sink reported through `onInvalidToken`, in order.
+actor InvalidTokens {
+    private(set) var reports: [(token: String, reason: String)] = []
+
+    func record(_ token: String, _ reason: String) {
+        reports.append((token, reason))
+    }
+
+    var tokens: [String] { reports.map(\.token) }
+}
