@@ -7,7 +7,9 @@ import Testing
 
 /// The APNs sink against a fake APNs over TLS + HTTP/2 on a loopback port: headers, provider tokens,
 /// answers, retries. Retry sleeps go through an instant clock, so nothing here waits for real.
-@Suite("APNs sink", .timeLimit(.minutes(1)))
+/// Serialized: the thousand-request test keeps the shared event loops busy, and the others assert
+/// exact retry sequences that a starved handshake would disturb.
+@Suite("APNs sink", .serialized, .timeLimit(.minutes(1)))
 struct APNsSinkTests {
     private typealias F = APNsFixture
 
@@ -29,7 +31,7 @@ struct APNsSinkTests {
             #expect(accepted.count == 1000)
             #expect(server.log.allSatisfy { $0.status == 200 })
             #expect(Set(accepted.map(\.token)) == Set(deliveries.map(\.target.value)))
-            let byToken = Dictionary(uniqueKeysWithValues: accepted.map { ($0.token, $0) })
+            let byToken = Dictionary(accepted.map { ($0.token, $0) }, uniquingKeysWith: { first, _ in first })  // a duplicate fails the count above, never crashes the run
             for delivery in deliveries {
                 let notification = try #require(byToken[delivery.target.value])
                 #expect(notification.httpVersion == "2")
@@ -239,6 +241,52 @@ struct APNsSinkTests {
             #expect(server.log.isEmpty)
         }
         #expect(ContinuousClock.now - started < .seconds(20))
+    }
+
+    @Test func anHTTP1OnlyClientIsRefusedAsAPNsWould() async throws {
+        let (key, _) = try F.credentials()
+        let deadLetters = InMemoryDeadLetters()
+        try await F.withServer(key: key) { server, _ in
+            // What the caller must not do: APNs speaks HTTP/2 only.
+            var configuration = HTTPClient.Configuration()
+            configuration.httpVersion = .http1Only
+            let http1 = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            do {
+                let sink = try F.sink(server: server, client: http1, key: key, deadLetters: deadLetters)
+                try await sink.deliver(F.deliveries(1))
+                try await http1.shutdown()
+            } catch {
+                try? await http1.shutdown()
+                throw error
+            }
+            #expect(server.accepted.isEmpty)
+            #expect(server.log.map(\.reason) == ["HTTP2Required"])
+        }
+        #expect(await deadLetters.entries.map(\.status) == [400])
+    }
+
+    @Test func channelTargetsAndMalformedTokensAreSettledWithoutARequest() async throws {
+        let (key, _) = try F.credentials()
+        let invalid = InvalidTokens()
+        let deadLetters = InMemoryDeadLetters()
+        let metrics = RecordingMetrics()
+        var channel = F.deliveries(1, prefix: "chan_")[0]
+        channel.target = PushTarget(kind: .channel, value: "dHJ1ZQ==")
+        var malformed = F.deliveries(1, prefix: "bad_")[0]
+        malformed.target = PushTarget(kind: .updateToken, value: "../../4/broadcasts/x")
+        let good = F.deliveries(1)[0]
+        try await F.withServer(key: key) { server, client in
+            let sink = try F.sink(
+                server: server, client: client, key: key, invalidTokens: invalid, deadLetters: deadLetters, metrics: metrics)
+            try await sink.deliver([channel, malformed, good])
+            #expect(server.log.map(\.token) == [good.target.value])
+        }
+        #expect(await invalid.reports.map(\.reason) == ["MalformedToken"])
+        #expect(await invalid.tokens == [malformed.target.value])
+        #expect(await deadLetters.deliveries == [channel])
+        #expect(metrics.counter("matchcast_deliveries_total", [("sink", "apns"), ("outcome", "delivered")]) == 1)
+        #expect(metrics.counter("matchcast_deliveries_total", [("sink", "apns"), ("outcome", "invalid_token")]) == 1)
+        #expect(metrics.counter("matchcast_deliveries_total", [("sink", "apns"), ("outcome", "dead_letter")]) == 1)
     }
 
     @Test func logsNeverHoldWholeTokensOrCredentials() async throws {

@@ -5,7 +5,7 @@ import Logging
 import MatchcastCore
 import MatchcastDelivery
 import MatchcastTesting
-import Metrics
+import CoreMetrics
 import Synchronization
 
 /// Keys, deliveries, clocks and a fake APNs for the APNs tests.
@@ -45,13 +45,16 @@ enum APNsFixture {
 
     /// Runs `body` with a started fake APNs trusting `key`'s public half and a fresh `HTTPClient`
     /// (default configuration: HTTP/2 by ALPN allowed); both are stopped afterwards.
+    ///
+    /// Timeouts are generous: on a loaded two-core machine running other suites, a debug-build TLS
+    /// handshake on loopback has been seen to take over two seconds.
     static func withServer<T>(
         key: P256.Signing.PrivateKey, now: @escaping @Sendable () -> Date = { Date() },
         _ body: (FakeAPNsServer, HTTPClient) async throws -> T
     ) async throws -> T {
         let server = try await FakeAPNsServer.start(publicKey: key.publicKey, keyId: keyId, teamId: teamId, now: now)
         var configuration = HTTPClient.Configuration()
-        configuration.timeout = .init(connect: .seconds(2), read: .seconds(5))
+        configuration.timeout = .init(connect: .seconds(10), read: .seconds(15))
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         do {
             let value = try await body(server, client)
@@ -73,7 +76,7 @@ enum APNsFixture {
         invalidTokens: InvalidTokens = InvalidTokens(), deadLetters: any DeadLetterRecorder = InMemoryDeadLetters(),
         metrics: any MetricsFactory = NOOPMetricsHandler.instance,
         retry: APNsRetryPolicy = APNsRetryPolicy(initialBackoff: .milliseconds(100), jitter: 0),
-        requestTimeout: Duration = .seconds(5),
+        requestTimeout: Duration = .seconds(15),
         logger: Logger = Logger(label: "test.apns", factory: { _ in SwiftLogNoOpLogHandler() })
     ) throws -> APNsSink {
         try APNsSink(

@@ -44,7 +44,7 @@ enum APNsAnswer: Sendable, Hashable {
         "DeviceTokenNotForTopic", "DuplicateHeaders", "IdleTimeout", "InvalidPushType", "MissingDeviceToken",
         "MissingTopic", "PayloadEmpty", "TopicDisallowed", "BadCertificate", "BadCertificateEnvironment",
         "ExpiredProviderToken", "Forbidden", "InvalidProviderToken", "MissingProviderToken",
-        "UnrelatedKeyIdInToken", "BadEnvironmentKeyIdInToken", "BadPath", "MethodNotAllowed", "ExpiredToken",
+        "BadPath", "MethodNotAllowed", "ExpiredToken",
         "Unregistered", "PayloadTooLarge", "TooManyProviderTokenUpdates", "TooManyRequests",
         "InternalServerError", "ServiceUnavailable", "Shutdown",
     ]

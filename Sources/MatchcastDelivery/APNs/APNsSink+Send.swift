@@ -90,7 +90,7 @@ extension APNsSink {
                 if error is CancellationError || Task.isCancelled { throw CancellationError() }
                 let kind = APNsAnswer.errorKind(error)
                 metrics.requestError(kind: kind)
-                problem = kind == "timeout" ? "timeout" : "connection error: \(error)"
+                problem = "\(kind == "timeout" ? "timeout" : "connection error"): \(error)"
             }
             attempt += 1
             let delay = configuration.retry.delay(
