@@ -125,6 +125,10 @@ struct BrokerStoryTests {
         #expect(ends.first?.activityId == activityId)
         #expect(ends.first?.target == PushTarget(kind: .updateToken, value: Self.updateToken))
         #expect(ends.first?.payload.aps.dismissalDate != nil)
+        // The end is delivered before the ended activity is saved: wait for the save.
+        try await second.drive {
+            (try? await second.broker.service.follows(deviceId: device.deviceId))?.first?.activityId == nil
+        }
         let follows = try await second.broker.service.follows(deviceId: device.deviceId)
         #expect(follows.map(\.matchId) == ["football"])
         #expect(follows.first?.activityId == nil, "the ended activity is no longer open")

@@ -224,7 +224,11 @@ struct WebhookSinkTests {
             #expect(error?.undelivered.count == 2)
         }
         #expect(clock.sleeps.count == 2)
-        #expect(metrics.counter("matchcast_webhook_requests_total", [("outcome", "connection_error")]) == 3)
+        // Three attempts failed without an answer; on a loaded machine the 200 ms connect deadline may
+        // classify one as a timeout rather than a refusal.
+        let refused = metrics.counter("matchcast_webhook_requests_total", [("outcome", "connection_error")])
+        let timedOut = metrics.counter("matchcast_webhook_requests_total", [("outcome", "timeout")])
+        #expect(refused + timedOut == 3)
     }
 
     @Test func cancellationStopsRetrying() async throws {

@@ -48,6 +48,8 @@ struct FanoutBenchmark: Sendable {
         var fanOut: Duration
         /// `ingest` called → `ingest` returned (persisting included).
         var ingest: Duration
+        /// Process CPU time (all threads) from calling `ingest` to the last batch returning.
+        var cpuToLastByte: Duration
         var payloadBytes: Int
         var distinctPayloads: Int
         var sinkCalls: Int
@@ -148,6 +150,7 @@ struct FanoutBenchmark: Sendable {
             clock.advance(by: 60)
             let snapshot = match.goal(at: now())
             sink.open()
+            let cpuBefore = ProcessCPU.now()
             let called = ContinuousClock.now
             let update = try await manager.ingest(snapshot, pollInterval: .seconds(5))
             let returned = ContinuousClock.now
@@ -159,6 +162,7 @@ struct FanoutBenchmark: Sendable {
             rows.append(Row(
                 update: index, activities: n, deliveries: window.deliveries, failures: window.failures,
                 build: (window.firstCall ?? returned) - called, fanOut: last - called, ingest: returned - called,
+                cpuToLastByte: (window.cpuAtLastReturn ?? cpuBefore) - cpuBefore,
                 payloadBytes: window.firstPayload?.bytes.count ?? 0, distinctPayloads: window.distinctPayloads,
                 sinkCalls: window.calls, rss: ResidentMemory.current()))
         }

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import MatchcastCore
 import MatchcastDelivery
 import Synchronization
@@ -14,6 +19,8 @@ final class MeasuringSink: DeliverySink, Sendable {
     struct Window: Sendable {
         var firstCall: ContinuousClock.Instant?
         var lastReturn: ContinuousClock.Instant?
+        /// CPU time of the whole process (all threads) when the last batch returned.
+        var cpuAtLastReturn: Duration?
         var deliveries = 0
         /// `deliver` calls made to the inner sink.
         var calls = 0
@@ -58,9 +65,11 @@ final class MeasuringSink: DeliverySink, Sendable {
             throw error
         }
         let returned = ContinuousClock.now
+        let cpu = ProcessCPU.now()
         state.withLock { state in
             state.delivered += batch.count
             state.window?.lastReturn = returned
+            state.window?.cpuAtLastReturn = cpu
             state.window?.deliveries += batch.count
         }
     }
@@ -111,4 +120,14 @@ extension MeasuringSink.Window {
 
     /// The payload of the window's first delivery.
     var firstPayload: PushPayload? { batches.first?.first?.payload }
+}
+
+/// CPU time used by this process so far, all threads (`CLOCK_PROCESS_CPUTIME_ID`). Compared with
+/// wall time it tells whether a measurement was CPU-bound or shared the cores with other work.
+enum ProcessCPU {
+    static func now() -> Duration {
+        var spec = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &spec)
+        return .seconds(Int64(spec.tv_sec)) + .nanoseconds(Int64(spec.tv_nsec))
+    }
 }

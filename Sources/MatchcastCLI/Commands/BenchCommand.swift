@@ -5,12 +5,14 @@ import Darwin
 #endif
 import ArgumentParser
 import AsyncHTTPClient
+import Crypto
 import Foundation
 import Logging
 import MatchcastCore
 import MatchcastDelivery
 import MatchcastService
 import MatchcastStore
+import MatchcastTesting
 
 /// `matchcast bench`: benchmarks outside the test suite.
 struct BenchCommand: AsyncParsableCommand {
@@ -35,7 +37,9 @@ struct FanoutBenchCommand: AsyncParsableCommand {
             persisted too). Coalescing is off, so every update goes to every activity.
 
             Sinks: devnull (NDJSON to /dev/null), stdout (NDJSON to fd 1: run it with > /dev/null), \
-            webhook (signed POSTs to a receiver in this process on 127.0.0.1 that only reads). \
+            webhook (signed POSTs to a receiver in this process on 127.0.0.1 that only reads), \
+            apns (one HTTP/2 request per delivery to the fake APNs of MatchcastTesting, in this process: \
+            TLS, an ES256 provider-token check per request, every notification recorded). \
             The table goes to stderr. Build with -c release for meaningful figures.
 
             Examples:
@@ -43,11 +47,12 @@ struct FanoutBenchCommand: AsyncParsableCommand {
               .build/release/matchcast bench fanout --sink devnull
               .build/release/matchcast bench fanout --sink stdout > /dev/null
               .build/release/matchcast bench fanout --sink webhook --batch 1000
+              .build/release/matchcast bench fanout --sink apns --activities 20000
             """
     )
 
     enum SinkKind: String, ExpressibleByArgument, CaseIterable {
-        case devnull, stdout, webhook
+        case devnull, stdout, webhook, apns
     }
 
     enum StoreKind: String, ExpressibleByArgument, CaseIterable {
@@ -69,7 +74,7 @@ struct FanoutBenchCommand: AsyncParsableCommand {
         """)
     var batch: Int?
 
-    @Option(help: "Webhook requests in flight at once (default: the sink's own, 4).")
+    @Option(help: "Webhook or APNs requests in flight at once (default: the sink's own, 4 and 100).")
     var concurrency: Int?
 
     @Option(help: """
@@ -92,6 +97,7 @@ struct FanoutBenchCommand: AsyncParsableCommand {
         guard (1...10_000_000).contains(activities) else { throw ValidationError("--activities must be 1...10000000") }
         guard (1...1000).contains(updates) else { throw ValidationError("--updates must be 1...1000") }
         if let batch, batch < 1 { throw ValidationError("--batch must be positive") }
+        if batch != nil, sink == .apns { throw ValidationError("--batch does not apply to apns (one request per delivery)") }
         if let concurrency, !(1...256).contains(concurrency) { throw ValidationError("--concurrency must be 1...256") }
         if sink == .stdout, isatty(1) == 1 {
             throw ValidationError("--sink stdout writes every delivery to stdout: redirect it (> /dev/null)")
@@ -101,6 +107,7 @@ struct FanoutBenchCommand: AsyncParsableCommand {
     func run() async throws {
         var logger = Logger(label: "matchcast.bench")
         logger.logLevel = .error
+        StandardStreams.err("load average (1, 5, 15 min) at the start: \(BenchTable.loadAverage)")
         let resources = try await BenchResources.make(sink: sink, store: store, batch: batch, concurrency: concurrency, logger: logger)
         let result: (setup: FanoutBenchmark.Setup, rows: [FanoutBenchmark.Row])
         do {
@@ -112,15 +119,19 @@ struct FanoutBenchCommand: AsyncParsableCommand {
             result = try await benchmark.run()
         } catch {
             await resources.close()
-            if let error = error as? CommandFailure { StandardStreams.err("matchcast bench fanout: \(error)") }
-            else { StandardStreams.err("matchcast bench fanout: \(error)") }
+            StandardStreams.err("matchcast bench fanout: \(error)")
             throw ExitCode(1)
         }
         let received = resources.receiver?.totals
+        let apnsCounts = resources.apnsServer.map { server in (accepted: server.accepted.count, requests: server.log.count) }
         await resources.close()
 
-        let mode = sink.rawValue + (batch.map { " b=\($0)" } ?? "")
+        let mode = sink.rawValue + (batch.map { " b=\($0)" } ?? "") + (concurrency.map { " c=\($0)" } ?? "")
         BenchTable.print(mode: mode, store: store.rawValue, rows: result.rows)
+        StandardStreams.err("load average (1, 5, 15 min) at the end: \(BenchTable.loadAverage) on \(ProcessInfo.processInfo.activeProcessorCount) cores")
+        if let apnsCounts {
+            StandardStreams.err("fake APNs: \(apnsCounts.requests) requests, \(apnsCounts.accepted) notifications accepted")
+        }
         if let received {
             StandardStreams.err(String(
                 format: "receiver: %d requests, %.1f MB read", received.requests, Double(received.bytes) / 1_000_000))
@@ -139,6 +150,7 @@ private struct BenchResources {
     var sink: MeasuringSink
     var store: any MatchcastStore
     var receiver: DrainingReceiver?
+    var apnsServer: FakeAPNsServer?
     var client: HTTPClient?
     var descriptor: Int32?
     var storePath: String?
@@ -148,48 +160,84 @@ private struct BenchResources {
         batch: Int?, concurrency: Int?, logger: Logger
     ) async throws -> BenchResources {
         var resources = BenchResources(sink: MeasuringSink(inner: StdoutSink(), chunk: nil), store: IndexedMemoryStore())
+        do {
+            try await resources.start(sink: kind, store: storeKind, batch: batch, concurrency: concurrency, logger: logger)
+            return resources
+        } catch {
+            // Whatever was started (a server, a client) is stopped before the error goes up.
+            await resources.close()
+            throw error
+        }
+    }
+
+    /// Opens the store and the sink (and what the sink talks to), noting each as it is made.
+    private mutating func start(
+        sink kind: FanoutBenchCommand.SinkKind, store storeKind: FanoutBenchCommand.StoreKind,
+        batch: Int?, concurrency: Int?, logger: Logger
+    ) async throws {
         switch storeKind {
         case .indexed:
             break
         case .memory:
-            resources.store = InMemoryStore()
+            self.store = InMemoryStore()
         case .sqlite:
             let path = FileManager.default.temporaryDirectory
                 .appendingPathComponent("matchcast-bench-\(getpid()).sqlite").path
-            resources.storePath = path
-            resources.store = try SQLiteStore(path: path)
+            self.storePath = path
+            self.store = try SQLiteStore(path: path)
         }
         switch kind {
         case .devnull:
-            let descriptor = open("/dev/null", O_WRONLY)
+            let descriptor = openDevNull()
             guard descriptor >= 0 else { throw CommandFailure("cannot open /dev/null") }
-            resources.descriptor = descriptor
-            resources.sink = MeasuringSink(inner: StdoutSink(fileDescriptor: descriptor), chunk: batch)
+            self.descriptor = descriptor
+            self.sink = MeasuringSink(inner: StdoutSink(fileDescriptor: descriptor), chunk: batch)
         case .stdout:
-            resources.sink = MeasuringSink(inner: StdoutSink(fileDescriptor: 1), chunk: batch)
+            self.sink = MeasuringSink(inner: StdoutSink(fileDescriptor: 1), chunk: batch)
+        case .apns:
+            // The fake's provider-token check needs the key pair; ids as in the APNs tests.
+            let key = P256.Signing.PrivateKey()
+            let (keyId, teamId) = ("ABC123DEFG", "DEF123GHIJ")
+            let server = try await FakeAPNsServer.start(publicKey: key.publicKey, keyId: keyId, teamId: teamId)
+            let client = HTTPClient(eventLoopGroupProvider: .singleton)
+            self.apnsServer = server
+            self.client = client
+            var configuration = APNsSinkConfiguration(
+                key: .pem(key.pemRepresentation), keyId: keyId, teamId: teamId, environment: .sandbox,
+                endpoint: server.url, trustRoots: .pem(server.certificates.caPEM))
+            if let concurrency { configuration.maxConcurrentRequests = concurrency }
+            let apns = try APNsSink(
+                configuration: configuration, client: client, deadLetters: InMemoryDeadLetters(),
+                onInvalidToken: { _, reason in logger.error("APNs refused a token", metadata: ["reason": "\(reason)"]) },
+                logger: logger)
+            self.sink = MeasuringSink(inner: apns, chunk: nil)
         case .webhook:
             let receiver = try await DrainingReceiver.start()
             let client = HTTPClient(eventLoopGroupProvider: .singleton)
-            resources.receiver = receiver
-            resources.client = client
+            self.receiver = receiver
+            self.client = client
             var configuration = WebhookSinkConfiguration(url: receiver.url, secret: try WebhookSecret.random())
             if let batch { configuration.maxBatch = batch }
             if let concurrency { configuration.maxConcurrentRequests = concurrency }
             let webhook = try WebhookSink(
                 configuration: configuration, client: client, deadLetters: InMemoryDeadLetters(), logger: logger)
-            resources.sink = MeasuringSink(inner: webhook, chunk: nil)
+            self.sink = MeasuringSink(inner: webhook, chunk: nil)
         }
-        return resources
     }
 
     func close() async {
         try? await client?.shutdown()
         await receiver?.stop()
+        await apnsServer?.stop()
         if let descriptor { closeDescriptor(descriptor) }
         if let storePath {
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: storePath + suffix) }
         }
     }
+}
+
+private func openDevNull() -> Int32 {
+    open("/dev/null", O_WRONLY)
 }
 
 private func closeDescriptor(_ descriptor: Int32) {
@@ -202,10 +250,17 @@ extension FanoutBenchmark.SetupPath: ExpressibleByArgument {}
 enum BenchTable {
     /// Columns: `build ms` = `ingest` called → the sink first called (lifecycles run, deliveries
     /// built); `sink ms` = from there to the sink returning for the last batch; `fan-out→last byte`
-    /// = both; `deliveries/s` = deliveries / fan-out→last byte; `sink-only/s` = deliveries / sink ms;
+    /// = both; `CPU ms` = process CPU time (all threads) over the same span, well below it when
+    /// other work had the cores; `deliveries/s` = deliveries / fan-out→last byte; `sink-only/s` = deliveries / sink ms;
     /// `ingest total` adds persisting; `payloads` = distinct payload buffers (1: built once per update).
+    /// `/proc/loadavg`'s first three fields: other work on the machine skews the figures.
+    static var loadAverage: String {
+        let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "?"
+        return text.split(separator: " ").prefix(3).joined(separator: " ")
+    }
+
     static func print(mode: String, store: String, rows: [FanoutBenchmark.Row]) {
-        let header = ["mode", "store", "activities", "update", "build ms", "sink ms", "fan-out→last byte ms", "deliveries/s",
+        let header = ["mode", "store", "activities", "update", "build ms", "sink ms", "fan-out→last byte ms", "CPU ms", "deliveries/s",
                       "sink-only/s", "ingest total ms", "payload B", "payloads", "sink calls", "RSS MB", "peak MB"]
         var lines = [header]
         for row in rows {
@@ -214,6 +269,7 @@ enum BenchTable {
                 FanoutBenchmark.milliseconds(row.build),
                 FanoutBenchmark.milliseconds(row.fanOut - row.build),
                 FanoutBenchmark.milliseconds(row.fanOut),
+                FanoutBenchmark.milliseconds(row.cpuToLastByte),
                 String(format: "%.0f", row.deliveriesPerSecond),
                 String(format: "%.0f", Double(row.deliveries) / max((row.fanOut - row.build).seconds, 1e-9)),
                 FanoutBenchmark.milliseconds(row.ingest),
