@@ -186,7 +186,7 @@ struct APNsSinkTests {
             server.fail(token: F.token(1), with: .serviceUnavailable)
             let sink = try F.sink(
                 server: server, client: client, key: key, clock: clock, metrics: metrics,
-                retry: APNsRetryPolicy(maxAttempts: 3, initialBackoff: .milliseconds(100), jitter: 0))
+                retry: RetryPolicy(maxAttempts: 3, initialBackoff: .milliseconds(100), jitter: 0))
             do throws(APNsError) {
                 try await Self.deliver(deliveries, with: sink)
                 Issue.record("deliver did not throw")
@@ -229,7 +229,7 @@ struct APNsSinkTests {
             // The client trusts only the system roots, which never signed the throwaway CA.
             let sink = try F.sink(
                 server: server, client: client, key: key, trustRoots: .system,
-                retry: APNsRetryPolicy(maxAttempts: 2, initialBackoff: .milliseconds(10), jitter: 0),
+                retry: RetryPolicy(maxAttempts: 2, initialBackoff: .milliseconds(10), jitter: 0),
                 requestTimeout: .seconds(3))
             do throws(APNsError) {
                 try await Self.deliver(deliveries, with: sink)

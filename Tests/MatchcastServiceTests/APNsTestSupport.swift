@@ -75,7 +75,7 @@ enum APNsFixture {
         clock: any Clock<Duration> = InstantClock(), wallClock: WallClock = WallClock(),
         invalidTokens: InvalidTokens = InvalidTokens(), deadLetters: any DeadLetterRecorder = InMemoryDeadLetters(),
         metrics: any MetricsFactory = NOOPMetricsHandler.instance,
-        retry: APNsRetryPolicy = APNsRetryPolicy(initialBackoff: .milliseconds(100), jitter: 0),
+        retry: RetryPolicy = RetryPolicy(maxAttempts: 5, initialBackoff: .milliseconds(100), jitter: 0),
         requestTimeout: Duration = .seconds(15),
         logger: Logger = Logger(label: "test.apns", factory: { _ in SwiftLogNoOpLogHandler() })
     ) throws -> APNsSink {

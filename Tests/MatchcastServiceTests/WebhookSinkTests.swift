@@ -169,7 +169,7 @@ struct WebhookSinkTests {
             receiver.fail(next: 100, with: .unavailable)
             let sink = try F.sink(
                 url: receiver.url, client: client, clock: clock, deadLetters: deadLetters, metrics: metrics,
-                retry: WebhookRetryPolicy(maxAttempts: 3, initialBackoff: .milliseconds(100), jitter: 0))
+                retry: RetryPolicy(maxAttempts: 3, initialBackoff: .milliseconds(100), jitter: 0))
             let error = await #expect(throws: WebhookError.self) { try await sink.deliver(deliveries) }
             #expect(error?.reason == "retries_exhausted")
             #expect(error?.undelivered == deliveries)
@@ -188,7 +188,7 @@ struct WebhookSinkTests {
             receiver.fail(next: 100, with: .unavailable)
             let sink = try F.sink(
                 url: receiver.url, client: client, clock: InstantClock(), maxConcurrentRequests: 1,
-                retry: WebhookRetryPolicy(maxAttempts: 2, initialBackoff: .milliseconds(10), jitter: 0))
+                retry: RetryPolicy(maxAttempts: 2, initialBackoff: .milliseconds(10), jitter: 0))
             let error = await #expect(throws: WebhookError.self) { try await sink.deliver(deliveries) }
             #expect(error?.undelivered == deliveries)
             #expect(receiver.requests == 2)
@@ -201,7 +201,7 @@ struct WebhookSinkTests {
             receiver.fail(next: 100, with: .unavailable)
             let sink = try F.sink(
                 url: receiver.url, client: client, clock: clock,
-                retry: WebhookRetryPolicy(maxAttempts: 8, totalDeadline: .milliseconds(2500), initialBackoff: .seconds(1), jitter: 0))
+                retry: RetryPolicy(maxAttempts: 8, totalDeadline: .milliseconds(2500), initialBackoff: .seconds(1), jitter: 0))
             await #expect(throws: WebhookError.self) { try await sink.deliver(F.deliveries(1)) }
             // 1 s fits in 2.5 s; another 2 s would not.
             #expect(receiver.requests == 2)
@@ -219,7 +219,7 @@ struct WebhookSinkTests {
         try await F.withClient(connectTimeout: .milliseconds(200)) { client in
             let sink = try F.sink(
                 url: url, client: client, clock: clock, metrics: metrics,
-                retry: WebhookRetryPolicy(maxAttempts: 3, initialBackoff: .milliseconds(10), jitter: 0))
+                retry: RetryPolicy(maxAttempts: 3, initialBackoff: .milliseconds(10), jitter: 0))
             let error = await #expect(throws: WebhookError.self) { try await sink.deliver(F.deliveries(2)) }
             #expect(error?.undelivered.count == 2)
         }
@@ -271,7 +271,7 @@ struct WebhookSinkTests {
             }
             #expect(throws: WebhookError.self) {
                 try F.sink(url: "http://127.0.0.1:9/hook", client: client, clock: InstantClock(),
-                           retry: WebhookRetryPolicy(maxAttempts: 0))
+                           retry: RetryPolicy(maxAttempts: 0))
             }
         }
     }

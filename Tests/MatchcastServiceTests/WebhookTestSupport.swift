@@ -54,7 +54,7 @@ enum WebhookFixture {
     static func sink(
         url: String, client: HTTPClient, clock: any Clock<Duration>, deadLetters: any DeadLetterRecorder = InMemoryDeadLetters(),
         metrics: any MetricsFactory = NOOPMetricsHandler.instance, maxBatch: Int = 500, maxConcurrentRequests: Int = 4,
-        retry: WebhookRetryPolicy = WebhookRetryPolicy(initialBackoff: .milliseconds(100), jitter: 0)
+        retry: RetryPolicy = RetryPolicy(initialBackoff: .milliseconds(100), jitter: 0)
     ) throws -> WebhookSink {
         try WebhookSink(
             configuration: WebhookSinkConfiguration(

@@ -66,7 +66,7 @@ public struct APNsSinkConfiguration: Sendable, CustomStringConvertible {
     public var maxConcurrentRequests: Int
     /// The whole exchange of one attempt, response body included.
     public var requestTimeout: Duration
-    public var retry: APNsRetryPolicy
+    public var retry: RetryPolicy
     /// The provider token's age at replacement, 20 ... 60 minutes.
     public var tokenRefreshInterval: Duration
 
@@ -79,7 +79,7 @@ public struct APNsSinkConfiguration: Sendable, CustomStringConvertible {
         trustRoots: TrustRoots = .system,
         maxConcurrentRequests: Int = 100,
         requestTimeout: Duration = .seconds(10),
-        retry: APNsRetryPolicy = APNsRetryPolicy(),
+        retry: RetryPolicy = .apns,
         tokenRefreshInterval: Duration = .seconds(50 * 60)
     ) {
         self.key = key

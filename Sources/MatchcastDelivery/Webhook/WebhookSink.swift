@@ -128,7 +128,7 @@ public struct WebhookSink: DeliverySink {
                     metrics.request(outcome: outcome)
                     return await deadLetter(batch, status: answer.status, body: answer.body, logger: logger)
                 default:
-                    retryAfter = WebhookRetryPolicy.retryAfter(answer.retryAfter, now: now())
+                    retryAfter = RetryPolicy.retryAfter(answer.retryAfter, now: now())
                 }
             } catch {
                 // A cancelled attempt is shutdown, not a failure of the endpoint.

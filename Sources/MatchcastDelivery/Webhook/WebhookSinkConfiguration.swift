@@ -11,7 +11,7 @@ public struct WebhookSinkConfiguration: Sendable {
     public var maxConcurrentRequests: Int
     /// The whole exchange of one attempt, body included.
     public var requestTimeout: Duration
-    public var retry: WebhookRetryPolicy
+    public var retry: RetryPolicy
     /// How much of a refusing response's body is kept with its dead letters.
     public var maxErrorBodyBytes: Int
 
@@ -21,7 +21,7 @@ public struct WebhookSinkConfiguration: Sendable {
         maxBatch: Int = 500,
         maxConcurrentRequests: Int = 4,
         requestTimeout: Duration = .seconds(10),
-        retry: WebhookRetryPolicy = WebhookRetryPolicy(),
+        retry: RetryPolicy = RetryPolicy(),
         maxErrorBodyBytes: Int = 4096
     ) {
         self.url = url

@@ -1,10 +1,10 @@
 import Foundation
 
-/// When a failed webhook request is tried again: exponential backoff with jitter, never sooner than a
+/// When a failed request (webhook or APNs) is tried again: exponential backoff with jitter, never sooner than a
 /// `Retry-After` asks, at most `maxAttempts` attempts and no retry that would end past `totalDeadline`.
 ///
 /// A plain value: `delay(afterAttempt:retryAfter:elapsed:random:)` decides, the sink sleeps.
-public struct WebhookRetryPolicy: Sendable, Hashable {
+public struct RetryPolicy: Sendable, Hashable {
     /// Attempts in all, the first included.
     public var maxAttempts: Int
     /// No retry is scheduled whose sleep would end later than this after the first attempt began.
@@ -76,6 +76,11 @@ public struct WebhookRetryPolicy: Sendable, Hashable {
         }
         return nil
     }
+
+    /// APNs: fewer, quicker attempts than a webhook (a push that is minutes late is worth little).
+    public static let apns = RetryPolicy(
+        maxAttempts: 5, totalDeadline: .seconds(120), initialBackoff: .seconds(1), maxBackoff: .seconds(30),
+        jitter: 0.2, maxRetryAfter: .seconds(60))
 }
 
 extension Character {

@@ -6,9 +6,9 @@ import Testing
 
 /// The pure parts of the webhook sink: retry timing, status rules, `Retry-After`, batch ids and bodies.
 @Suite("Webhook retry rules and batches", .timeLimit(.minutes(1)))
-struct WebhookRetryPolicyTests {
+struct RetryPolicyTests {
     @Test func backoffDoublesUpToTheCapLessJitter() {
-        let policy = WebhookRetryPolicy(initialBackoff: .milliseconds(500), maxBackoff: .seconds(60), jitter: 0.2)
+        let policy = RetryPolicy(initialBackoff: .milliseconds(500), maxBackoff: .seconds(60), jitter: 0.2)
         #expect((1...9).map { policy.backoff(afterAttempt: $0, random: 0) } == [
             .milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(16), .seconds(32),
             .seconds(60), .seconds(60),
@@ -20,7 +20,7 @@ struct WebhookRetryPolicyTests {
     }
 
     @Test func delayStopsAtMaxAttemptsAndTheTotalDeadline() {
-        let policy = WebhookRetryPolicy(maxAttempts: 3, totalDeadline: .seconds(10), initialBackoff: .seconds(1), jitter: 0)
+        let policy = RetryPolicy(maxAttempts: 3, totalDeadline: .seconds(10), initialBackoff: .seconds(1), jitter: 0)
         #expect(policy.delay(afterAttempt: 1, retryAfter: nil, elapsed: .zero, random: 0) == .seconds(1))
         #expect(policy.delay(afterAttempt: 2, retryAfter: nil, elapsed: .seconds(1), random: 0) == .seconds(2))
         #expect(policy.delay(afterAttempt: 3, retryAfter: nil, elapsed: .seconds(3), random: 0) == nil)
@@ -29,7 +29,7 @@ struct WebhookRetryPolicyTests {
     }
 
     @Test func retryAfterIsAFloorAndIsCapped() {
-        let policy = WebhookRetryPolicy(totalDeadline: .seconds(600), initialBackoff: .milliseconds(100), jitter: 0,
+        let policy = RetryPolicy(totalDeadline: .seconds(600), initialBackoff: .milliseconds(100), jitter: 0,
                                         maxRetryAfter: .seconds(120))
         #expect(policy.delay(afterAttempt: 1, retryAfter: .seconds(1), elapsed: .zero, random: 0) == .seconds(1))
         #expect(policy.delay(afterAttempt: 1, retryAfter: .zero, elapsed: .zero, random: 0) == .milliseconds(100))
@@ -40,17 +40,17 @@ struct WebhookRetryPolicyTests {
 
     @Test func readsRetryAfterSecondsAndDates() {
         let now = Date(timeIntervalSince1970: 784_111_777)  // Sun, 06 Nov 1994 08:49:37 GMT
-        #expect(WebhookRetryPolicy.retryAfter("1", now: now) == .seconds(1))
-        #expect(WebhookRetryPolicy.retryAfter(" 120 ", now: now) == .seconds(120))
-        #expect(WebhookRetryPolicy.retryAfter("0", now: now) == .zero)
-        #expect(WebhookRetryPolicy.retryAfter("Sun, 06 Nov 1994 08:50:07 GMT", now: now) == .seconds(30))
-        #expect(WebhookRetryPolicy.retryAfter("Sunday, 06-Nov-94 08:50:07 GMT", now: now) == .seconds(30))
-        #expect(WebhookRetryPolicy.retryAfter("Sun Nov  6 08:50:07 1994", now: now) == .seconds(30))
-        #expect(WebhookRetryPolicy.retryAfter("Sun, 06 Nov 1994 08:00:00 GMT", now: now) == .zero)
+        #expect(RetryPolicy.retryAfter("1", now: now) == .seconds(1))
+        #expect(RetryPolicy.retryAfter(" 120 ", now: now) == .seconds(120))
+        #expect(RetryPolicy.retryAfter("0", now: now) == .zero)
+        #expect(RetryPolicy.retryAfter("Sun, 06 Nov 1994 08:50:07 GMT", now: now) == .seconds(30))
+        #expect(RetryPolicy.retryAfter("Sunday, 06-Nov-94 08:50:07 GMT", now: now) == .seconds(30))
+        #expect(RetryPolicy.retryAfter("Sun Nov  6 08:50:07 1994", now: now) == .seconds(30))
+        #expect(RetryPolicy.retryAfter("Sun, 06 Nov 1994 08:00:00 GMT", now: now) == .zero)
         for bad in [nil, "", "soon", "-1", "1.5", "Sun, 06 Nov 1994"] as [String?] {
-            #expect(WebhookRetryPolicy.retryAfter(bad, now: now) == nil, "\(bad ?? "nil")")
+            #expect(RetryPolicy.retryAfter(bad, now: now) == nil, "\(bad ?? "nil")")
         }
-        #expect(WebhookRetryPolicy.retryAfter("99999999999999999999", now: now) != nil)
+        #expect(RetryPolicy.retryAfter("99999999999999999999", now: now) != nil)
     }
 
     @Test(arguments: [
