@@ -129,6 +129,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Yams", package: "Yams"),
             ]
         ),
         .testTarget(name: "MatchcastStoreTests", dependencies: ["MatchcastStore", "MatchcastCore"]),
