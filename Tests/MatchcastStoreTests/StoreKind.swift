@@ -1,5 +1,5 @@
 import Foundation
-import MatchcastStore
+@testable import MatchcastStore
 import Testing
 
 /// The implementations the contract suite runs against.
@@ -8,6 +8,14 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
     /// A real file in a fresh temporary directory, removed afterwards (not `:memory:`: WAL and
     /// the pool only exist for files).
     case sqliteFile
+    /// A fresh schema of its own in the database `MATCHCAST_POSTGRES_URL` names, dropped afterwards, so tests
+    /// run side by side without seeing each other. Only listed when that variable is set (`Scripts/postgres`);
+    /// `PostgresStoreTests` then reports the PostgreSQL tests as skipped.
+    case postgres
+
+    static var allCases: [StoreKind] {
+        PostgresTestServer.isConfigured ? [.inMemory, .sqliteFile, .postgres] : [.inMemory, .sqliteFile]
+    }
 
     var testDescription: String { rawValue }
 
@@ -22,6 +30,8 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
             let store = try SQLiteStore(path: directory.path("store.sqlite"))
             try await body(store)
             try store.close()
+        case .postgres:
+            try await PostgresTestServer.withFreshStore { store in try await body(store) }
         }
     }
 }

@@ -38,7 +38,7 @@ struct BrokerRunner {
         let store: any MatchcastStore
         do {
             feedSpec = try FeedSpec(parsing: config.feed)
-            store = try StoreURL(config.store).makeStore()
+            store = try await StoreURL(config.store).makeStore()
         } catch {
             StandardStreams.err("matchcast serve: invalid configuration: \(error)")
             throw ExitCode(2)
@@ -46,7 +46,10 @@ struct BrokerRunner {
         let needsClient = feedSpec.needsHTTPClient || config.sinks.contains { $0.hasPrefix("webhook:") }
         let client = needsClient ? HTTPClient(eventLoopGroupProvider: .singleton) : nil
         do {
-            try await serve(feedSpec: feedSpec, store: store, client: client, registry: registry, logger: logger)
+            // A PostgreSQL store's pool runs around the broker: before `restore()`, until every service stopped.
+            try await withStoreRunning(store) {
+                try await serve(feedSpec: feedSpec, store: store, client: client, registry: registry, logger: logger)
+            }
         } catch {
             try? await client?.shutdown()
             throw error
@@ -95,7 +98,7 @@ struct BrokerRunner {
                 maxBodyBytes: config.maxBodyBytes),
             registry: registry, services: broker.services, logger: logger)
         logger.info("matchcast serve", metadata: [
-            "listen": "\(config.host):\(config.port)", "store": "\(config.store)", "feed": "\(feedSpec)",
+            "listen": "\(config.host):\(config.port)", "store": "\((try? StoreURL(config.store))?.description ?? "?")", "feed": "\(feedSpec)",
             "sinks": "\(config.sinks.map { $0.hasPrefix("webhook:") ? "webhook" : $0 })",
         ])
         try await app.runService()

@@ -1,0 +1,92 @@
+import Foundation
+import PostgresNIO
+
+extension PostgresStore {
+    // MARK: Devices
+
+    public func createDevice(_ device: DeviceRecord) async throws(StoreError) {
+        let logger = self.logger
+        let created = try await withConnection("creating a device") { connection in
+            try await connection.query(
+                """
+                INSERT INTO device (id, secret_hash, created_at)
+                VALUES (\(device.id), \(device.secretHash), \(device.createdAt.storedPrecision))
+                ON CONFLICT (id) DO NOTHING RETURNING 1
+                """,
+                logger: logger
+            ).count()
+        }
+        guard created > 0 else { throw .conflict("device '\(device.id)' exists") }
+    }
+
+    public func device(id: String) async throws(StoreError) -> DeviceRecord? {
+        let logger = self.logger
+        return try await withConnection("reading a device") { connection in
+            try await connection.query(
+                "SELECT id, secret_hash, created_at FROM device WHERE id = \(id)", logger: logger
+            ).collect((String, String, Date).self).first.map { DeviceRecord(id: $0.0, secretHash: $0.1, createdAt: $0.2.readBack) }
+        }
+    }
+
+    @discardableResult
+    public func deleteDevice(id: String) async throws(StoreError) -> Bool {
+        // Its token, follows and activities go with it (ON DELETE CASCADE).
+        let logger = self.logger
+        return try await withConnection("deleting a device") { connection in
+            try await connection.query("DELETE FROM device WHERE id = \(id) RETURNING 1", logger: logger).count() > 0
+        }
+    }
+
+    // MARK: Push-to-start tokens
+
+    public func setPushToStartToken(_ record: PushToStartTokenRecord) async throws(StoreError) {
+        let logger = self.logger
+        try await transaction("setting a push-to-start token") { connection in
+            try await Self.requireDevice(record.deviceId, connection, logger: logger)
+            // A token identifies one app install: if another device claimed it, that claim is stale.
+            try await connection.query(
+                "DELETE FROM push_to_start_token WHERE token = \(record.token) AND device_id <> \(record.deviceId)",
+                logger: logger
+            ).consume()
+            try await connection.query(
+                """
+                INSERT INTO push_to_start_token (device_id, token, environment, updated_at)
+                VALUES (\(record.deviceId), \(record.token), \(record.environment.rawValue), \(record.updatedAt.storedPrecision))
+                ON CONFLICT (device_id) DO UPDATE SET
+                    token = excluded.token, environment = excluded.environment, updated_at = excluded.updated_at
+                """,
+                logger: logger
+            ).consume()
+        }
+    }
+
+    public func pushToStartToken(deviceId: String) async throws(StoreError) -> PushToStartTokenRecord? {
+        let logger = self.logger
+        let row = try await withConnection("reading a push-to-start token") { connection in
+            try await connection.query(
+                "SELECT device_id, token, environment, updated_at FROM push_to_start_token WHERE device_id = \(deviceId)",
+                logger: logger
+            ).collect((String, String, String, Date).self).first
+        }
+        guard let row else { return nil }
+        return PushToStartTokenRecord(
+            deviceId: row.0, token: row.1, environment: try APNsEnvironment(column: row.2), updatedAt: row.3.readBack)
+    }
+
+    public func removePushToStartToken(token: String) async throws(StoreError) -> String? {
+        let logger = self.logger
+        return try await withConnection("removing a push-to-start token") { connection in
+            try await connection.query(
+                "DELETE FROM push_to_start_token WHERE token = \(token) RETURNING device_id", logger: logger
+            ).collect(String.self).first
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Checked before writing so the error names the device; the foreign key stays as a backstop.
+    static func requireDevice(_ id: String, _ connection: PostgresConnection, logger: Logger) async throws {
+        let found = try await connection.query("SELECT 1 FROM device WHERE id = \(id)", logger: logger).count()
+        guard found > 0 else { throw StoreError.notFound("no device '\(id)'") }
+    }
+}

@@ -1,0 +1,206 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+// Migrations are plain SQL and never change once released: a schema change is a new migration
+// appended below (`v2`, ...). They must not use app types, whose shape changes with the code.
+// Each runs in its own transaction and is recorded in `schema_migrations` in the same one, so a
+// migration is applied completely, once, or not at all. Replicas that start together wait on an
+// advisory lock: one migrates, the others find the work done.
+//
+// Text keys are `COLLATE "C"`: lists sort by code point whatever the database's locale, as the
+// other stores sort them. Dates are `timestamptz(3)`: whole milliseconds, the protocol's precision.
+
+extension PostgresStore {
+    /// A named step of the schema: statements run in order in one transaction.
+    struct Migration: Sendable {
+        var name: String
+        var statements: [String]
+    }
+
+    /// The schema, in order.
+    static let migrations: [Migration] = [
+        Migration(name: "v1", statements: [
+            """
+            CREATE TABLE device (
+                id text COLLATE "C" PRIMARY KEY,
+                secret_hash text NOT NULL,
+                created_at timestamptz(3) NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE push_to_start_token (
+                device_id text COLLATE "C" PRIMARY KEY REFERENCES device(id) ON DELETE CASCADE,
+                token text NOT NULL UNIQUE,
+                environment text NOT NULL,
+                updated_at timestamptz(3) NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE follow (
+                device_id text COLLATE "C" NOT NULL REFERENCES device(id) ON DELETE CASCADE,
+                match_id text COLLATE "C" NOT NULL,
+                created_at timestamptz(3) NOT NULL,
+                PRIMARY KEY (device_id, match_id)
+            )
+            """,
+            "CREATE INDEX follow_on_match_id ON follow (match_id, device_id)",
+            // phase and update_token repeat what the lifecycle JSON holds, for queries and the
+            // rule that one update token belongs to one open activity.
+            """
+            CREATE TABLE activity (
+                id text COLLATE "C" PRIMARY KEY,
+                device_id text COLLATE "C" NOT NULL REFERENCES device(id) ON DELETE CASCADE,
+                match_id text COLLATE "C" NOT NULL,
+                environment text NOT NULL,
+                phase text NOT NULL,
+                update_token text,
+                lifecycle text NOT NULL,
+                updated_at timestamptz(3) NOT NULL
+            )
+            """,
+            "CREATE INDEX activity_on_match_id ON activity (match_id, id)",
+            "CREATE INDEX activity_on_device_id ON activity (device_id, id)",
+            "CREATE INDEX activity_on_update_token ON activity (update_token)",
+            """
+            CREATE UNIQUE INDEX activity_open_update_token ON activity (update_token)
+                WHERE update_token IS NOT NULL AND phase <> 'ended'
+            """,
+            "CREATE INDEX activity_open ON activity (id) WHERE phase <> 'ended'",
+            """
+            CREATE TABLE match_state (
+                match_id text COLLATE "C" PRIMARY KEY,
+                snapshot text NOT NULL,
+                updated_at timestamptz(3) NOT NULL
+            )
+            """,
+            // The outbox: deliveries saved with the activities that produced them, until every sink has
+            // them. One per (activity, event); `seq` orders them (a replaced update is a new row).
+            """
+            CREATE TABLE outbox (
+                seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+                activity_id text COLLATE "C" NOT NULL,
+                event text NOT NULL,
+                delivery_id text COLLATE "C" NOT NULL UNIQUE,
+                delivery bytea NOT NULL,
+                PRIMARY KEY (activity_id, event)
+            )
+            """,
+            """
+            CREATE TABLE dead_letter (
+                delivery_id text COLLATE "C" NOT NULL,
+                sink text COLLATE "C" NOT NULL,
+                status integer NOT NULL,
+                reason text NOT NULL,
+                delivery bytea NOT NULL,
+                recorded_at timestamptz(3) NOT NULL,
+                PRIMARY KEY (delivery_id, sink)
+            )
+            """,
+            "CREATE INDEX dead_letter_on_recorded_at ON dead_letter (recorded_at DESC, delivery_id, sink)",
+        ]),
+        // Later migrations go here (`v2`, ...).
+    ]
+
+    /// Applies the pending migrations, on a connection of its own (the client need not run yet).
+    public func migrate() async throws(StoreError) {
+        let configuration = self.configuration
+        let logger = self.logger
+        try await withMigrationConnection { connection in
+            if let schema = configuration.schema {
+                try await connection.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA IF NOT EXISTS \"\(schema)\""), logger: logger)
+                    .consume()
+            }
+            // Per schema: tests (and brokers sharing a database) migrate their own schemas side by side.
+            try await connection.query(
+                "SELECT pg_advisory_lock(hashtext('matchcast.migrate.' || current_schema()))", logger: logger
+            ).consume()
+            try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS schema_migrations (
+                    name text PRIMARY KEY,
+                    applied_at timestamptz NOT NULL DEFAULT now()
+                )
+                """,
+                logger: logger
+            ).consume()
+            let applied = try await Self.appliedMigrations(connection, logger: logger)
+            let known = Set(Self.migrations.map(\.name))
+            if let unknown = applied.first(where: { !known.contains($0) }) {
+                throw StoreError.configuration(
+                    "the database was migrated by a newer matchcast (migration '\(unknown)'); refusing to use it with this version")
+            }
+            for migration in Self.migrations where !applied.contains(migration.name) {
+                try await Self.inTransaction(connection, logger: logger) { connection in
+                    for statement in migration.statements {
+                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger).consume()
+                    }
+                    try await connection.query(
+                        "INSERT INTO schema_migrations (name) VALUES (\(migration.name))", logger: logger
+                    ).consume()
+                }
+                logger.info("applied migration", metadata: ["migration": "\(migration.name)"])
+            }
+            // Closing the connection releases the lock too; this is for when closing fails.
+            try await connection.query(
+                "SELECT pg_advisory_unlock(hashtext('matchcast.migrate.' || current_schema()))", logger: logger
+            ).consume()
+        }
+    }
+
+    /// The names of the migrations applied to this database, in order (for `matchcast migrate`).
+    public func appliedMigrations() async throws(StoreError) -> [String] {
+        let logger = self.logger
+        return try await withConnection("reading migrations") { connection in
+            try await Self.appliedMigrations(connection, logger: logger)
+        }
+    }
+
+    private static func appliedMigrations(_ connection: PostgresConnection, logger: Logger) async throws -> [String] {
+        let applied = try await connection.query(
+            "SELECT name FROM schema_migrations ORDER BY applied_at, name", logger: logger
+        ).collect(String.self).map { $0 }
+        // Applied order is the list's order; sort by it so equal timestamps cannot reorder them.
+        let order = Dictionary(uniqueKeysWithValues: migrations.enumerated().map { ($1.name, $0) })
+        return applied.sorted { (order[$0] ?? .max, $0) < (order[$1] ?? .max, $1) }
+    }
+
+    /// One connection outside the pool: it fails at once (or after `connectTimeout`) when the server cannot be
+    /// reached, where a pool would keep retrying.
+    func withMigrationConnection(_ body: @Sendable (PostgresConnection) async throws -> Void) async throws(StoreError) {
+        let connection: PostgresConnection
+        do {
+            var connectionConfiguration = PostgresConnection.Configuration(
+                host: configuration.host, port: configuration.port, username: configuration.username,
+                password: configuration.password, database: configuration.database,
+                tls: try Self.connectionTLS(configuration.tls))
+            connectionConfiguration.options.connectTimeout = .nanoseconds(
+                Int64(configuration.connectTimeout.components.seconds) * 1_000_000_000
+                    + configuration.connectTimeout.components.attoseconds / 1_000_000_000)
+            connectionConfiguration.options.additionalStartupParameters = Self.startupParameters(configuration)
+            connection = try await PostgresConnection.connect(configuration: connectionConfiguration, id: 0, logger: logger)
+        } catch let error as PSQLError {
+            let message = "cannot connect to PostgreSQL at \(configuration.endpoint): \(StoreError.describe(error))"
+            throw StoreError.isConfigurationProblem(error) ? .configuration(message) : .database(message)
+        } catch {
+            throw .configuration("cannot connect to PostgreSQL at \(configuration.endpoint): \(error)")
+        }
+        do {
+            try await body(connection)
+            try? await connection.close()
+        } catch {
+            try? await connection.close()
+            throw StoreError(postgres: error, while: "migrating the PostgreSQL database at \(configuration.endpoint)")
+        }
+    }
+
+    /// Drops the store's schema with everything in it: for tests, each in a schema of its own.
+    func dropSchema() async throws(StoreError) {
+        guard let schema = configuration.schema else { throw .configuration("no schema of its own to drop") }
+        let logger = self.logger
+        try await withMigrationConnection { connection in
+            try await connection.query(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \"\(schema)\" CASCADE"), logger: logger)
+                .consume()
+        }
+    }
+}

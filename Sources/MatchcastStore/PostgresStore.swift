@@ -1,0 +1,301 @@
+import Foundation
+import Logging
+public import PostgresNIO
+import Synchronization
+
+/// The store for several replicas: one PostgreSQL database shared by every `matchcast serve`.
+///
+/// A facade over one `PostgresClient` (a connection pool). The client is a `Service`: its `run()` must be
+/// running before the first call (queries wait for it otherwise), and stop only after the last one. `open()`
+/// applies the pending migrations (`PostgresStore+Migrations.swift`) on a connection of its own, so it works
+/// before the client runs and fails fast with a clear error when the server cannot be reached. Every call that
+/// writes more than one row is one transaction; PostgreSQL errors come out as `StoreError`.
+public final class PostgresStore: MatchcastStore {
+    /// Where and how to connect.
+    public struct Configuration: Sendable {
+        /// How the connection is encrypted, as libpq's `sslmode` says it.
+        public enum TLSMode: String, Sendable, CaseIterable {
+            /// Plain TCP.
+            case disable
+            /// TLS when the server offers it, plain otherwise (libpq's default).
+            case prefer
+            /// TLS, refused when the server does not offer it; the certificate is not checked (as in libpq).
+            case require
+            /// TLS with the certificate checked against the system's roots and the host name.
+            case verifyFull = "verify-full"
+        }
+
+        public var host: String
+        public var port: Int
+        public var username: String
+        /// Never logged or printed.
+        public var password: String?
+        /// The database; `nil` is the user's own (PostgreSQL's default).
+        public var database: String?
+        public var tls: TLSMode
+        /// How long one connection attempt may take (TCP, TLS and authentication).
+        public var connectTimeout: Duration
+        /// How long a call waits for a pooled connection before it fails with `.database` (the server is down,
+        /// or every connection is busy): a safety net so a dead database is an error, never a hang.
+        public var leaseTimeout: Duration
+        /// The schema the tables live in (`search_path`), created when missing; `nil` is the server's default
+        /// (`public`). Lets several brokers, or tests, share one database.
+        public var schema: String?
+        public var maximumConnections: Int
+
+        public init(
+            host: String, port: Int = 5432, username: String, password: String? = nil, database: String? = nil,
+            tls: TLSMode = .prefer, connectTimeout: Duration = .seconds(10), leaseTimeout: Duration = .seconds(30),
+            schema: String? = nil, maximumConnections: Int = 20
+        ) {
+            self.host = host
+            self.port = port
+            self.username = username
+            self.password = password
+            self.database = database
+            self.tls = tls
+            self.connectTimeout = connectTimeout
+            self.leaseTimeout = leaseTimeout
+            self.schema = schema
+            self.maximumConnections = maximumConnections
+        }
+
+        /// Every setting but the password, for comparing two configurations.
+        var identity: String {
+            "\(endpoint) \(tls.rawValue) \(connectTimeout) \(leaseTimeout) \(schema ?? "") \(maximumConnections) "
+                + (password ?? "")
+        }
+
+        /// `user@host:port/database`, for messages: never the password.
+        public var endpoint: String {
+            "\(username)@\(host.contains(":") ? "[\(host)]" : host):\(port)/\(database ?? username)"
+        }
+    }
+
+    /// The connection pool. Run it (`client.run()`, or in a `ServiceGroup`) for as long as the store is used.
+    public let client: PostgresClient
+    public let configuration: Configuration
+    let logger: Logger
+
+    /// Makes the store without connecting; call `migrate()` (or use `open`) before the first query.
+    public init(configuration: Configuration, logger: Logger = Logger(label: "matchcast.postgres")) throws(StoreError) {
+        if let schema = configuration.schema { try Self.checkSchemaName(schema) }
+        self.configuration = configuration
+        self.logger = logger
+        var clientConfiguration = PostgresClient.Configuration(
+            host: configuration.host, port: configuration.port, username: configuration.username,
+            password: configuration.password, database: configuration.database,
+            tls: Self.clientTLS(configuration.tls))
+        clientConfiguration.options.connectTimeout = configuration.connectTimeout
+        clientConfiguration.options.maximumConnections = max(1, configuration.maximumConnections)
+        clientConfiguration.options.additionalStartupParameters = Self.startupParameters(configuration)
+        client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
+    }
+
+    /// Makes the store and migrates its database: a clear error now when the server cannot be reached, the
+    /// login is refused or the schema belongs to a newer matchcast.
+    public static func open(
+        _ configuration: Configuration, logger: Logger = Logger(label: "matchcast.postgres")
+    ) async throws(StoreError) -> PostgresStore {
+        let store = try PostgresStore(configuration: configuration, logger: logger)
+        try await store.migrate()
+        return store
+    }
+
+    public func ping() async throws(StoreError) {
+        try await withConnection("ping") { connection in
+            try await connection.query("SELECT 1", logger: self.logger).consume()
+        }
+    }
+
+    public func census() async throws(StoreError) -> StoreCensus {
+        try await withConnection("counting") { connection in
+            let rows = try await connection.query(
+                """
+                SELECT (SELECT COUNT(*) FROM device), (SELECT COUNT(*) FROM follow),
+                       (SELECT COUNT(*) FROM push_to_start_token),
+                       (SELECT COUNT(*) FROM activity WHERE phase <> 'ended' AND update_token IS NOT NULL)
+                """,
+                logger: self.logger
+            ).collect((Int, Int, Int, Int).self)
+            let counts = rows.first ?? (0, 0, 0, 0)
+            return StoreCensus(devices: counts.0, follows: counts.1, pushToStartTokens: counts.2, updateTokens: counts.3)
+        }
+    }
+
+    // MARK: Access
+
+    /// Runs `body` on a pooled connection; waits at most `leaseTimeout` for one.
+    func withConnection<T: Sendable>(
+        _ what: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) async throws(StoreError) -> T {
+        let leased = LeaseFlag()
+        let client = self.client
+        let timeout = configuration.leaseTimeout
+        do {
+            return try await withThrowingTaskGroup(of: LeaseOutcome<T>.self) { group in
+                group.addTask {
+                    .done(try await client.withConnection { connection in
+                        leased.set()
+                        return try await body(connection)
+                    })
+                }
+                group.addTask {
+                    try? await Task.sleep(for: timeout)
+                    return .timerFired
+                }
+                while let outcome = try await group.next() {
+                    switch outcome {
+                    case .done(let value):
+                        group.cancelAll()
+                        return value
+                    case .timerFired:
+                        // Once a connection is leased the call runs to its end: cancelling a query mid-way
+                        // would leave the transaction's fate unknown.
+                        guard leased.isSet else {
+                            group.cancelAll()
+                            throw StoreError.database(
+                                "no connection to PostgreSQL at \(configuration.endpoint) within \(timeout) "
+                                    + "(server down or unreachable, or every connection busy)")
+                        }
+                    }
+                }
+                throw StoreError.database("the PostgreSQL call ended without a result")
+            }
+        } catch {
+            throw StoreError(postgres: error, while: what)
+        }
+    }
+
+    /// Runs `body` in one transaction on a pooled connection: committed when it returns, rolled back when it throws.
+    func transaction<T: Sendable>(
+        _ what: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) async throws(StoreError) -> T {
+        let logger = self.logger
+        return try await withConnection(what) { connection in
+            try await Self.inTransaction(connection, logger: logger, body)
+        }
+    }
+
+    static func inTransaction<T: Sendable>(
+        _ connection: PostgresConnection, logger: Logger, _ body: @Sendable (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        try await connection.query("BEGIN", logger: logger).consume()
+        do {
+            let value = try await body(connection)
+            try await connection.query("COMMIT", logger: logger).consume()
+            return value
+        } catch {
+            // A broken connection rolls back on its own; the pool replaces it.
+            try? await connection.query("ROLLBACK", logger: logger).consume()
+            throw error
+        }
+    }
+
+    // MARK: Configuration
+
+    static func clientTLS(_ mode: Configuration.TLSMode) -> PostgresClient.Configuration.TLS {
+        switch mode {
+        case .disable: return .disable
+        case .prefer: return .prefer(unverifiedTLS)
+        case .require: return .require(unverifiedTLS)
+        case .verifyFull: return .require(.makeClientConfiguration())
+        }
+    }
+
+    static func connectionTLS(_ mode: Configuration.TLSMode) throws -> PostgresConnection.Configuration.TLS {
+        switch mode {
+        case .disable: return .disable
+        case .prefer: return .prefer(try NIOSSLContext(configuration: unverifiedTLS))
+        case .require: return .require(try NIOSSLContext(configuration: unverifiedTLS))
+        case .verifyFull: return .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        }
+    }
+
+    /// libpq's `prefer` and `require` encrypt without checking the certificate; `verify-full` checks it.
+    private static var unverifiedTLS: TLSConfiguration {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.certificateVerification = .none
+        return tls
+    }
+
+    static func startupParameters(_ configuration: Configuration) -> [(String, String)] {
+        var parameters = [("application_name", "matchcast")]
+        // The schema name is checked to be a plain identifier; quoted so it keeps its case.
+        if let schema = configuration.schema { parameters.append(("search_path", "\"\(schema)\"")) }
+        return parameters
+    }
+
+    static func checkSchemaName(_ schema: String) throws(StoreError) {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789_")
+        guard !schema.isEmpty, schema.count <= 63, schema.allSatisfy({ allowed.contains($0) }),
+              !schema.first!.isNumber else {
+            throw .configuration("PostgreSQL schema '\(schema)' is not a plain name (a-z, 0-9, _; at most 63)")
+        }
+    }
+}
+
+/// What finished first in `withConnection`: the call, or the lease timer.
+private enum LeaseOutcome<T: Sendable>: Sendable {
+    case done(T)
+    case timerFired
+}
+
+/// Whether `withConnection`'s call got its connection, shared with the lease timer.
+private final class LeaseFlag: Sendable {
+    private let value = Mutex(false)
+
+    func set() { value.withLock { $0 = true } }
+
+    var isSet: Bool { value.withLock { $0 } }
+}
+
+// MARK: Rows
+
+extension PostgresRowSequence {
+    /// Reads and drops every row: a statement's result must be consumed before the next one on the connection.
+    func consume() async throws {
+        for try await _ in self {}
+    }
+
+    /// Every row decoded as `type`.
+    func collect<each Column: PostgresDecodable>(_ type: (repeat each Column).Type) async throws -> [(repeat each Column)] {
+        var rows: [(repeat each Column)] = []
+        for try await row in self {
+            rows.append(try row.decode(type))
+        }
+        return rows
+    }
+
+    /// How many rows there were (`... RETURNING 1` counts what a statement changed).
+    func count() async throws -> Int {
+        var count = 0
+        for try await _ in self { count += 1 }
+        return count
+    }
+}
+
+extension Date {
+    /// The instant a store keeps: whole milliseconds, as every store does (the protocol's precision).
+    var storedPrecision: Date {
+        Date(timeIntervalSince1970: (timeIntervalSince1970 * 1000).rounded(.down) / 1000)
+    }
+
+    /// A stored instant as read back (whole milliseconds, through microseconds): the same value `storedPrecision` gave.
+    var readBack: Date {
+        Date(timeIntervalSince1970: (timeIntervalSince1970 * 1000).rounded() / 1000)
+    }
+}
+
+/// Runs `body` while the store's background work runs: a `PostgresStore`'s connection pool (`client.run()`),
+/// started before `body` (so its first query finds it) and stopped after it (so the last one does); for the
+/// other stores, just `body`. The broker wraps its whole life in it: restore, then its `ServiceGroup`, whose
+/// services all stop before the pool does.
+public func withStoreRunning<T: Sendable>(_ store: any MatchcastStore, _ body: () async throws -> T) async throws -> T {
+    guard let postgres = store as? PostgresStore else { return try await body() }
+    return try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { await postgres.client.run() }
+        defer { group.cancelAll() }
+        return try await body()
+    }
+}

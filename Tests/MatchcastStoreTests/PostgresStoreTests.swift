@@ -1,0 +1,167 @@
+import Foundation
+import MatchcastCore
+@testable import MatchcastStore
+import Testing
+
+private typealias F = StoreFixture
+
+/// What only PostgreSQL has: migrations in `schema_migrations`, connection errors, schemas, its own SQL. The
+/// contract suite runs on it too (`StoreKind.postgres`).
+@Suite("PostgreSQL store", .enabled(if: PostgresTestServer.isConfigured, PostgresTestServer.skipMessage))
+struct PostgresStoreTests {
+    @Test func migrationsAreRecordedAndAppliedOnceAcrossOpens() async throws {
+        let configuration = try PostgresTestServer.freshConfiguration()
+        try await PostgresTestServer.withStore(configuration: configuration, dropAfterwards: false) { first in
+            #expect(try await first.appliedMigrations() == PostgresStore.migrations.map(\.name))
+            try await first.createDevice(F.device("dev-a"))
+        }
+        // A second broker (or a restart) opening the same schema: nothing to apply, the data is still there.
+        try await PostgresTestServer.withStore(configuration: configuration, dropAfterwards: true) { second in
+            #expect(try await second.appliedMigrations() == ["v1"])
+            #expect(try await second.device(id: "dev-a") == F.device("dev-a"))
+            try await second.migrate()
+            #expect(try await second.appliedMigrations() == ["v1"])
+        }
+    }
+
+    @Test func replicasStartingTogetherMigrateOnce() async throws {
+        let configuration = try PostgresTestServer.freshConfiguration()
+        let stores = try (0..<4).map { _ in try PostgresStore(configuration: configuration) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for store in stores { group.addTask { try await store.migrate() } }
+            try await group.waitForAll()
+        }
+        try await PostgresTestServer.withStore(configuration: configuration, dropAfterwards: true) { store in
+            #expect(try await store.appliedMigrations() == ["v1"])
+            try await store.ping()
+        }
+    }
+
+    @Test func aSchemaMigratedByANewerVersionIsRefused() async throws {
+        let configuration = try PostgresTestServer.freshConfiguration()
+        try await PostgresTestServer.withStore(configuration: configuration, dropAfterwards: false) { store in
+            try await store.withConnection("test") { connection in
+                try await connection.query("INSERT INTO schema_migrations (name) VALUES ('v99')", logger: store.logger).consume()
+            }
+        }
+        let error = await #expect(throws: StoreError.self) { _ = try await PostgresStore.open(configuration) }
+        #expect(error == .configuration)
+        #expect(error?.message.contains("newer matchcast") == true)
+        try await PostgresStore(configuration: configuration).dropSchema()
+    }
+
+    @Test func anUnreachableServerIsAClearErrorNotAHang() async throws {
+        // A port nothing listens on: refused at once.
+        let port = try Self.closedPort()
+        var configuration = PostgresStore.Configuration(
+            host: "127.0.0.1", port: port, username: "matchcast", password: "s3cret", database: "matchcast",
+            tls: .disable, connectTimeout: .seconds(5))
+        let error = await #expect(throws: StoreError.self) { _ = try await PostgresStore.open(configuration) }
+        #expect(error == .database)
+        let message = error?.message ?? ""
+        #expect(message.contains("cannot connect to PostgreSQL at matchcast@127.0.0.1:\(port)/matchcast"), "\(message)")
+        #expect(!message.contains("s3cret"))
+
+        // With the pool running, a call waits at most the lease timeout, then fails naming the server.
+        configuration.leaseTimeout = .milliseconds(300)
+        let store = try PostgresStore(configuration: configuration)
+        try await withStoreRunning(store) {
+            let pingError = await #expect(throws: StoreError.self) { try await store.ping() }
+            #expect(pingError == .database)
+            #expect(pingError?.message.contains("no connection to PostgreSQL at matchcast@127.0.0.1:\(port)") == true)
+        }
+    }
+
+    @Test func aRefusedLoginIsAConfigurationError() async throws {
+        var configuration = try PostgresTestServer.freshConfiguration()
+        configuration.database = "matchcast_no_such_database"
+        let error = await #expect(throws: StoreError.self) { _ = try await PostgresStore.open(configuration) }
+        #expect(error == .configuration)
+        #expect(error?.message.contains("matchcast_no_such_database") == true)
+        #expect(error?.message.contains("3D000") == true)
+    }
+
+    @Test func theStoreURLOpensAMigratedPostgresStore() async throws {
+        let url = try StoreURL(try #require(PostgresTestServer.url))
+        let store = try await url.makeStore()
+        let postgres = try #require(store as? PostgresStore)
+        try await withStoreRunning(store) {
+            try await store.ping()
+            #expect(try await postgres.appliedMigrations() == ["v1"])
+        }
+    }
+
+    @Test func aBadSchemaNameIsRefusedBeforeAnySQL() throws {
+        var configuration = PostgresStore.Configuration(host: "127.0.0.1", username: "u")
+        configuration.schema = "x\"; DROP TABLE device; --"
+        let error = #expect(throws: StoreError.self) { _ = try PostgresStore(configuration: configuration) }
+        #expect(error == .configuration)
+    }
+
+    @Test func datesKeepMillisecondsAndTextSortsByCodePoint() async throws {
+        try await PostgresTestServer.withFreshStore { store in
+            let instant = Date(timeIntervalSince1970: 1_776_780_000.123_789)
+            try await store.createDevice(DeviceRecord(id: "dev-a", secretHash: "h", createdAt: instant))
+            let read = try #require(try await store.device(id: "dev-a"))
+            #expect(read.createdAt == Date(timeIntervalSince1970: 1_776_780_000.123))
+            // Byte order whatever the database's locale: uppercase before lowercase, as Swift sorts.
+            for id in ["b", "B", "a", "A", "_"] { _ = try await store.addFollow(F.follow("dev-a", id)) }
+            #expect(try await store.follows(deviceId: "dev-a").map(\.matchId) == ["A", "B", "_", "a", "b"])
+        }
+    }
+
+    @Test func aDamagedActivityRowIsCorruptNotACrash() async throws {
+        try await PostgresTestServer.withFreshStore { store in
+            try await store.createDevice(F.device("dev-a"))
+            let lifecycle = try F.drivenLifecycle()
+            try await store.saveActivity(ActivityRecord(deviceId: "dev-a", environment: .production, lifecycle: lifecycle, updatedAt: F.at(23)))
+            try await store.withConnection("test") { connection in
+                try await connection.query("UPDATE activity SET environment = 'staging'", logger: store.logger).consume()
+            }
+            await #expect(throws: StoreError.corrupt) { _ = try await store.activity(id: "act_1") }
+            await #expect(throws: StoreError.corrupt) { _ = try await store.openActivities() }
+            #expect(try await store.deleteActivity(id: "act_1"))
+            #expect(try await store.openActivities().isEmpty)
+        }
+    }
+
+    @Test func aTokenRaceIsStoppedByTheUniqueIndexAsAConflict() async throws {
+        // Two writers that both passed the holder check: the index refuses the second (SQLSTATE 23505).
+        try await PostgresTestServer.withFreshStore { store in
+            try await store.createDevice(F.device("dev-a"))
+            try await store.saveActivity(F.activity("act-1", token: "upd-t"))
+            let error = await #expect(throws: StoreError.self) {
+                try await store.withConnection("inserting behind the check") { connection in
+                    try await connection.query(
+                        """
+                        INSERT INTO activity (id, device_id, match_id, environment, phase, update_token, lifecycle, updated_at)
+                        SELECT 'act-2', device_id, match_id, environment, phase, update_token, lifecycle, updated_at
+                        FROM activity WHERE id = 'act-1'
+                        """,
+                        logger: store.logger
+                    ).consume()
+                }
+            }
+            #expect(error == .conflict)
+            #expect(error?.message.contains("23505") == true)
+        }
+    }
+
+    /// A local port with nothing listening on it.
+    static func closedPort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        try #require(bound)
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
