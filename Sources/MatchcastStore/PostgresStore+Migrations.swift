@@ -99,7 +99,19 @@ extension PostgresStore {
             """,
             "CREATE INDEX dead_letter_on_recorded_at ON dead_letter (recorded_at DESC, delivery_id, sink)",
         ]),
-        // Later migrations go here (`v2`, ...).
+        // Which replica polls which match (`MatchLeases`): one row per match ever leased; a row whose
+        // `expires_at` has passed is free to take. Times are the server's clock (`now()`), never a replica's.
+        Migration(name: "v2", statements: [
+            """
+            CREATE TABLE match_lease (
+                match_id text COLLATE "C" PRIMARY KEY,
+                owner text NOT NULL,
+                expires_at timestamptz(3) NOT NULL,
+                generation bigint NOT NULL
+            )
+            """,
+        ]),
+        // Later migrations go here (`v3`, ...).
     ]
 
     /// Applies the pending migrations, on a connection of its own (the client need not run yet).

@@ -1,0 +1,96 @@
+import Foundation
+import PostgresNIO
+
+// Leases use the server's clock (`now()`), so replicas with skewed clocks still agree on expiry.
+// `FOR UPDATE SKIP LOCKED`: a claim never waits behind another replica's claim of the same match; the
+// one that got the row lock decides, the other sees the match as held.
+
+extension PostgresStore: MatchLeases {
+    public func claim(matchId: String, owner: String, ttl: Duration) async throws(StoreError) -> MatchLeaseChange? {
+        guard !owner.isEmpty else { throw .invalid("a lease owner must not be empty") }
+        let logger = self.logger
+        let seconds = ttl.seconds
+        let claimed = try await withConnection("claiming match '\(matchId)'") { connection -> (String, Date, Int, String)? in
+            let inserted = try await connection.query(
+                """
+                INSERT INTO match_lease (match_id, owner, expires_at, generation)
+                VALUES (\(matchId), \(owner), now() + \(seconds) * interval '1 second', 1)
+                ON CONFLICT (match_id) DO NOTHING
+                RETURNING owner, expires_at, generation, ''::text
+                """,
+                logger: logger
+            ).collect((String, Date, Int, String).self)
+            if let row = inserted.first { return row }
+            // Free (released), expired, or ours: take or renew it, unless another claim holds the row now.
+            let take: PostgresQuery = """
+                WITH candidate AS (
+                    SELECT match_id, owner AS previous FROM match_lease
+                    WHERE match_id = \(matchId) AND (owner = \(owner) OR owner = '' OR expires_at <= now())
+                    FOR UPDATE SKIP LOCKED
+                )
+                UPDATE match_lease AS lease SET
+                    owner = \(owner),
+                    expires_at = now() + \(seconds) * interval '1 second',
+                    generation = CASE WHEN candidate.previous = \(owner) THEN lease.generation ELSE lease.generation + 1 END
+                FROM candidate WHERE lease.match_id = candidate.match_id
+                RETURNING lease.owner, lease.expires_at, lease.generation, candidate.previous
+                """
+            return try await connection.query(take, logger: logger).collect((String, Date, Int, String).self).first
+        }
+        guard let (holder, expiresAt, generation, previous) = claimed else { return nil }
+        let lease = MatchLease(matchId: matchId, owner: holder, expiresAt: expiresAt.readBack, generation: generation)
+        let reason: MatchLeaseChange.Reason = previous == owner ? .renewed : previous.isEmpty ? .acquired : .takenOver
+        return LeaseCounter.count(MatchLeaseChange(lease: lease, reason: reason))
+    }
+
+    public func renew(matchId: String, owner: String, ttl: Duration) async throws(StoreError) -> MatchLeaseChange? {
+        let logger = self.logger
+        let seconds = ttl.seconds
+        let renewed = try await withConnection("renewing the lease of match '\(matchId)'") { connection in
+            try await connection.query(
+                """
+                UPDATE match_lease SET expires_at = now() + \(seconds) * interval '1 second'
+                WHERE match_id = \(matchId) AND owner = \(owner) AND owner <> ''
+                RETURNING expires_at, generation
+                """,
+                logger: logger
+            ).collect((Date, Int).self).first
+        }
+        guard let (expiresAt, generation) = renewed else {
+            LeaseCounter.count("lost")
+            return nil
+        }
+        return MatchLeaseChange(
+            lease: MatchLease(matchId: matchId, owner: owner, expiresAt: expiresAt.readBack, generation: generation),
+            reason: .renewed)
+    }
+
+    @discardableResult
+    public func release(matchId: String, owner: String) async throws(StoreError) -> Bool {
+        let logger = self.logger
+        // The row stays, ownerless, so the next owner's generation still grows.
+        let released = try await withConnection("releasing match '\(matchId)'") { connection in
+            try await connection.query(
+                """
+                UPDATE match_lease SET owner = '', expires_at = now()
+                WHERE match_id = \(matchId) AND owner = \(owner) AND owner <> '' RETURNING 1
+                """,
+                logger: logger
+            ).count() > 0
+        }
+        if released { LeaseCounter.count("released") }
+        return released
+    }
+
+    public func leases() async throws(StoreError) -> [MatchLease] {
+        let logger = self.logger
+        return try await withConnection("reading leases") { connection in
+            try await connection.query(
+                "SELECT match_id, owner, expires_at, generation FROM match_lease WHERE owner <> '' ORDER BY match_id",
+                logger: logger
+            ).collect((String, String, Date, Int).self).map {
+                MatchLease(matchId: $0.0, owner: $0.1, expiresAt: $0.2.readBack, generation: $0.3)
+            }
+        }
+    }
+}

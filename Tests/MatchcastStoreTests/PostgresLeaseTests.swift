@@ -1,0 +1,114 @@
+import Foundation
+@testable import MatchcastStore
+import Testing
+
+/// `MatchLeases` on PostgreSQL (several replicas) and in one process: the same rules for both.
+@Suite("Match leases")
+struct PostgresLeaseTests {
+    enum Kind: String, CaseIterable, CustomTestStringConvertible, Sendable {
+        case local
+        /// Only when `MATCHCAST_POSTGRES_URL` is set, as for the contract suite.
+        case postgres
+
+        static var allCases: [Kind] { PostgresTestServer.isConfigured ? [.local, .postgres] : [.local] }
+
+        var testDescription: String { rawValue }
+
+        func withLeases(_ body: (any MatchLeases) async throws -> Void) async throws {
+            switch self {
+            case .local:
+                let instant = Date(timeIntervalSince1970: 1_776_780_000)
+                try await body(LocalMatchLeases(now: { instant }))
+            case .postgres:
+                try await PostgresTestServer.withFreshStore { store in try await body(store) }
+            }
+        }
+    }
+
+    /// A lease whose time is already up when it is written.
+    static let expired = Duration.seconds(-60)
+
+    @Test(arguments: Kind.allCases)
+    func oneOwnerAtATimeUntilItReleases(_ kind: Kind) async throws {
+        try await kind.withLeases { leases in
+            let first = try #require(try await leases.claim(matchId: "m1", owner: "replica-a", ttl: .seconds(30)))
+            #expect(first.reason == .acquired)
+            #expect(first.lease.owner == "replica-a")
+            #expect(first.lease.generation == 1)
+            #expect(try await leases.claim(matchId: "m1", owner: "replica-b", ttl: .seconds(30)) == nil)
+
+            let again = try #require(try await leases.claim(matchId: "m1", owner: "replica-a", ttl: .seconds(30)))
+            #expect(again.reason == .renewed)
+            #expect(again.lease.generation == 1)
+            #expect(try await leases.renew(matchId: "m1", owner: "replica-a", ttl: .seconds(30))?.reason == .renewed)
+            #expect(try await leases.renew(matchId: "m1", owner: "replica-b", ttl: .seconds(30)) == nil)
+            #expect(try await leases.leases().map(\.owner) == ["replica-a"])
+
+            #expect(try await leases.release(matchId: "m1", owner: "replica-b") == false)
+            #expect(try await leases.release(matchId: "m1", owner: "replica-a"))
+            #expect(try await leases.release(matchId: "m1", owner: "replica-a") == false)
+            #expect(try await leases.leases().isEmpty)
+            #expect(try await leases.renew(matchId: "m1", owner: "replica-a", ttl: .seconds(30)) == nil)
+
+            // After a release the match is free, and the generation (the fencing token) still grows.
+            let next = try #require(try await leases.claim(matchId: "m1", owner: "replica-b", ttl: .seconds(30)))
+            #expect(next.reason == .acquired)
+            #expect(next.lease.generation == 2)
+            #expect(try await leases.leases().map { "\($0.matchId)=\($0.owner)" } == ["m1=replica-b"])
+        }
+    }
+
+    @Test(arguments: Kind.allCases)
+    func anExpiredLeaseIsTakenOverAndItsOwnerLosesIt(_ kind: Kind) async throws {
+        try await kind.withLeases { leases in
+            _ = try #require(try await leases.claim(matchId: "m1", owner: "replica-a", ttl: Self.expired))
+            _ = try #require(try await leases.claim(matchId: "m2", owner: "replica-a", ttl: .seconds(300)))
+
+            let takeover = try #require(try await leases.claim(matchId: "m1", owner: "replica-b", ttl: .seconds(30)))
+            #expect(takeover.reason == .takenOver)
+            #expect(takeover.lease.owner == "replica-b")
+            #expect(takeover.lease.generation == 2)
+            // The old owner finds out at its next renewal, and must stop polling the match.
+            #expect(try await leases.renew(matchId: "m1", owner: "replica-a", ttl: .seconds(30)) == nil)
+            // Its live lease elsewhere is untouched.
+            #expect(try await leases.claim(matchId: "m2", owner: "replica-b", ttl: .seconds(30)) == nil)
+            #expect(try await leases.leases().map { "\($0.matchId)=\($0.owner)" } == ["m1=replica-b", "m2=replica-a"])
+        }
+    }
+
+    @Test(arguments: Kind.allCases)
+    func replicasClaimingTogetherGetOneOwnerPerMatch(_ kind: Kind) async throws {
+        try await kind.withLeases { leases in
+            let matches = ["m1", "m2", "m3"]
+            let owners = (0..<6).map { "replica-\($0)" }
+            let won = try await withThrowingTaskGroup(of: [String].self) { group in
+                for owner in owners {
+                    group.addTask {
+                        var mine: [String] = []
+                        for match in matches where try await leases.claim(matchId: match, owner: owner, ttl: .seconds(30)) != nil {
+                            mine.append(match)
+                        }
+                        return mine
+                    }
+                }
+                var all: [String] = []
+                for try await mine in group { all += mine }
+                return all
+            }
+            #expect(won.sorted() == matches)
+            let held = try await leases.leases()
+            #expect(held.map(\.matchId) == matches)
+            #expect(held.allSatisfy { $0.generation == 1 && owners.contains($0.owner) })
+        }
+    }
+
+    @Test(arguments: Kind.allCases)
+    func anEmptyOwnerIsRefused(_ kind: Kind) async throws {
+        try await kind.withLeases { leases in
+            await #expect(throws: StoreError.invalid) { _ = try await leases.claim(matchId: "m1", owner: "", ttl: .seconds(1)) }
+            // (Read first: `#expect(try ...)` right after `await #expect(throws:)` does not compile here.)
+            let held = try await leases.leases()
+            #expect(held.isEmpty)
+        }
+    }
+}
