@@ -6,6 +6,8 @@ public actor InMemoryStore: MatchcastStore {
     private var devices: [String: DeviceRecord] = [:]
     /// By device id.
     private var tokens: [String: PushToStartTokenRecord] = [:]
+    /// Push-to-start token → the device holding it (at most one), so setting a token is not a scan.
+    private var tokenOwners: [String: String] = [:]
     /// By device id, then match id.
     private var followsByDevice: [String: [String: FollowRecord]] = [:]
     private var activitiesById: [String: ActivityRecord] = [:]
@@ -27,7 +29,7 @@ public actor InMemoryStore: MatchcastStore {
     @discardableResult
     public func deleteDevice(id: String) -> Bool {
         guard devices.removeValue(forKey: id) != nil else { return false }
-        tokens[id] = nil
+        if let token = tokens.removeValue(forKey: id)?.token { tokenOwners[token] = nil }
         followsByDevice[id] = nil
         activitiesById = activitiesById.filter { $0.value.deviceId != id }
         openTokenHolder = openTokenHolder.filter { activitiesById[$0.value] != nil }
@@ -38,18 +40,18 @@ public actor InMemoryStore: MatchcastStore {
 
     public func setPushToStartToken(_ record: PushToStartTokenRecord) throws(StoreError) {
         try requireDevice(record.deviceId)
-        for (deviceId, held) in tokens where held.token == record.token && deviceId != record.deviceId {
-            tokens[deviceId] = nil
-        }
+        if let owner = tokenOwners[record.token], owner != record.deviceId { tokens[owner] = nil }
+        if let previous = tokens[record.deviceId]?.token { tokenOwners[previous] = nil }
         tokens[record.deviceId] = record
+        tokenOwners[record.token] = record.deviceId
     }
 
     public func pushToStartToken(deviceId: String) -> PushToStartTokenRecord? { tokens[deviceId] }
 
     public func removePushToStartToken(token: String) -> String? {
-        guard let held = tokens.values.first(where: { $0.token == token }) else { return nil }
-        tokens[held.deviceId] = nil
-        return held.deviceId
+        guard let deviceId = tokenOwners.removeValue(forKey: token) else { return nil }
+        tokens[deviceId] = nil
+        return deviceId
     }
 
     // MARK: Follows

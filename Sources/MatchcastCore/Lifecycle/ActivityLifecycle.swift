@@ -26,18 +26,20 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     /// Unix seconds of the last push; the next is strictly later.
     public private(set) var lastTimestamp: Int
     /// What the device shows now (the last content sent).
-    public private(set) var sentContent: ContentState?
+    public var sentContent: ContentState? { sentBox?.value }
+    private var sentBox: ContentBox?
     public private(set) var sentAt: Date?
     /// The stale-date of the last push, in Unix seconds.
     public private(set) var sentStaleDate: Int?
     public private(set) var startedAt: Date?
     /// The newest content not yet sent: no update token yet, or coalesced.
-    public private(set) var held: ContentState?
+    public var held: ContentState? { heldBox?.value }
+    private var heldBox: ContentBox?
     /// Staleness window of the held content.
     private var heldStaleness: Duration?
     /// The match went final before an update token arrived: `end` goes out with the token.
     public private(set) var endHeld: Bool
-    private var finalContent: ContentState?
+    private var finalBox: ContentBox?
 
     /// A follow that will start when its match is in progress.
     public init(activityId: String, matchId: String) {
@@ -74,22 +76,22 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
             return [start(update, now: now, policy: policy, staleness: staleness)]
         case .starting, .active:
             if update.status.isFinal {
-                return finish(content: update.content, alert: update.alert, now: now, policy: policy)
+                return finish(content: update.contentBox, alert: update.alert, now: now, policy: policy)
             }
             guard phase == .active, let token = updateToken else {
-                hold(update.content, staleness: staleness)
+                hold(update.contentBox, staleness: staleness)
                 return []
             }
             if !update.keyEvents.isEmpty {
-                return [sendUpdate(update.content, alert: update.alert, priority: 10, token: token, now: now, staleness: staleness)]
+                return [sendUpdate(update.contentBox, alert: update.alert, priority: 10, token: token, now: now, staleness: staleness)]
             }
             // Back to what the device shows (a goal ruled out): a held, superseded change must not be flushed.
-            guard update.content != sentContent else { held = nil; heldStaleness = nil; return [] }
+            guard !ContentBox.same(update.contentBox, sentBox) else { heldBox = nil; heldStaleness = nil; return [] }
             if let sentAt, now < sentAt.addingTimeInterval(policy.coalesceInterval.seconds) {
-                hold(update.content, staleness: staleness)
+                hold(update.contentBox, staleness: staleness)
                 return []
             }
-            return [sendUpdate(update.content, alert: nil, priority: 5, token: token, now: now, staleness: staleness)]
+            return [sendUpdate(update.contentBox, alert: nil, priority: 5, token: token, now: now, staleness: staleness)]
         }
     }
 
@@ -108,10 +110,10 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
             updateToken = token
             phase = .active
             if endHeld {
-                return finish(content: finalContent ?? held ?? sentContent, alert: nil, now: now, policy: policy)
+                return finish(content: finalBox ?? heldBox ?? sentBox, alert: nil, now: now, policy: policy)
             }
-            guard let content = held, content != sentContent else {
-                held = nil
+            guard let content = heldBox, !ContentBox.same(content, sentBox) else {
+                heldBox = nil
                 return []
             }
             let staleness = heldStaleness ?? policy.minimumStaleness
@@ -122,8 +124,8 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     /// The activity ends before its match does.
     public mutating func end(_ reason: ActivityEndReason, now: Date) -> [ActivityAction] {
         guard phase != .ended else { return [] }
-        defer { phase = .ended; held = nil }
-        if reason == .unfollowed, phase == .active, let token = updateToken, let content = held ?? sentContent {
+        defer { phase = .ended; heldBox = nil }
+        if reason == .unfollowed, phase == .active, let token = updateToken, let content = heldBox ?? sentBox {
             let intent = endIntent(content: content, alert: nil, dismissal: now, token: token, now: now)
             return [.send(intent), .finished]
         }
@@ -140,24 +142,24 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
         if let startedAt, now >= startedAt.addingTimeInterval(policy.restartAfter.seconds), endHeld {
             // The match ended but no update token ever came; Apple has ended the activity by now.
             phase = .ended
-            held = nil
+            heldBox = nil
             return [.finished]
         }
         if let startedAt, now >= startedAt.addingTimeInterval(policy.restartAfter.seconds) {
             var actions: [ActivityAction] = []
-            if phase == .active, let token = updateToken, let content = held ?? sentContent {
+            if phase == .active, let token = updateToken, let content = heldBox ?? sentBox {
                 actions.append(.send(endIntent(content: content, alert: nil, dismissal: now, token: token, now: now)))
             }
             phase = .ended
-            held = nil
+            heldBox = nil
             return actions + [.restart]
         }
         guard phase == .active, let token = updateToken else { return [] }
-        if let content = held, let due = coalesceDue(policy), now >= due {
+        if let content = heldBox, let due = coalesceDue(policy), now >= due {
             return [sendUpdate(content, alert: nil, priority: 5, token: token, now: now,
                                staleness: heldStaleness ?? policy.minimumStaleness)]
         }
-        if held == nil, feedIsFresh, let content = sentContent, let due = refreshDue(policy), now >= due {
+        if heldBox == nil, feedIsFresh, let content = sentBox, let due = refreshDue(policy), now >= due {
             return [sendUpdate(content, alert: nil, priority: 5, token: token, now: now, staleness: policy.minimumStaleness)]
         }
         return []
@@ -167,9 +169,75 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     public func nextDeadline(policy: ActivityPolicy, feedIsFresh: Bool = true) -> Date? {
         guard phase == .active || phase == .starting else { return nil }
         let restart = startedAt.map { $0.addingTimeInterval(policy.restartAfter.seconds) }
-        let flush = held != nil && phase == .active ? coalesceDue(policy) : nil
-        let refresh = held == nil && phase == .active && feedIsFresh ? refreshDue(policy) : nil
+        let flush = heldBox != nil && phase == .active ? coalesceDue(policy) : nil
+        let refresh = heldBox == nil && phase == .active && feedIsFresh ? refreshDue(policy) : nil
         return [restart, flush, refresh].compactMap { $0 }.min()
+    }
+
+    // MARK: Hashable, Codable: as the synthesized ones were, contents compared and coded by value
+
+    public static func == (lhs: ActivityLifecycle, rhs: ActivityLifecycle) -> Bool {
+        lhs.activityId == rhs.activityId && lhs.matchId == rhs.matchId && lhs.phase == rhs.phase
+            && lhs.updateToken == rhs.updateToken && lhs.lastTimestamp == rhs.lastTimestamp
+            && ContentBox.same(lhs.sentBox, rhs.sentBox) && lhs.sentAt == rhs.sentAt
+            && lhs.sentStaleDate == rhs.sentStaleDate && lhs.startedAt == rhs.startedAt
+            && ContentBox.same(lhs.heldBox, rhs.heldBox) && lhs.heldStaleness == rhs.heldStaleness
+            && lhs.endHeld == rhs.endHeld && ContentBox.same(lhs.finalBox, rhs.finalBox)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(activityId)
+        hasher.combine(matchId)
+        hasher.combine(phase)
+        hasher.combine(updateToken)
+        hasher.combine(lastTimestamp)
+        hasher.combine(sentBox?.value)
+        hasher.combine(sentAt)
+        hasher.combine(sentStaleDate)
+        hasher.combine(startedAt)
+        hasher.combine(heldBox?.value)
+        hasher.combine(heldStaleness)
+        hasher.combine(endHeld)
+        hasher.combine(finalBox?.value)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case activityId, matchId, phase, updateToken, lastTimestamp, sentContent, sentAt, sentStaleDate, startedAt
+        case held, heldStaleness, endHeld, finalContent
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        activityId = try container.decode(String.self, forKey: .activityId)
+        matchId = try container.decode(String.self, forKey: .matchId)
+        phase = try container.decode(Phase.self, forKey: .phase)
+        updateToken = try container.decodeIfPresent(String.self, forKey: .updateToken)
+        lastTimestamp = try container.decode(Int.self, forKey: .lastTimestamp)
+        sentBox = try container.decodeIfPresent(ContentState.self, forKey: .sentContent).map(ContentBox.init)
+        sentAt = try container.decodeIfPresent(Date.self, forKey: .sentAt)
+        sentStaleDate = try container.decodeIfPresent(Int.self, forKey: .sentStaleDate)
+        startedAt = try container.decodeIfPresent(Date.self, forKey: .startedAt)
+        heldBox = try container.decodeIfPresent(ContentState.self, forKey: .held).map(ContentBox.init)
+        heldStaleness = try container.decodeIfPresent(Duration.self, forKey: .heldStaleness)
+        endHeld = try container.decode(Bool.self, forKey: .endHeld)
+        finalBox = try container.decodeIfPresent(ContentState.self, forKey: .finalContent).map(ContentBox.init)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(activityId, forKey: .activityId)
+        try container.encode(matchId, forKey: .matchId)
+        try container.encode(phase, forKey: .phase)
+        try container.encodeIfPresent(updateToken, forKey: .updateToken)
+        try container.encode(lastTimestamp, forKey: .lastTimestamp)
+        try container.encodeIfPresent(sentBox?.value, forKey: .sentContent)
+        try container.encodeIfPresent(sentAt, forKey: .sentAt)
+        try container.encodeIfPresent(sentStaleDate, forKey: .sentStaleDate)
+        try container.encodeIfPresent(startedAt, forKey: .startedAt)
+        try container.encodeIfPresent(heldBox?.value, forKey: .held)
+        try container.encodeIfPresent(heldStaleness, forKey: .heldStaleness)
+        try container.encode(endHeld, forKey: .endHeld)
+        try container.encodeIfPresent(finalBox?.value, forKey: .finalContent)
     }
 
     // MARK: Internals
@@ -186,8 +254,8 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
         return sentAt.addingTimeInterval(max(window / 2, 1))
     }
 
-    private mutating func hold(_ content: ContentState, staleness: Duration) {
-        held = content
+    private mutating func hold(_ content: ContentBox, staleness: Duration) {
+        heldBox = content
         heldStaleness = staleness
     }
 
@@ -204,9 +272,9 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
         let alert = update.alert ?? APS.Alert(
             title: update.content.summary, body: "\(update.snapshot.home.name) v \(update.snapshot.away.name)")
         let aps = APS(
-            timestamp: ts, event: .start, contentState: update.content, staleDate: stale, alert: alert,
+            timestamp: ts, event: .start, content: update.contentBox, staleDate: stale, alert: alert,
             attributes: ActivityAttributes(activityId: activityId, snapshot: update.snapshot))
-        sentContent = update.content
+        sentBox = update.contentBox
         sentAt = now
         sentStaleDate = stale
         return .send(PushIntent(recipient: .pushToStart, aps: aps, priority: 10,
@@ -214,26 +282,26 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     }
 
     private mutating func sendUpdate(
-        _ content: ContentState, alert: APS.Alert?, priority: Int, token: String, now: Date, staleness: Duration
+        _ content: ContentBox, alert: APS.Alert?, priority: Int, token: String, now: Date, staleness: Duration
     ) -> ActivityAction {
         let ts = timestamp(now)
         let stale = ts + Int(staleness.seconds)
-        sentContent = content
+        sentBox = content
         sentAt = now
         sentStaleDate = stale
-        held = nil
+        heldBox = nil
         heldStaleness = nil
-        let aps = APS(timestamp: ts, event: .update, contentState: content, staleDate: stale, alert: alert)
+        let aps = APS(timestamp: ts, event: .update, content: content, staleDate: stale, alert: alert)
         return .send(PushIntent(recipient: .updateToken(token), aps: aps, priority: priority, expiration: stale))
     }
 
-    private mutating func finish(content: ContentState?, alert: APS.Alert?, now: Date, policy: ActivityPolicy) -> [ActivityAction] {
+    private mutating func finish(content: ContentBox?, alert: APS.Alert?, now: Date, policy: ActivityPolicy) -> [ActivityAction] {
         guard phase == .active, let token = updateToken else {
             endHeld = true
-            finalContent = content
+            finalBox = content
             return []
         }
-        let content = content ?? sentContent ?? held
+        let content = content ?? sentBox ?? heldBox
         guard let content else {
             phase = .ended
             return [.finished]
@@ -241,16 +309,16 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
         let intent = endIntent(content: content, alert: alert, dismissal: now.addingTimeInterval(policy.dismissalDelay.seconds),
                                token: token, now: now)
         phase = .ended
-        held = nil
+        heldBox = nil
         endHeld = false
         return [.send(intent), .finished]
     }
 
-    private mutating func endIntent(content: ContentState, alert: APS.Alert?, dismissal: Date, token: String, now: Date) -> PushIntent {
+    private mutating func endIntent(content: ContentBox, alert: APS.Alert?, dismissal: Date, token: String, now: Date) -> PushIntent {
         let ts = timestamp(now)
-        sentContent = content
+        sentBox = content
         sentAt = now
-        let aps = APS(timestamp: ts, event: .end, contentState: content,
+        let aps = APS(timestamp: ts, event: .end, content: content,
                       dismissalDate: max(Int(dismissal.timeIntervalSince1970), ts), alert: alert)
         return PushIntent(recipient: .updateToken(token), aps: aps, priority: 10,
                           expiration: ts + Int(ActivityPolicy.endExpiration.seconds))

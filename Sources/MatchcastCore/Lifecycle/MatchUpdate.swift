@@ -2,25 +2,48 @@
 public struct MatchUpdate: Sendable, Hashable {
     public var rendered: RenderedMatch
     /// The content-state with `event` set to the latest key event.
-    public var content: ContentState
+    public var content: ContentState {
+        get { contentBox.value }
+        set { contentBox = ContentBox(newValue) }
+    }
     /// Key moments since the previous update, in order; non-empty means priority 10 and an alert.
-    public var keyEvents: [KeyEvent]
+    public var keyEvents: [KeyEvent] {
+        didSet { alert = Self.alert(for: keyEvents) }
+    }
     /// The source's current poll interval: the stale-date is a multiple of it.
     public var pollInterval: Duration
+    /// The alert for this update's key events: the first's title, their bodies joined. Built once
+    /// per update, so every push of a fan-out shares its strings.
+    public private(set) var alert: APS.Alert?
+    /// The content, shared by reference with every lifecycle and push that takes it.
+    private(set) var contentBox: ContentBox
 
     public init(rendered: RenderedMatch, content: ContentState, keyEvents: [KeyEvent], pollInterval: Duration) {
         self.rendered = rendered
-        self.content = content
+        contentBox = ContentBox(content)
         self.keyEvents = keyEvents
         self.pollInterval = pollInterval
+        alert = Self.alert(for: keyEvents)
     }
 
     public var snapshot: MatchSnapshot { rendered.snapshot }
     public var status: MatchStatus { rendered.snapshot.status }
 
-    /// The alert for this update's key events: the first's title, their bodies joined.
-    public var alert: APS.Alert? {
+    private static func alert(for keyEvents: [KeyEvent]) -> APS.Alert? {
         guard let first = keyEvents.first else { return nil }
         return APS.Alert(title: first.title, body: keyEvents.map(\.body).joined(separator: " · "))
+    }
+
+    // `alert` follows from `keyEvents`, so it takes no part in equality.
+    public static func == (lhs: MatchUpdate, rhs: MatchUpdate) -> Bool {
+        lhs.rendered == rhs.rendered && ContentBox.same(lhs.contentBox, rhs.contentBox)
+            && lhs.keyEvents == rhs.keyEvents && lhs.pollInterval == rhs.pollInterval
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(rendered)
+        hasher.combine(contentBox.value)
+        hasher.combine(keyEvents)
+        hasher.combine(pollInterval)
     }
 }

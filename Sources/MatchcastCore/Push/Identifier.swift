@@ -5,19 +5,29 @@ public enum Identifier {
 
     /// `prefix` + 26 Crockford base-32 characters: 48 bits of milliseconds, 80 random bits.
     public static func make(prefix: String, milliseconds: Int64, using rng: inout some RandomNumberGenerator) -> String {
-        var chars = [UInt8](repeating: 0, count: 26)
-        var time = UInt64(max(0, milliseconds))
-        for index in stride(from: 9, through: 0, by: -1) {
-            chars[index] = alphabet[Int(time & 31)]
-            time >>= 5
+        let high = rng.next() as UInt64
+        let low = rng.next() as UInt64
+        var prefix = prefix
+        let head = prefix.utf8.count
+        // Written straight into the string's storage: one allocation per id (ids are made per delivery).
+        return prefix.withUTF8 { prefixBytes in
+            String(unsafeUninitializedCapacity: head + 26) { out in
+                _ = out.initialize(fromContentsOf: prefixBytes)
+                let chars = UnsafeMutableBufferPointer(rebasing: out[head..<(head + 26)])
+                var time = UInt64(max(0, milliseconds))
+                for index in stride(from: 9, through: 0, by: -1) {
+                    chars[index] = alphabet[Int(time & 31)]
+                    time >>= 5
+                }
+                var high = high
+                var low = low
+                for index in 10..<26 {
+                    let source = index < 18
+                    chars[index] = alphabet[Int((source ? high : low) & 31)]
+                    if source { high >>= 5 } else { low >>= 5 }
+                }
+                return head + 26
+            }
         }
-        var high = rng.next() as UInt64
-        var low = rng.next() as UInt64
-        for index in 10..<26 {
-            let source = index < 18
-            chars[index] = alphabet[Int((source ? high : low) & 31)]
-            if source { high >>= 5 } else { low >>= 5 }
-        }
-        return prefix + String(decoding: chars, as: UTF8.self)
     }
 }

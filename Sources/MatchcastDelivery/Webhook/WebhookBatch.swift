@@ -20,9 +20,11 @@ public struct WebhookBatch: Sendable {
     /// a NUL byte (which no id contains), so that `["ab", "c"]` and `["a", "bc"]` differ.
     public static func id(for deliveries: some Sequence<Delivery>) -> String {
         var hasher = SHA256()
+        let nul: [UInt8] = [0]
         for delivery in deliveries {
-            hasher.update(data: Array(delivery.id.utf8))
-            hasher.update(data: [0])
+            var id = delivery.id
+            id.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+            hasher.update(data: nul)
         }
         let hex = hasher.finalize().map { byte in
             let digits = Array("0123456789abcdef".utf8)
@@ -36,9 +38,12 @@ public struct WebhookBatch: Sendable {
         var out: [UInt8] = []
         out.reserveCapacity(deliveries.reduce(32) { $0 + $1.payload.bytes.count + 320 })
         out.append(contentsOf: #"{"deliveries":["#.utf8)
-        for (index, delivery) in deliveries.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            delivery.appendJSON(to: &out)
+        var writer = DeliveryJSONWriter()
+        var first = true
+        for index in deliveries.indices {
+            if !first { out.append(UInt8(ascii: ",")) }
+            first = false
+            writer.append(deliveries[index], to: &out)
         }
         out.append(contentsOf: "]}".utf8)
         return out
