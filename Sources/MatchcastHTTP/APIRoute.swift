@@ -16,6 +16,7 @@ public struct APIRoute: Sendable, Hashable, CustomStringConvertible {
         case listMatches
         case getMatch
         case reportDeadToken
+        case listDeadLetters
         case health
         case readiness
         case metrics
@@ -48,6 +49,7 @@ public struct APIRoute: Sendable, Hashable, CustomStringConvertible {
         APIRoute(.get, "/v1/matches", .listMatches),
         APIRoute(.get, "/v1/matches/{id}", .getMatch),
         APIRoute(.post, "/v1/feedback", .reportDeadToken),
+        APIRoute(.get, "/v1/admin/dead-letters", .listDeadLetters),
         APIRoute(.get, "/healthz", .health),
         APIRoute(.get, "/readyz", .readiness),
         APIRoute(.get, "/metrics", .metrics),

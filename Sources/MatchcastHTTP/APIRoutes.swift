@@ -32,6 +32,7 @@ struct APIRoutes: Sendable {
         case .listMatches: return { try await listMatches($0, $1) }
         case .getMatch: return { try await getMatch($0, $1) }
         case .reportDeadToken: return { try await reportDeadToken($0, $1) }
+        case .listDeadLetters: return { try await listDeadLetters($0, $1) }
         case .health: return { try health($0, $1) }
         case .readiness: return { try await readiness($0, $1) }
         case .metrics: return { _, _ in metricsExposition() }

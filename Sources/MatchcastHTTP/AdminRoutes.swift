@@ -1,5 +1,8 @@
+import Foundation
 import Hummingbird
+import MatchcastCore
 import MatchcastService
+import MatchcastStore
 
 /// Calls made by the operator or a downstream push service, with the admin key.
 extension APIRoutes {
@@ -19,5 +22,33 @@ extension APIRoutes {
         let body = try await body(FeedbackBody.self, request, context)
         let invalidated = try await service.reportDeadToken(body.token, reason: body.reason)
         return try json(FeedbackResult(invalidated: invalidated), request, context)
+    }
+
+    struct DeadLettersBody: Encodable {
+        struct Letter: Encodable {
+            var sink: String
+            var status: Int
+            var reason: String
+            var recordedAt: Date
+            var delivery: DeliveryRecord
+        }
+
+        var deadLetters: [Letter]
+    }
+
+    /// `GET /v1/admin/dead-letters?limit=N` (1 ... 1000, default 100): refused deliveries, newest first.
+    func listDeadLetters(_ request: Request, _ context: APIRequestContext) async throws -> Response {
+        try auth.admin(request)
+        var limit = 100
+        if let raw = request.uri.queryParameters["limit"] {
+            guard let value = Int(raw) else { throw APIError.invalidRequest("limit must be a whole number, got '\(raw.prefix(20))'") }
+            limit = value
+        }
+        let letters = try await service.deadLetters(limit: limit)
+        let body = DeadLettersBody(deadLetters: letters.map {
+            .init(sink: $0.sink, status: $0.status, reason: $0.reason, recordedAt: $0.recordedAt,
+                  delivery: DeliveryRecord($0.delivery))
+        })
+        return try json(body, request, context)
     }
 }

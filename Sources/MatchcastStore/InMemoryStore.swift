@@ -1,3 +1,5 @@
+import MatchcastCore
+
 /// A store that lives and dies with the process: for tests, `replay`, and `--store memory`.
 ///
 /// It keeps the values exactly as given (no JSON round trip), and follows the same rules as
@@ -14,6 +16,8 @@ public actor InMemoryStore: MatchcastStore {
     /// Update token → the open activity holding it, so a fan-out's save is not quadratic.
     private var openTokenHolder: [String: String] = [:]
     private var matchesById: [String: MatchRecord] = [:]
+    private var outbox = OutboxQueue()
+    private var letters = DeadLetterList()
 
     public init() {}
 
@@ -115,6 +119,23 @@ public actor InMemoryStore: MatchcastStore {
     }
 
     public func activity(id: String) -> ActivityRecord? { activitiesById[id] }
+
+    // MARK: Outbox and dead letters
+
+    public func saveActivities(_ records: [ActivityRecord], enqueue deliveries: [Delivery]) throws(StoreError) {
+        try saveActivities(records)  // validates everything before changing anything
+        outbox.enqueue(deliveries)
+    }
+
+    public func queuedDeliveries(limit: Int) -> [Delivery] { outbox.queued(limit: limit) }
+
+    public func removeQueuedDeliveries(ids: [String]) { outbox.remove(ids: ids) }
+
+    public func queuedDeliveryCount() -> Int { outbox.count }
+
+    public func recordDeadLetters(_ new: [DeadLetter]) { letters.record(new) }
+
+    public func deadLetters(limit: Int) -> [DeadLetter] { letters.newest(limit: limit) }
 
     public func activities(matchId: String) -> [ActivityRecord] {
         activitiesById.values.filter { $0.matchId == matchId }.sorted { $0.activityId < $1.activityId }

@@ -1,3 +1,5 @@
+import MatchcastCore
+
 /// Everything the broker must find again after a restart: devices, push-to-start tokens, follows,
 /// activities (with their lifecycle) and the latest state of each match.
 ///
@@ -68,6 +70,26 @@ public protocol MatchcastStore: Sendable {
     /// Forgets a match that is over and followed by no one; false when there was none.
     @discardableResult
     func deleteMatch(id: String) async throws(StoreError) -> Bool
+
+    // MARK: Outbox and dead letters
+
+    /// Saves the records (with `saveActivities`' rules) and queues the deliveries, in one transaction: what an
+    /// activity was last sent and what is still to send survive a crash together. A queued delivery is keyed by
+    /// (activity id, event): a newer `update` replaces a queued older one of the same activity (latest wins);
+    /// a `start` and an `end` stay queued until removed.
+    func saveActivities(_ records: [ActivityRecord], enqueue deliveries: [Delivery]) async throws(StoreError)
+    /// Queued deliveries, oldest first (the order they were queued; a replaced update counts as queued anew),
+    /// at most `limit`, payload bytes exactly as queued.
+    func queuedDeliveries(limit: Int) async throws(StoreError) -> [Delivery]
+    /// Forgets queued deliveries by id: handed to every sink, or claimed before a send that must not repeat.
+    /// Ids no longer queued (replaced, already removed) are ignored.
+    func removeQueuedDeliveries(ids: [String]) async throws(StoreError)
+    /// How many deliveries are queued.
+    func queuedDeliveryCount() async throws(StoreError) -> Int
+    /// Keeps refused deliveries. The same delivery refused again by the same sink replaces the older letter.
+    func recordDeadLetters(_ letters: [DeadLetter]) async throws(StoreError)
+    /// The newest dead letters first (then by delivery id), at most `limit`.
+    func deadLetters(limit: Int) async throws(StoreError) -> [DeadLetter]
 
     // MARK: Health
 

@@ -7,7 +7,16 @@ extension SQLiteStore {
 
     public func saveActivities(_ records: [ActivityRecord]) async throws(StoreError) {
         guard !records.isEmpty else { return }
-        // Encode before taking the write lock: the transaction only runs SQL.
+        let rows = try Self.rows(records)
+        try await write(records.count == 1 ? "saving an activity" : "saving \(records.count) activities") { [rows] db in
+            for row in rows {
+                try Self.upsert(row, db)
+            }
+        }
+    }
+
+    /// Encoded before taking the write lock: the transaction only runs SQL.
+    static func rows(_ records: [ActivityRecord]) throws(StoreError) -> [ActivityRow] {
         var rows: [ActivityRow] = []
         rows.reserveCapacity(records.count)
         for record in records {
@@ -15,11 +24,7 @@ extension SQLiteStore {
             rows.append(ActivityRow(
                 record: record, lifecycle: try JSONColumn.encode(record.lifecycle, "lifecycle of activity '\(record.activityId)'")))
         }
-        try await write(records.count == 1 ? "saving an activity" : "saving \(records.count) activities") { [rows] db in
-            for row in rows {
-                try Self.upsert(row, db)
-            }
-        }
+        return rows
     }
 
     public func activity(id: String) async throws(StoreError) -> ActivityRecord? {
@@ -77,7 +82,7 @@ extension SQLiteStore {
         var lifecycle: String
     }
 
-    private static func upsert(_ row: ActivityRow, _ db: Database) throws {
+    static func upsert(_ row: ActivityRow, _ db: Database) throws {
         let record = row.record
         try requireDevice(record.deviceId, db)
         if record.isOpen, let token = record.updateToken,

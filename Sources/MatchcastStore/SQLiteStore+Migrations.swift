@@ -58,7 +58,32 @@ extension SQLiteStore {
                 """)
         }
 
-        // Later migrations go here, e.g. `migrator.registerMigration("v2") { db in ... }`.
+        // The outbox: deliveries saved with the activities that produced them, until every sink has them.
+        // One per (activity, event); the implicit rowid orders them (a replaced update is a new row).
+        migrator.registerMigration("v2") { db in
+            try db.execute(sql: """
+                CREATE TABLE outbox (
+                    activityId TEXT NOT NULL,
+                    event TEXT NOT NULL,
+                    deliveryId TEXT NOT NULL UNIQUE,
+                    delivery BLOB NOT NULL,
+                    PRIMARY KEY (activityId, event)
+                );
+
+                CREATE TABLE deadLetter (
+                    deliveryId TEXT NOT NULL,
+                    sink TEXT NOT NULL,
+                    status INTEGER NOT NULL,
+                    reason TEXT NOT NULL,
+                    delivery BLOB NOT NULL,
+                    recordedAt DATETIME NOT NULL,
+                    PRIMARY KEY (deliveryId, sink)
+                );
+                CREATE INDEX deadLetter_on_recordedAt ON deadLetter(recordedAt);
+                """)
+        }
+
+        // Later migrations go here (`v3`, ...).
 
         return migrator
     }

@@ -24,3 +24,37 @@ public final class CapturingSink: DeliverySink, Sendable {
         }
     }
 }
+
+/// A sink that fails while told to, then keeps what it is given: a receiver that goes away and comes back.
+public final class FlakySink: DeliverySink, Sendable {
+    public struct Down: Error, CustomStringConvertible {
+        public var description: String { "sink is down (test)" }
+    }
+
+    public let name: String
+    private let state = Mutex<(down: Bool, attempts: Int, delivered: [Delivery])>((false, 0, []))
+
+    public init(name: String = "flaky") {
+        self.name = name
+    }
+
+    public func deliver(_ batch: [Delivery]) async throws {
+        try state.withLock { state in
+            state.attempts += 1
+            if state.down { throw Down() }
+            state.delivered.append(contentsOf: batch)
+        }
+    }
+
+    /// Whether `deliver` throws.
+    public var isDown: Bool {
+        get { state.withLock { $0.down } }
+        set { state.withLock { $0.down = newValue } }
+    }
+
+    /// Calls to `deliver`, failed or not.
+    public var attempts: Int { state.withLock { $0.attempts } }
+
+    /// Everything accepted so far, in order.
+    public var deliveries: [Delivery] { state.withLock { $0.delivered } }
+}

@@ -118,11 +118,25 @@ public final class WebhookReceiver: Sendable {
         state.locked { $0.faults.append(contentsOf: repeatElement(fault, count: max(0, count))) }
     }
 
+    /// Makes every request meet `fault` until called again with nil (after any queued `fail(next:)` faults):
+    /// a receiver that is down for a while.
+    public func failAll(with fault: Fault?) {
+        state.locked { $0.standing = fault }
+    }
+
+    /// Answers every request only after `delay` (a slow receiver).
+    public func answer(after delay: Duration) {
+        state.locked { $0.delay = delay }
+    }
+
     /// Every delivery accepted so far, in arrival order.
     public var received: [DeliveryRecord] { state.locked { $0.received } }
 
-    /// How many requests arrived, whatever became of them.
+    /// How many requests were answered (or dropped), whatever the answer.
     public var requests: Int { state.locked { $0.log.count } }
+
+    /// How many requests have arrived, answered or not yet: `arrivals > requests` while one is being answered.
+    public var arrivals: Int { state.locked { $0.arrivals } }
 
     /// Every request so far, in arrival order.
     public var log: [Request] { state.locked { $0.log } }
@@ -151,6 +165,9 @@ extension WebhookReceiver {
     final class SharedState: Sendable {
         struct Values {
             var faults: [Fault] = []
+            var standing: Fault?
+            var delay: Duration = .zero
+            var arrivals = 0
             var received: [DeliveryRecord] = []
             var batches: [[DeliveryRecord]] = []
             var log: [Request] = []
@@ -188,12 +205,19 @@ extension WebhookReceiver {
                 entry.verificationFailure = error.reason
             }
 
+            let delay = values.withLock { values in
+                values.arrivals += 1
+                return values.delay
+            }
+            if delay > .zero { try await Task.sleep(for: delay) }
+
             // Decide and record under one lock, so concurrent requests take faults in arrival order.
             enum Answer { case drop, status(HTTPResponse.Status, retryAfter: String?, body: String) }
             let answer: Answer = values.withLock { values in
                 let answer: Answer
-                if !values.faults.isEmpty {
-                    switch values.faults.removeFirst() {
+                let fault = values.faults.isEmpty ? values.standing : values.faults.removeFirst()
+                if let fault {
+                    switch fault {
                     case .unavailable: answer = .status(.serviceUnavailable, retryAfter: nil, body: #"{"error":"injected 503"}"#)
                     case .tooManyRequests: answer = .status(.tooManyRequests, retryAfter: "1", body: #"{"error":"injected 429"}"#)
                     case .badRequest: answer = .status(.badRequest, retryAfter: nil, body: #"{"error":"injected 400"}"#)

@@ -179,6 +179,14 @@ final class ManagerScriptedStore: MatchcastStore {
         try await base.saveActivity(record)
     }
     func saveActivities(_ records: [ActivityRecord]) async throws(StoreError) { try await base.saveActivities(records) }
+    func saveActivities(_ records: [ActivityRecord], enqueue deliveries: [Delivery]) async throws(StoreError) {
+        try await base.saveActivities(records, enqueue: deliveries)
+    }
+    func queuedDeliveries(limit: Int) async throws(StoreError) -> [Delivery] { await base.queuedDeliveries(limit: limit) }
+    func removeQueuedDeliveries(ids: [String]) async throws(StoreError) { await base.removeQueuedDeliveries(ids: ids) }
+    func queuedDeliveryCount() async throws(StoreError) -> Int { await base.queuedDeliveryCount() }
+    func recordDeadLetters(_ letters: [DeadLetter]) async throws(StoreError) { await base.recordDeadLetters(letters) }
+    func deadLetters(limit: Int) async throws(StoreError) -> [DeadLetter] { await base.deadLetters(limit: limit) }
     func activity(id: String) async throws(StoreError) -> ActivityRecord? { await base.activity(id: id) }
     func activities(matchId: String) async throws(StoreError) -> [ActivityRecord] { await base.activities(matchId: matchId) }
     func activities(deviceId: String) async throws(StoreError) -> [ActivityRecord] {

@@ -11,7 +11,8 @@ import Synchronization
 /// Deliveries, clocks, metrics and an HTTP client for the webhook tests.
 enum WebhookFixture {
     /// 24 key bytes; the receiver and sink share it.
-    static let secret = try! WebhookSecret("whsec_" + Data((0..<32).map { UInt8($0 &* 7 &+ 3) }).base64EncodedString())
+    static let secretText = "whsec_" + Data((0..<32).map { UInt8($0 &* 7 &+ 3) }).base64EncodedString()
+    static let secret = try! WebhookSecret(secretText)
 
     static let payload: PushPayload = {
         var state = ContentState(status: "live", statusText: "Live", home: .init(name: "MI", score: "87/6 (14.2)"),

@@ -26,6 +26,8 @@ actor IndexedMemoryStore: MatchcastStore {
     /// The open activity holding each token (at most one).
     private var openHolderByToken: [String: String] = [:]
     private var matchesById: [String: MatchRecord] = [:]
+    private var outbox = OutboxQueue()
+    private var letters = DeadLetterList()
 
     init() {}
 
@@ -125,6 +127,17 @@ actor IndexedMemoryStore: MatchcastStore {
     }
 
     func activity(id: String) -> ActivityRecord? { activitiesById[id] }
+
+    func saveActivities(_ records: [ActivityRecord], enqueue deliveries: [Delivery]) throws(StoreError) {
+        try saveActivities(records)
+        outbox.enqueue(deliveries)
+    }
+
+    func queuedDeliveries(limit: Int) -> [Delivery] { outbox.queued(limit: limit) }
+    func removeQueuedDeliveries(ids: [String]) { outbox.remove(ids: ids) }
+    func queuedDeliveryCount() -> Int { outbox.count }
+    func recordDeadLetters(_ new: [DeadLetter]) { letters.record(new) }
+    func deadLetters(limit: Int) -> [DeadLetter] { letters.newest(limit: limit) }
 
     func activities(matchId: String) -> [ActivityRecord] {
         records(activityIdsByMatch[matchId])

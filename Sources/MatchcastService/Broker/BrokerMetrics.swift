@@ -28,6 +28,11 @@ public struct BrokerMetrics: Sendable {
             .increment(by: count)
     }
 
+    /// `matchcast_outbox_deliveries`: deliveries saved but not yet handed to every sink.
+    public func outboxDepth(_ count: Int) {
+        Gauge(label: "matchcast_outbox_deliveries", factory: factory).record(Double(count))
+    }
+
     /// `matchcast_feed_errors_total{reason}`: bad snapshots and unreachable feeds.
     public func feedError(reason: String) {
         Counter(label: "matchcast_feed_errors_total", dimensions: [("reason", reason)], factory: factory).increment()

@@ -9,8 +9,9 @@ import MatchcastStore
 /// when an activity starts, updates or ends is `ActivityLifecycle`; this actor executes.
 ///
 /// Open activities are cached per match (loaded from the store on first use or at `restore`),
-/// so a fan-out reads no rows. Deliveries go out before the changed activities are saved:
-/// a crash in between re-sends (at least once), never loses.
+/// so a fan-out reads no rows. Each operation saves the activities it changed together with the
+/// deliveries they produced (the store's outbox, one transaction), then hands the deliveries to the
+/// `DeliveryRelay`: what the devices were sent and what the store says they were sent never part.
 public actor LifecycleManager {
     /// Activities changed by one operation, each once, in the order first changed.
     private struct ChangeSet {
@@ -35,7 +36,7 @@ public actor LifecycleManager {
     }
 
     private let store: any MatchcastStore
-    private let dispatcher: DeliveryDispatcher
+    private let relay: DeliveryRelay
     private let settings: BrokerSettings
     private let metrics: BrokerMetrics
     private let now: @Sendable () -> Date
@@ -47,17 +48,29 @@ public actor LifecycleManager {
     /// Commands that change activities run one at a time (see `AsyncSerialGate`).
     private let serial = AsyncSerialGate()
 
+    /// Delivers through `relay` (the broker's, in the background).
     public init(
-        store: any MatchcastStore, dispatcher: DeliveryDispatcher, settings: BrokerSettings,
+        store: any MatchcastStore, relay: DeliveryRelay, settings: BrokerSettings,
         metrics: BrokerMetrics, now: @escaping @Sendable () -> Date, logger: Logger
     ) {
         self.store = store
-        self.dispatcher = dispatcher
+        self.relay = relay
         self.settings = settings
         self.metrics = metrics
         self.now = now
         self.logger = logger
         builder = DeliveryBuilder(bundleId: settings.bundleId, seed: settings.seed)
+    }
+
+    /// Delivers inline: every operation returns once the sinks have its deliveries (replay, `follow`, tests).
+    public init(
+        store: any MatchcastStore, dispatcher: DeliveryDispatcher, settings: BrokerSettings,
+        metrics: BrokerMetrics, now: @escaping @Sendable () -> Date, logger: Logger
+    ) {
+        self.init(
+            store: store,
+            relay: DeliveryRelay(store: store, dispatcher: dispatcher, mode: .inline, metrics: metrics, logger: logger),
+            settings: settings, metrics: metrics, now: now, logger: logger)
     }
 
     private var policy: ActivityPolicy { settings.activityPolicy }
@@ -435,20 +448,14 @@ public actor LifecycleManager {
         try await finish(deliveries, changed)
     }
 
-    /// Deliver, then persist: a crash between the two re-sends rather than loses.
-    /// Updates and ends are delivered, then saved: a crash in between repeats one, never loses it.
-    /// A batch with a `start` is saved first: a crash then may lose that start but never sends a
-    /// second one (two Live Activities on one device are worse than a late one).
+    /// Saves the changed activities with their deliveries in one transaction, then hands the deliveries to the
+    /// relay. A crash before the save loses the operation whole (the next poll or restore redoes it); after it,
+    /// the outbox still has the deliveries and the relay sends them after the restart with the same ids.
     private func finish(_ deliveries: [Delivery], _ changed: ChangeSet) async throws(ServiceError) {
         let records = changed.all
-        let startsFirst = deliveries.contains { $0.payload.aps.event == .start }
-        if startsFirst, !records.isEmpty {
-            try await persist { try await self.store.saveActivities(records) }
-        }
-        await dispatcher.dispatch(deliveries)
-        if !startsFirst, !records.isEmpty {
-            try await persist { try await self.store.saveActivities(records) }
-        }
+        guard !records.isEmpty || !deliveries.isEmpty else { return }
+        try await persist { try await self.store.saveActivities(records, enqueue: deliveries) }
+        await relay.submit(deliveries)
     }
 
     private func persist<T: Sendable>(_ operation: @Sendable () async throws -> T) async throws(ServiceError) -> T {

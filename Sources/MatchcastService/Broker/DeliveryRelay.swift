@@ -1,0 +1,236 @@
+import Foundation
+import Logging
+import MatchcastCore
+import MatchcastDelivery
+import MatchcastStore
+import ServiceLifecycle
+
+/// Takes deliveries from the store's outbox to the sinks, in the order they were queued, and forgets each one once
+/// every sink has it: the "nothing lost" half of delivery.
+///
+/// `LifecycleManager` saves an operation's activities and its deliveries in one transaction, then `submit`s them
+/// here. What a crash interrupts is still queued in the store and goes out after the restart (`recover`) with the
+/// same ids. While a sink is down, queued updates of one activity collapse to the newest (the store does the same),
+/// so a long outage costs one queued update per activity, and every `end`.
+///
+/// A `start` is claimed (removed from the store) before it is sent: after a crash it may be missing, never doubled,
+/// because two Live Activities on one device are worse than a late one. Everything else is at least once.
+///
+/// - `inline`: `submit` delivers before it returns (replay, `follow`, tests: deterministic).
+/// - `background`: `submit` only queues; `run()` (a `Service`) delivers, retrying failed sinks with backoff, so a
+///   slow or absent receiver never holds up the lifecycle.
+public actor DeliveryRelay {
+    public enum Mode: Sendable { case inline, background }
+
+    /// A batch handed to the sinks, and the sinks that do not have it yet.
+    private struct InFlight {
+        var batch: [Delivery]
+        var remaining: [Int]
+    }
+
+    private let store: any MatchcastStore
+    private let dispatcher: DeliveryDispatcher
+    private let mode: Mode
+    private let metrics: BrokerMetrics
+    private let clock: any Clock<Duration>
+    private let backoff: RetryPolicy
+    private let maxBatch: Int
+    private let drainTimeout: Duration
+    private let logger: Logger
+    private let wake: AsyncStream<Void>.Continuation
+    private let wakes: AsyncStream<Void>
+
+    /// Deliveries not yet taken, from `head` on.
+    private var queue: [Delivery] = []
+    private var head = 0
+    /// Activity id → the id of its queued update; ids in `superseded` are skipped when taken.
+    private var queuedUpdate: [String: String] = [:]
+    private var superseded: Set<String> = []
+    private var inFlight: InFlight?
+    private var pumping = false
+
+    public init(
+        store: any MatchcastStore, dispatcher: DeliveryDispatcher, mode: Mode, metrics: BrokerMetrics,
+        clock: any Clock<Duration> = ContinuousClock(),
+        backoff: RetryPolicy = RetryPolicy(initialBackoff: .seconds(1), maxBackoff: .seconds(30)),
+        maxBatch: Int = 50_000, drainTimeout: Duration = .seconds(10), logger: Logger
+    ) {
+        self.store = store
+        self.dispatcher = dispatcher
+        self.mode = mode
+        self.metrics = metrics
+        self.clock = clock
+        self.backoff = backoff
+        self.maxBatch = max(1, maxBatch)
+        self.drainTimeout = drainTimeout
+        self.logger = logger
+        (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Deliveries waiting here (not counting a batch being sent).
+    public var depth: Int { queue.count - head - superseded.count }
+
+    /// Deliveries just saved to the outbox by the caller. Inline: sent before this returns.
+    public func submit(_ deliveries: [Delivery]) async {
+        guard !deliveries.isEmpty else { return }
+        if mode == .inline, inFlight == nil, head == queue.count {
+            // Nothing waiting ahead of them: straight to the sinks, no queue bookkeeping (the fan-out hot path).
+            inFlight = InFlight(batch: deliveries, remaining: dispatcher.allSinks)
+            await claimStarts(deliveries)
+            _ = await pump()
+            return
+        }
+        enqueue(deliveries)
+        switch mode {
+        case .inline: _ = await pump()
+        case .background: wake.yield()
+        }
+    }
+
+    /// After a restart, before anything new is submitted: what the store still has queued, oldest first.
+    public func recover() async throws(ServiceError) {
+        let queued: [Delivery]
+        do {
+            queued = try await store.queuedDeliveries(limit: Int.max)
+        } catch {
+            throw ServiceError(.unavailable, "reading the outbox: \(error)")
+        }
+        guard !queued.isEmpty else { return }
+        logger.info("outbox recovered", metadata: ["deliveries": "\(queued.count)"])
+        enqueue(queued)
+        if mode == .background { wake.yield() }
+    }
+
+    /// Sends until nothing is waiting (true) or a sink fails (false: the failed batch is kept for those sinks).
+    public func pump() async -> Bool {
+        guard !pumping else { return true }  // the running pump takes whatever arrives meanwhile
+        pumping = true
+        defer {
+            pumping = false
+            metrics.outboxDepth(depth + (inFlight?.batch.count ?? 0))
+        }
+        while true {
+            if inFlight == nil {
+                let batch = take()
+                guard !batch.isEmpty else { return true }
+                inFlight = InFlight(batch: batch, remaining: dispatcher.allSinks)
+                await claimStarts(batch)
+            }
+            guard let current = inFlight else { return true }
+            let failed = await dispatcher.dispatch(current.batch, to: current.remaining)
+            guard failed.isEmpty else {
+                inFlight?.remaining = failed
+                return false
+            }
+            inFlight = nil
+            await forget(current.batch.filter { $0.event != .start }.map(\.id))
+        }
+    }
+
+    // MARK: Queue
+
+    private func enqueue(_ deliveries: [Delivery]) {
+        queue.reserveCapacity(queue.count + deliveries.count)
+        for delivery in deliveries {
+            if delivery.event == .update {
+                if let older = queuedUpdate.updateValue(delivery.id, forKey: delivery.activityId) {
+                    superseded.insert(older)
+                }
+            }
+            queue.append(delivery)
+        }
+    }
+
+    /// The next batch, skipping superseded updates; compacts the queue once it is mostly taken.
+    private func take() -> [Delivery] {
+        var batch: [Delivery] = []
+        while head < queue.count, batch.count < maxBatch {
+            let delivery = queue[head]
+            head += 1
+            if superseded.remove(delivery.id) != nil { continue }
+            if delivery.event == .update, queuedUpdate[delivery.activityId] == delivery.id {
+                queuedUpdate[delivery.activityId] = nil
+            }
+            batch.append(delivery)
+        }
+        if head == queue.count {
+            queue.removeAll(keepingCapacity: queue.count < 1 << 16)
+            head = 0
+        } else if head > queue.count / 2 {
+            queue.removeFirst(head)
+            head = 0
+        }
+        return batch
+    }
+
+    // MARK: Store
+
+    /// Starts leave the outbox before they are sent (at most once).
+    private func claimStarts(_ batch: [Delivery]) async {
+        let starts = batch.lazy.filter { $0.event == .start }.map(\.id)
+        guard !starts.isEmpty else { return }
+        await forget(Array(starts))
+    }
+
+    private func forget(_ ids: [String]) async {
+        guard !ids.isEmpty else { return }
+        do {
+            try await store.removeQueuedDeliveries(ids: ids)
+        } catch {
+            // They stay queued: sent again after a restart, with the same ids. Never lost.
+            logger.error("outbox: could not forget sent deliveries", metadata: ["count": "\(ids.count)", "error": "\(error)"])
+        }
+    }
+
+    // MARK: Background
+
+    /// Delivers what is submitted until graceful shutdown, then tries for `drainTimeout` to send what is left;
+    /// anything still unsent stays in the store for the next start.
+    public func run() async throws {
+        wake.yield()
+        var failures = 0
+        wakeLoop: for await _ in wakes.cancelOnGracefulShutdown() {
+            while await !pump() {
+                failures += 1
+                let delay = backoff.backoff(afterAttempt: failures, random: Double.random(in: 0..<1))
+                logger.warning("outbox: a sink failed, retrying", metadata: [
+                    "waiting": "\(depth + (inFlight?.batch.count ?? 0))", "retryIn": "\(delay)",
+                ])
+                guard (try? await cancelWhenGracefulShutdown({ try await self.clock.sleep(for: delay) })) != nil else {
+                    break wakeLoop
+                }
+            }
+            failures = 0
+        }
+        await drain()
+    }
+
+    private func drain() async {
+        let pending = depth + (inFlight?.batch.count ?? 0)
+        guard pending > 0 else { return }
+        logger.info("outbox: draining before exit", metadata: ["deliveries": "\(pending)"])
+        let timeout = drainTimeout
+        let clock = clock
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { _ = await self.pump() }
+            group.addTask { try? await clock.sleep(for: timeout) }
+            await group.next()
+            group.cancelAll()
+        }
+        await requeueClaimedStarts()
+    }
+
+    /// Starts already claimed but not sent to every sink when the process stops go back to the store.
+    private func requeueClaimedStarts() async {
+        guard let current = inFlight else { return }
+        let starts = current.batch.filter { $0.event == .start }
+        guard !starts.isEmpty else { return }
+        do {
+            try await store.saveActivities([], enqueue: starts)
+        } catch {
+            logger.error("outbox: could not keep unsent starts", metadata: ["count": "\(starts.count)", "error": "\(error)"])
+        }
+    }
+}
+
+extension DeliveryRelay: Service {}

@@ -1,0 +1,285 @@
+import AsyncHTTPClient
+import Foundation
+import MatchcastCore
+import MatchcastDelivery
+import MatchcastTesting
+import NIOCore
+import NIOHTTP1
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The real `matchcast` binary, killed with SIGKILL in the middle of a fan-out and started again on the same SQLite
+/// file: every activity still gets its `end`, and a delivery seen twice is the same delivery (same id, same bytes).
+@Suite("Nothing lost: kill -9 in the middle of a fan-out", .serialized)
+struct CrashRecoveryTests {
+    static let followers = 40
+    static let adminKey = "crash-test-admin"
+
+    @Test("every end arrives after a kill -9 and a restart; duplicates only ever carry the same id")
+    func killAndRestart() async throws {
+        let binary = try #require(MatchcastProcess.binary, "the matchcast executable is not built beside the tests")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("matchcast-crash-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+
+        let receiver = try await WebhookReceiver.start(secret: WebhookFixture.secret)
+        // A slow receiver: a fan-out is always part-way through when the broker is killed.
+        receiver.answer(after: .milliseconds(150))
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        // The feed outlives the broker, as a real one would.
+        let feedPort = try MatchcastProcess.freePort()
+        let feed = try MatchcastProcess.start(
+            binary, ["fake-feed", "--port", "\(feedPort)", "--speed", "150", "--seed", "3"], log: directory, name: "feed")
+        let apiPort = try MatchcastProcess.freePort()
+        let config = directory.appendingPathComponent("matchcast.yaml")
+        try """
+            polling:
+              minPollMs: 100
+            activities:
+              coalesceSeconds: 1
+              pushToStartSpacingSeconds: 1
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let serveArguments = [
+            "serve", "--config", config.path, "--port", "\(apiPort)",
+            "--store", "sqlite:" + directory.appendingPathComponent("m.sqlite").path,
+            "--feed", "http://127.0.0.1:\(feedPort)", "--sink", "webhook:" + receiver.url,
+            "--webhook-secret", WebhookFixture.secretText, "--admin-key", Self.adminKey, "--log-level", "warning",
+        ]
+        let api = BrokerAPI(client: client, port: apiPort)
+        var broker = try MatchcastProcess.start(binary, serveArguments, log: directory, name: "serve-1")
+        var restarted: MatchcastProcess?
+        defer {
+            feed.terminate()
+            broker.terminate()
+            restarted?.terminate()
+        }
+        do {
+            try await api.waitUntilHealthy()
+            try await #require(MatchcastProcess.eventually(60) { try await api.matchIsLive("football") })
+
+            // Followers with push-to-start tokens; each start's activity gets its update token.
+            var devices: [String: BrokerAPI.Device] = [:]  // by push-to-start token
+            for index in 0..<Self.followers {
+                let device = try await api.register(index: index)
+                let token = MatchcastProcess.token(0xaa, index)
+                try await api.setPushToStartToken(device, token: token)
+                try await api.follow(device, match: "football")
+                devices[token] = device
+            }
+            var registered: Set<String> = []
+            try await #require(MatchcastProcess.eventually(90) {
+                for start in receiver.received where start.payload.aps.event == .start && !registered.contains(start.activityId) {
+                    let owner = try #require(devices[start.target.value], "a start to a token no device holds")
+                    try await api.putActivity(
+                        start.activityId, device: owner, match: "football",
+                        updateToken: MatchcastProcess.token(0xbb, owner.index))
+                    registered.insert(start.activityId)
+                }
+                return registered.count == Self.followers
+            }, "every follower's activity started")
+
+            // Kill as soon as an update fan-out is on its way.
+            try await #require(MatchcastProcess.eventually(90) {
+                receiver.received.contains { $0.payload.aps.event == .update } && receiver.arrivals > receiver.requests
+            })
+            broker.kill()
+            let receivedAtKill = receiver.received.count
+
+            restarted = try MatchcastProcess.start(binary, serveArguments, log: directory, name: "serve-2")
+            try await api.waitUntilHealthy()
+            let everyEnd = try await MatchcastProcess.eventually(240) {
+                Set(receiver.received.filter { $0.payload.aps.event == .end }.map(\.activityId)).isSuperset(of: registered)
+            }
+            let received = receiver.received
+            #expect(everyEnd, "ends for \(Set(received.filter { $0.payload.aps.event == .end }.map(\.activityId)).count) of \(registered.count) activities")
+
+            // A delivery seen twice is the same delivery; one state of one activity has one id.
+            var byId: [String: DeliveryRecord] = [:]
+            var duplicates = 0
+            for delivery in received {
+                if let earlier = byId.updateValue(delivery, forKey: delivery.id) {
+                    duplicates += 1
+                    #expect(earlier == delivery, "delivery \(delivery.id) arrived twice with different content")
+                }
+            }
+            var idsByState: [String: Set<String>] = [:]
+            for delivery in received {
+                idsByState["\(delivery.activityId)/\(delivery.payload.aps.event)/\(delivery.payload.aps.timestamp)", default: []]
+                    .insert(delivery.id)
+            }
+            let reissued = idsByState.filter { $0.value.count > 1 }
+            #expect(reissued.isEmpty, "the same state went out under different ids: \(reissued.keys.sorted().prefix(5))")
+            #expect(!received.contains { $0.payload.aps.event == .start && !registered.contains($0.activityId) },
+                    "no second start")
+            print("crash-recovery: \(received.count) deliveries, \(receivedAtKill) before the kill, \(duplicates) repeated with the same id")
+        } catch {
+            print(MatchcastProcess.logs(directory))
+            try? await client.shutdown()
+            await receiver.stop()
+            throw error
+        }
+        try await client.shutdown()
+        await receiver.stop()
+    }
+}
+
+/// The broker's HTTP API, as a device and the operator call it.
+struct BrokerAPI {
+    struct Device: Sendable {
+        var id: String
+        var secret: String
+        var index: Int
+    }
+
+    let client: HTTPClient
+    let port: Int
+
+    func call(_ method: HTTPMethod, _ path: String, bearer: String? = nil, json: String? = nil) async throws -> (Int, [UInt8]) {
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
+        request.method = method
+        if let bearer { request.headers.add(name: "authorization", value: "Bearer \(bearer)") }
+        if let json {
+            request.headers.add(name: "content-type", value: "application/json")
+            request.body = .bytes(ByteBuffer(string: json))
+        }
+        let response = try await client.execute(request, timeout: .seconds(30))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        return (Int(response.status.code), Array(body.readableBytesView))
+    }
+
+    func waitUntilHealthy() async throws {
+        try await #require(MatchcastProcess.eventually(120) {
+            (try? await call(.GET, "/healthz"))?.0 == 200
+        }, "the broker answered /healthz")
+    }
+
+    func matchIsLive(_ id: String) async throws -> Bool {
+        let (status, body) = try await call(.GET, "/v1/matches", bearer: CrashRecoveryTests.adminKey)
+        guard status == 200 else { return false }
+        return String(decoding: body, as: UTF8.self).contains("\"\(id)\"")
+    }
+
+    func register(index: Int) async throws -> Device {
+        let (status, body) = try await call(.POST, "/v1/devices")
+        try #require(status == 201 || status == 200, "register: \(status)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])
+        return Device(
+            id: try #require(object["deviceId"] as? String), secret: try #require(object["deviceSecret"] as? String),
+            index: index)
+    }
+
+    func setPushToStartToken(_ device: Device, token: String) async throws {
+        let (status, _) = try await call(
+            .PUT, "/v1/devices/\(device.id)/push-to-start-token", bearer: device.secret,
+            json: #"{"token": "\#(token)", "environment": "sandbox"}"#)
+        try #require(status == 200 || status == 204, "push-to-start token: \(status)")
+    }
+
+    func follow(_ device: Device, match: String) async throws {
+        let (status, _) = try await call(.PUT, "/v1/devices/\(device.id)/follows/\(match)", bearer: device.secret)
+        try #require((200..<300).contains(status), "follow: \(status)")
+    }
+
+    func putActivity(_ activityId: String, device: Device, match: String, updateToken: String) async throws {
+        let (status, body) = try await call(
+            .PUT, "/v1/activities/\(activityId)", bearer: device.secret,
+            json: #"{"deviceId": "\#(device.id)", "matchId": "\#(match)", "updateToken": "\#(updateToken)"}"#)
+        try #require(status == 200, "put activity: \(status) \(String(decoding: body, as: UTF8.self))")
+    }
+}
+
+/// A `matchcast` child process, its output in a log file.
+final class MatchcastProcess: @unchecked Sendable {
+    private let process: Process
+
+    private init(process: Process) {
+        self.process = process
+    }
+
+    /// `matchcast` beside the test bundle (`swift build` puts both in the same folder).
+    static var binary: URL? {
+        let folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for candidate in [folder, folder.deletingLastPathComponent()] {
+            let url = candidate.appendingPathComponent("matchcast")
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        return nil
+    }
+
+    static func start(_ binary: URL, _ arguments: [String], log directory: URL, name: String) throws -> MatchcastProcess {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        let logURL = directory.appendingPathComponent("\(name).log")
+        FileManager.default.createFile(atPath: logURL.path, contents: nil)
+        let log = try FileHandle(forWritingTo: logURL)
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = log
+        try process.run()
+        return MatchcastProcess(process: process)
+    }
+
+    /// SIGKILL: no handler runs, nothing is flushed.
+    func kill() {
+        guard process.isRunning else { return }
+        _ = Glibc.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    func terminate() {
+        guard process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    /// Every `*.log` in the folder, for a failure report.
+    static func logs(_ directory: URL) -> String {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return names.filter { $0.hasSuffix(".log") }.sorted().map { name in
+            let text = (try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)) ?? ""
+            return "--- \(name)\n" + text.split(separator: "\n").suffix(40).joined(separator: "\n")
+        }.joined(separator: "\n")
+    }
+
+    /// A port nothing listens on now (bound to 0, read, closed).
+    static func freePort() throws -> Int {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw PortError() }
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else { throw PortError() }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
+        }
+        guard named == 0 else { throw PortError() }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    struct PortError: Error {}
+
+    /// A 64-digit hex token, distinct per `(kind, index)`.
+    static func token(_ kind: UInt8, _ index: Int) -> String {
+        String(format: "%02x%08x", kind, index) + String(repeating: "0f", count: 27)
+    }
+
+    /// Polls `condition` every 50 ms for at most `seconds`; the limit is only a safety net.
+    static func eventually(_ seconds: Double, _ condition: () async throws -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < deadline {
+            if try await condition() { return true }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return try await condition()
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import Logging
+import MatchcastCore
+import MatchcastDelivery
+import MatchcastService
+import MatchcastStore
+import MatchcastTesting
+import Testing
+
+/// Deliveries and waiting for the relay tests.
+private enum RelayFixture {
+    static let logger = Logger(label: "test.relay", factory: { _ in SwiftLogNoOpLogHandler() })
+    /// Quick retries, so a recovered sink is noticed within milliseconds.
+    static let quick = RetryPolicy(initialBackoff: .milliseconds(5), maxBackoff: .milliseconds(20))
+
+    static func delivery(_ id: String, activity: String, _ event: ActivityEvent, timestamp: Int = 1_800_000_000) -> Delivery {
+        let state = ContentState(
+            status: "live", statusText: "Live", home: .init(name: "MUN", score: "\(timestamp % 7)"),
+            away: .init(name: "LIV", score: "1"), summary: "MUN v LIV")
+        let aps = event == .end
+            ? APS(timestamp: timestamp, event: .end, contentState: state, dismissalDate: timestamp + 900)
+            : APS(timestamp: timestamp, event: event, contentState: state, staleDate: timestamp + 300)
+        return Delivery(
+            id: id, matchId: "football", activityId: activity,
+            target: PushTarget(kind: event == .start ? .pushToStartToken : .updateToken, value: String(repeating: "ab", count: 32)),
+            apns: APNsHeaders(topic: "com.example.app.push-type.liveactivity", priority: 10, expiration: timestamp + 3600),
+            payload: try! PushPayload(aps))
+    }
+
+    static func relay(
+        _ store: any MatchcastStore, _ sinks: [any DeliverySink], mode: DeliveryRelay.Mode
+    ) -> DeliveryRelay {
+        let metrics = BrokerMetrics()
+        return DeliveryRelay(
+            store: store, dispatcher: DeliveryDispatcher(sinks: sinks, metrics: metrics, logger: logger), mode: mode,
+            metrics: metrics, backoff: quick, logger: logger)
+    }
+
+    /// Saves to the outbox, then submits, as `LifecycleManager` does.
+    static func queue(_ deliveries: [Delivery], _ store: any MatchcastStore, _ relay: DeliveryRelay) async throws {
+        try await store.saveActivities([], enqueue: deliveries)
+        await relay.submit(deliveries)
+    }
+
+    /// Waits (polling, at most `seconds`) until `condition` holds; the timeout is only a safety net.
+    static func eventually(_ seconds: Double = 30, _ condition: () async throws -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < deadline {
+            if try await condition() { return true }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return try await condition()
+    }
+}
+
+private typealias F = RelayFixture
+
+@Suite("Delivery relay: the outbox to the sinks")
+struct DeliveryRelayTests {
+    @Test func inlineDeliversBeforeSubmitReturnsAndEmptiesTheOutbox() async throws {
+        let store = InMemoryStore()
+        let sink = CapturingSink()
+        let relay = F.relay(store, [sink], mode: .inline)
+        let batch = [F.delivery("d1", activity: "a1", .start), F.delivery("d2", activity: "a2", .update)]
+        try await F.queue(batch, store, relay)
+
+        #expect(sink.deliveries == batch)
+        #expect(try await store.queuedDeliveryCount() == 0)
+    }
+
+    @Test func aStartLeavesTheOutboxBeforeItIsSentOthersOnlyAfter() async throws {
+        let store = InMemoryStore()
+        // A sink that looks at the outbox while it is being handed the batch.
+        let seen = ObservingSink { _ in try await store.queuedDeliveries(limit: 10).map(\.id) }
+        let relay = F.relay(store, [seen], mode: .inline)
+        try await F.queue([F.delivery("s1", activity: "a1", .start), F.delivery("u1", activity: "a2", .update)], store, relay)
+
+        #expect(seen.observations == [["u1"]])
+        #expect(try await store.queuedDeliveryCount() == 0)
+    }
+
+    @Test func aFailingSinkIsRetriedAndMeanwhileUpdatesCollapseToTheNewest() async throws {
+        let store = InMemoryStore()
+        let flaky = FlakySink(name: "flaky")
+        let healthy = CapturingSink()
+        let relay = F.relay(store, [flaky, healthy], mode: .background)
+        flaky.isDown = true
+        let running = Task { try await relay.run() }
+        defer { running.cancel() }
+
+        let first = [F.delivery("u1", activity: "a1", .update, timestamp: 1), F.delivery("e2", activity: "a2", .end)]
+        try await F.queue(first, store, relay)
+        #expect(try await F.eventually { flaky.attempts >= 3 })
+        // While the flaky sink is down: two more updates of a1; only the newest may go out.
+        try await F.queue([F.delivery("u2", activity: "a1", .update, timestamp: 2)], store, relay)
+        try await F.queue([F.delivery("u3", activity: "a1", .update, timestamp: 3)], store, relay)
+        #expect(try await store.queuedDeliveries(limit: 10).map(\.id) == ["e2", "u3"])
+
+        flaky.isDown = false
+        #expect(try await F.eventually { flaky.deliveries.count == 3 })
+        #expect(flaky.deliveries.map(\.id) == ["u1", "e2", "u3"])
+        // The healthy sink had the first batch once, not once per retry.
+        #expect(try await F.eventually { healthy.deliveries.count == 3 })
+        #expect(healthy.deliveries.map(\.id) == ["u1", "e2", "u3"])
+        #expect(try await F.eventually { try await store.queuedDeliveryCount() == 0 })
+    }
+
+    @Test func afterARestartWhatTheStoreStillHasGoesOutWithTheSameIdsAndBytes() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("relay-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("m.sqlite").path
+        let left = [F.delivery("u1", activity: "a1", .update), F.delivery("e1", activity: "a2", .end)]
+        do {
+            // The process that "crashed": saved, never sent.
+            let before = try SQLiteStore(path: path)
+            try await before.saveActivities([], enqueue: left)
+            try before.close()
+        }
+        let store = try SQLiteStore(path: path)
+        let sink = CapturingSink()
+        let relay = F.relay(store, [sink], mode: .background)
+        try await relay.recover()
+        let running = Task { try await relay.run() }
+        defer { running.cancel() }
+
+        #expect(try await F.eventually { sink.deliveries.count == 2 })
+        #expect(sink.deliveries.map(\.id) == ["u1", "e1"])
+        #expect(sink.deliveries.map(\.payload.bytes) == left.map(\.payload.bytes))
+        #expect(try await F.eventually { try await store.queuedDeliveryCount() == 0 })
+        try store.close()
+    }
+}
+
+/// Calls `observe` with each batch it is handed and keeps what it returned.
+private final class ObservingSink: DeliverySink, @unchecked Sendable {
+    let name = "observing"
+    private let observe: @Sendable ([Delivery]) async throws -> [String]
+    private let lock = NSLock()
+    private var seen: [[String]] = []
+
+    init(_ observe: @escaping @Sendable ([Delivery]) async throws -> [String]) {
+        self.observe = observe
+    }
+
+    func deliver(_ batch: [Delivery]) async throws {
+        let observation = try await observe(batch)
+        lock.withLock { seen.append(observation) }
+    }
+
+    var observations: [[String]] { lock.withLock { seen } }
+}
