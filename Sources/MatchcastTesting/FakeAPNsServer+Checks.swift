@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
-import HTTPTypes
-import Hummingbird
+import NIOCore
+import NIOHPACK
 
 extension FakeAPNsServer {
     /// A request APNs would refuse: the status and reason it would answer.
@@ -66,53 +66,65 @@ extension FakeAPNsServer {
             var result: Result<Notification, Refusal>
         }
 
-        static func check(_ request: Request, body: [UInt8], http2: Bool, verifier: ProviderTokenVerifier) -> Checked {
-            func header(_ name: String) -> String? { HTTPField.Name(name).flatMap { request.headers[$0] } }
-            let path = request.uri.path
+        /// - Parameters:
+        ///   - verify: the provider-token check (the connection caches it per token).
+        ///   - bodyIsValid: whether the body is a JSON object with `aps` (cached per payload).
+        static func check(
+            _ headers: HPACKHeaders, body: ByteBuffer, verify: (String) -> Result<Int64, Refusal>,
+            bodyIsValid: (ByteBuffer) -> Bool
+        ) -> Checked {
+            // One pass over the fields (names arrive lowercase over HTTP/2).
+            var fields: [String: String] = [:]
+            fields.reserveCapacity(12)
+            for field in headers where fields[field.name] == nil { fields[field.name] = field.value }
+            let path = fields[":path"] ?? ""
             let prefix = "/3/device/"
             let token = path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : nil
-            let apnsID = header("apns-id")
-            let jwt = header("authorization").flatMap { value -> String? in
+            let apnsID = fields["apns-id"]
+            let jwt = fields["authorization"].flatMap { value -> String? in
                 let parts = value.split(separator: " ", maxSplits: 1)
                 return parts.count == 2 && parts[0].lowercased() == "bearer" ? String(parts[1]) : nil
             }
             var checked = Checked(token: token, apnsID: apnsID, providerToken: jwt, result: .failure(Refusal(status: 500, reason: "InternalServerError")))
             checked.result = Result { () throws(Refusal) -> Notification in
-                guard http2 else { throw Refusal(status: 400, reason: "HTTP2Required") }
-                guard request.method == .post else { throw Refusal(status: 405, reason: "MethodNotAllowed") }
+                guard fields[":method"] == "POST" else { throw Refusal(status: 405, reason: "MethodNotAllowed") }
                 guard let token else { throw Refusal(status: 404, reason: "BadPath") }
                 guard !token.isEmpty else { throw Refusal(status: 400, reason: "MissingDeviceToken") }
                 guard token.utf8.count % 2 == 0, token.allSatisfy(\.isHexDigit) else {
                     throw Refusal(status: 400, reason: "BadDeviceToken")
                 }
                 guard let jwt else { throw Refusal(status: 403, reason: "MissingProviderToken") }
-                let issuedAt = try verifier.verify(jwt).get()
-                guard let pushType = header("apns-push-type"), pushType == "liveactivity" else {
+                let issuedAt = try verify(jwt).get()
+                guard let pushType = fields["apns-push-type"], pushType == "liveactivity" else {
                     throw Refusal(status: 400, reason: "InvalidPushType")
                 }
-                guard let topic = header("apns-topic") else { throw Refusal(status: 400, reason: "MissingTopic") }
+                guard let topic = fields["apns-topic"] else { throw Refusal(status: 400, reason: "MissingTopic") }
                 guard topic.hasSuffix(".push-type.liveactivity"), topic.count > ".push-type.liveactivity".count else {
                     throw Refusal(status: 400, reason: "BadTopic")
                 }
-                guard let priority = header("apns-priority").flatMap(Int.init), priority == 5 || priority == 10 else {
+                guard let priority = fields["apns-priority"].flatMap(Int.init), priority == 5 || priority == 10 else {
                     throw Refusal(status: 400, reason: "BadPriority")
                 }
                 guard let apnsID, UUID(uuidString: apnsID) != nil else { throw Refusal(status: 400, reason: "BadMessageId") }
                 var expiration: Int?
-                if let text = header("apns-expiration") {
+                if let text = fields["apns-expiration"] {
                     guard let value = Int(text), value >= 0 else { throw Refusal(status: 400, reason: "BadExpirationDate") }
                     expiration = value
                 }
-                guard !body.isEmpty else { throw Refusal(status: 400, reason: "PayloadEmpty") }
-                guard body.count <= 4096 else { throw Refusal(status: 413, reason: "PayloadTooLarge") }
-                guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
-                      object["aps"] is [String: Any]
-                else { throw Refusal(status: 400, reason: "BadPayload") }
+                guard body.readableBytes > 0 else { throw Refusal(status: 400, reason: "PayloadEmpty") }
+                guard body.readableBytes <= 4096 else { throw Refusal(status: 413, reason: "PayloadTooLarge") }
+                guard bodyIsValid(body) else { throw Refusal(status: 400, reason: "BadPayload") }
                 return Notification(
                     token: token, pushType: pushType, topic: topic, priority: priority, expiration: expiration,
-                    apnsID: apnsID, providerToken: jwt, issuedAt: issuedAt, body: body, httpVersion: http2 ? "2" : "1.1")
+                    apnsID: apnsID, providerToken: jwt, issuedAt: issuedAt, body: [], httpVersion: "2")
             }
             return checked
+        }
+
+        /// A JSON object with an `aps` object.
+        static func isValidPayload(_ body: ByteBuffer) -> Bool {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any] else { return false }
+            return object["aps"] is [String: Any]
         }
     }
 }

@@ -243,28 +243,6 @@ struct APNsSinkTests {
         #expect(ContinuousClock.now - started < .seconds(20))
     }
 
-    @Test func anHTTP1OnlyClientIsRefusedAsAPNsWould() async throws {
-        let (key, _) = try F.credentials()
-        let deadLetters = InMemoryDeadLetters()
-        try await F.withServer(key: key) { server, _ in
-            // What the caller must not do: APNs speaks HTTP/2 only.
-            var configuration = HTTPClient.Configuration()
-            configuration.httpVersion = .http1Only
-            let http1 = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-            do {
-                let sink = try F.sink(server: server, client: http1, key: key, deadLetters: deadLetters)
-                try await sink.deliver(F.deliveries(1))
-                try await http1.shutdown()
-            } catch {
-                try? await http1.shutdown()
-                throw error
-            }
-            #expect(server.accepted.isEmpty)
-            #expect(server.log.map(\.reason) == ["HTTP2Required"])
-        }
-        #expect(await deadLetters.entries.map(\.status) == [400])
-    }
-
     @Test func channelTargetsAndMalformedTokensAreSettledWithoutARequest() async throws {
         let (key, _) = try F.credentials()
         let invalid = InvalidTokens()

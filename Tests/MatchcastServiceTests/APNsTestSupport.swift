@@ -49,10 +49,11 @@ enum APNsFixture {
     /// Timeouts are generous: on a loaded two-core machine running other suites, a debug-build TLS
     /// handshake on loopback has been seen to take over two seconds.
     static func withServer<T>(
-        key: P256.Signing.PrivateKey, now: @escaping @Sendable () -> Date = { Date() },
+        key: P256.Signing.PrivateKey, now: @escaping @Sendable () -> Date = { Date() }, maxConcurrentStreams: Int = 1000,
         _ body: (FakeAPNsServer, HTTPClient) async throws -> T
     ) async throws -> T {
-        let server = try await FakeAPNsServer.start(publicKey: key.publicKey, keyId: keyId, teamId: teamId, now: now)
+        let server = try await FakeAPNsServer.start(
+            publicKey: key.publicKey, keyId: keyId, teamId: teamId, now: now, maxConcurrentStreams: maxConcurrentStreams)
         var configuration = HTTPClient.Configuration()
         configuration.timeout = .init(connect: .seconds(10), read: .seconds(15))
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
@@ -77,13 +78,16 @@ enum APNsFixture {
         metrics: any MetricsFactory = NOOPMetricsHandler.instance,
         retry: RetryPolicy = RetryPolicy(maxAttempts: 5, initialBackoff: .milliseconds(100), jitter: 0),
         requestTimeout: Duration = .seconds(15),
+        connectTimeout: Duration = .seconds(15),
+        maxConnections: Int = 4,
+        endpoint: String? = nil,
         logger: Logger = Logger(label: "test.apns", factory: { _ in SwiftLogNoOpLogHandler() })
     ) throws -> APNsSink {
         try APNsSink(
             configuration: APNsSinkConfiguration(
                 key: .pem(key.pemRepresentation), keyId: keyId, teamId: teamId, environment: .sandbox,
-                endpoint: server.url, trustRoots: trustRoots ?? .pem(server.certificates.caPEM),
-                requestTimeout: requestTimeout, retry: retry),
+                endpoint: endpoint ?? server.url, trustRoots: trustRoots ?? .pem(server.certificates.caPEM),
+                requestTimeout: requestTimeout, retry: retry, maxConnections: maxConnections, connectTimeout: connectTimeout),
             client: client, deadLetters: deadLetters,
             onInvalidToken: { token, reason in await invalidTokens.record(token, reason) },
             clock: clock, now: wallClock.now, metricsFactory: metrics, logger: logger)

@@ -24,6 +24,11 @@ struct FanoutBenchmark: Sendable {
         var setup: SetupPath = .follow
         /// Said on stderr as setup goes (phase timings).
         var verbose = true
+        /// Called once setup is done, before the first timed update (the APNs mode turns on its
+        /// error mix here, so that the starts of the setup are not affected).
+        var beforeTimedUpdates: (@Sendable () -> Void)?
+        /// Called after each timed update with its number and the instant `ingest` was called.
+        var afterUpdate: (@Sendable (_ update: Int, _ started: ContinuousClock.Instant) -> Void)?
     }
 
     /// How the waiting activities come to be.
@@ -146,6 +151,7 @@ struct FanoutBenchmark: Sendable {
         phase("\(started.count) update tokens registered")
 
         var rows: [Row] = []
+        options.beforeTimedUpdates?()
         for index in 1...options.updates {
             clock.advance(by: 60)
             let snapshot = match.goal(at: now())
@@ -165,6 +171,7 @@ struct FanoutBenchmark: Sendable {
                 cpuToLastByte: (window.cpuAtLastReturn ?? cpuBefore) - cpuBefore,
                 payloadBytes: window.firstPayload?.bytes.count ?? 0, distinctPayloads: window.distinctPayloads,
                 sinkCalls: window.calls, rss: ResidentMemory.current()))
+            options.afterUpdate?(index, called)
         }
         return (setup, rows)
     }

@@ -38,16 +38,22 @@ struct FanoutBenchCommand: AsyncParsableCommand {
 
             Sinks: devnull (NDJSON to /dev/null), stdout (NDJSON to fd 1: run it with > /dev/null), \
             webhook (signed POSTs to a receiver in this process on 127.0.0.1 that only reads), \
-            apns (one HTTP/2 request per delivery to the fake APNs of MatchcastTesting, in this process: \
-            TLS, an ES256 provider-token check per request, every notification recorded). \
-            The table goes to stderr. Build with -c release for meaningful figures.
+            apns (one HTTP/2 request per delivery, through the APNs sink's connection pool, to the fake \
+            APNs of MatchcastTesting in this process on its own two event-loop threads: TLS, ALPN h2, 1000 \
+            streams per connection, the provider token checked once per connection, counts kept per apns-id). \
+            The APNs mode adds a line per update: requests answered, update→APNs latency p50/p99, CPU per \
+            request (getrusage, the whole process, fake included), connections, answers, and duplicates \
+            (requests for an apns-id that already had a final answer; must be 0). --apns-error-mix makes 10 % \
+            of update tokens answer 410 and 1 % answer 429 to the first try of each notification (retried \
+            after the sink's backoff, 1 s). The table goes to stderr. Build with -c release for meaningful figures.
 
             Examples:
               swift build -c release --product matchcast
               .build/release/matchcast bench fanout --sink devnull
               .build/release/matchcast bench fanout --sink stdout > /dev/null
               .build/release/matchcast bench fanout --sink webhook --batch 1000
-              .build/release/matchcast bench fanout --sink apns --activities 20000
+              .build/release/matchcast bench fanout --sink apns
+              .build/release/matchcast bench fanout --sink apns --apns-error-mix
             """
     )
 
@@ -74,8 +80,14 @@ struct FanoutBenchCommand: AsyncParsableCommand {
         """)
     var batch: Int?
 
-    @Option(help: "Webhook or APNs requests in flight at once (default: the sink's own, 4 and 100).")
+    @Option(help: "Webhook requests in flight at once, or APNs streams per connection (default: the sink's own, 4 and 100).")
     var concurrency: Int?
+
+    @Option(help: "APNs connections at most (default: the sink's own, 4).")
+    var apnsConnections: Int?
+
+    @Flag(help: "APNs: 10 % of update tokens answer 410, 1 % answer 429 to the first try of each notification.")
+    var apnsErrorMix = false
 
     @Option(help: """
         The store behind LifecycleManager: indexed (the benchmark's in-memory store with indexes), \
@@ -98,7 +110,11 @@ struct FanoutBenchCommand: AsyncParsableCommand {
         guard (1...1000).contains(updates) else { throw ValidationError("--updates must be 1...1000") }
         if let batch, batch < 1 { throw ValidationError("--batch must be positive") }
         if batch != nil, sink == .apns { throw ValidationError("--batch does not apply to apns (one request per delivery)") }
-        if let concurrency, !(1...256).contains(concurrency) { throw ValidationError("--concurrency must be 1...256") }
+        if let concurrency, !(1...(sink == .apns ? 1000 : 256)).contains(concurrency) {
+            throw ValidationError("--concurrency must be 1...256 (1...1000 for apns)")
+        }
+        if let apnsConnections, !(1...64).contains(apnsConnections) { throw ValidationError("--apns-connections must be 1...64") }
+        if (apnsConnections != nil || apnsErrorMix), sink != .apns { throw ValidationError("--apns-* options need --sink apns") }
         if sink == .stdout, isatty(1) == 1 {
             throw ValidationError("--sink stdout writes every delivery to stdout: redirect it (> /dev/null)")
         }
@@ -108,13 +124,21 @@ struct FanoutBenchCommand: AsyncParsableCommand {
         var logger = Logger(label: "matchcast.bench")
         logger.logLevel = .error
         StandardStreams.err("load average (1, 5, 15 min) at the start: \(BenchTable.loadAverage)")
-        let resources = try await BenchResources.make(sink: sink, store: store, batch: batch, concurrency: concurrency, logger: logger)
+        let resources = try await BenchResources.make(
+            sink: sink, store: store, batch: batch, concurrency: concurrency, apnsConnections: apnsConnections, logger: logger)
+        let report = resources.apnsReport
+        let errorMix = apnsErrorMix
         let result: (setup: FanoutBenchmark.Setup, rows: [FanoutBenchmark.Row])
         do {
             let benchmark = FanoutBenchmark(
                 options: FanoutBenchmark.Options(
                     activities: activities, updates: updates, seed: seed,
-                    setup: setup ?? (activities <= 2000 ? .follow : .restore)),
+                    setup: setup ?? (activities <= 2000 ? .follow : .restore),
+                    beforeTimedUpdates: {
+                        if errorMix { report?.server.failShare(invalid: 0.10, throttled: 0.01) }
+                        report?.begin()
+                    },
+                    afterUpdate: { update, started in report?.updateDone(update, started: started) }),
                 store: resources.store, sink: resources.sink, logger: logger)
             result = try await benchmark.run()
         } catch {
@@ -123,18 +147,21 @@ struct FanoutBenchCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         let received = resources.receiver?.totals
-        let apnsCounts = resources.apnsServer.map { server in (accepted: server.accepted.count, requests: server.log.count) }
+        let duplicates = report?.server.duplicates ?? 0
         await resources.close()
 
         let mode = sink.rawValue + (batch.map { " b=\($0)" } ?? "") + (concurrency.map { " c=\($0)" } ?? "")
+            + (apnsConnections.map { " n=\($0)" } ?? "") + (apnsErrorMix ? " mix" : "")
         BenchTable.print(mode: mode, store: store.rawValue, rows: result.rows)
         StandardStreams.err("load average (1, 5, 15 min) at the end: \(BenchTable.loadAverage) on \(ProcessInfo.processInfo.activeProcessorCount) cores")
-        if let apnsCounts {
-            StandardStreams.err("fake APNs: \(apnsCounts.requests) requests, \(apnsCounts.accepted) notifications accepted")
-        }
+        report?.print()
         if let received {
             StandardStreams.err(String(
                 format: "receiver: %d requests, %.1f MB read", received.requests, Double(received.bytes) / 1_000_000))
+        }
+        if duplicates > 0 {
+            StandardStreams.err("matchcast bench fanout: \(duplicates) duplicate APNs requests")
+            throw ExitCode(1)
         }
         let failed = result.rows.reduce(0) { $0 + $1.failures }
         let short = result.rows.filter { $0.deliveries != $0.activities }
@@ -151,17 +178,20 @@ private struct BenchResources {
     var store: any MatchcastStore
     var receiver: DrainingReceiver?
     var apnsServer: FakeAPNsServer?
+    var apnsSink: APNsSink?
+    var apnsReport: APNsBenchReport?
     var client: HTTPClient?
     var descriptor: Int32?
     var storePath: String?
 
     static func make(
         sink kind: FanoutBenchCommand.SinkKind, store storeKind: FanoutBenchCommand.StoreKind,
-        batch: Int?, concurrency: Int?, logger: Logger
+        batch: Int?, concurrency: Int?, apnsConnections: Int?, logger: Logger
     ) async throws -> BenchResources {
         var resources = BenchResources(sink: MeasuringSink(inner: StdoutSink(), chunk: nil), store: IndexedMemoryStore())
         do {
-            try await resources.start(sink: kind, store: storeKind, batch: batch, concurrency: concurrency, logger: logger)
+            try await resources.start(
+                sink: kind, store: storeKind, batch: batch, concurrency: concurrency, apnsConnections: apnsConnections, logger: logger)
             return resources
         } catch {
             // Whatever was started (a server, a client) is stopped before the error goes up.
@@ -173,7 +203,7 @@ private struct BenchResources {
     /// Opens the store and the sink (and what the sink talks to), noting each as it is made.
     private mutating func start(
         sink kind: FanoutBenchCommand.SinkKind, store storeKind: FanoutBenchCommand.StoreKind,
-        batch: Int?, concurrency: Int?, logger: Logger
+        batch: Int?, concurrency: Int?, apnsConnections: Int?, logger: Logger
     ) async throws {
         switch storeKind {
         case .indexed:
@@ -198,7 +228,10 @@ private struct BenchResources {
             // The fake's provider-token check needs the key pair; ids as in the APNs tests.
             let key = P256.Signing.PrivateKey()
             let (keyId, teamId) = ("ABC123DEFG", "DEF123GHIJ")
-            let server = try await FakeAPNsServer.start(publicKey: key.publicKey, keyId: keyId, teamId: teamId)
+            // The fake gets its own two event-loop threads, as a separate server would; the sink runs on
+            // the shared client's (the process-wide singleton group).
+            let server = try await FakeAPNsServer.start(
+                publicKey: key.publicKey, keyId: keyId, teamId: teamId, maxConcurrentStreams: 1000, recording: false, threads: 2)
             let client = HTTPClient(eventLoopGroupProvider: .singleton)
             self.apnsServer = server
             self.client = client
@@ -206,10 +239,15 @@ private struct BenchResources {
                 key: .pem(key.pemRepresentation), keyId: keyId, teamId: teamId, environment: .sandbox,
                 endpoint: server.url, trustRoots: .pem(server.certificates.caPEM))
             if let concurrency { configuration.maxConcurrentRequests = concurrency }
+            if let apnsConnections { configuration.maxConnections = apnsConnections }
+            let counter = InvalidCounter()
             let apns = try APNsSink(
                 configuration: configuration, client: client, deadLetters: InMemoryDeadLetters(),
-                onInvalidToken: { _, reason in logger.error("APNs refused a token", metadata: ["reason": "\(reason)"]) },
+                onInvalidToken: { _, _ in counter.increment() },
                 logger: logger)
+            let report = APNsBenchReport(server: server, sink: apns, invalidReports: counter)
+            self.apnsSink = apns
+            self.apnsReport = report
             self.sink = MeasuringSink(inner: apns, chunk: nil)
         case .webhook:
             let receiver = try await DrainingReceiver.start()
@@ -226,6 +264,7 @@ private struct BenchResources {
     }
 
     func close() async {
+        apnsSink?.shutdown()
         try? await client?.shutdown()
         await receiver?.stop()
         await apnsServer?.stop()

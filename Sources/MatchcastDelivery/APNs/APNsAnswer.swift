@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 
 /// What one APNs answer means for its delivery. Pure classification, so the rules are tested
@@ -55,23 +54,10 @@ enum APNsAnswer: Sendable, Hashable {
         return knownReasons.contains(reason) ? reason : "other"
     }
 
-    /// The `kind` label of `matchcast_apns_request_errors_total` for an attempt that got no answer.
+    /// The `kind` label of `matchcast_apns_request_errors_total` for an attempt that got no answer:
+    /// `timeout` (no answer, or no connection, in time) or `connection_error`.
     static func errorKind(_ error: any Error) -> String {
-        if error is RequestTimedOut { return "timeout" }
-        if let error = error as? HTTPClientError {
-            switch error {
-            case .deadlineExceeded, .readTimeout, .connectTimeout, .getConnectionFromPoolTimeout,
-                 .tlsHandshakeTimeout, .writeTimeout:
-                return "timeout"
-            default:
-                return "connection_error"
-            }
-        }
+        if let error = error as? APNsTransportError, error.isTimeout { return "timeout" }
         return "connection_error"
-    }
-
-    /// The sink's own per-request timer fired first.
-    struct RequestTimedOut: Error, CustomStringConvertible {
-        var description: String { "request deadline passed" }
     }
 }

@@ -1,169 +1,202 @@
-import AsyncHTTPClient
 import Foundation
 import Logging
 import MatchcastCore
 import NIOCore
 
 extension APNsSink {
-    /// What became of one delivery.
-    private enum Outcome: Sendable {
-        case delivered
-        case invalidToken
-        case deadLettered
-        case exhausted(problem: String, outage: Bool)
-    }
-
-    /// Sends one token's deliveries in order. After the token is found dead the rest are not sent;
-    /// after one delivery gives up, neither are the rest (they are returned undelivered, in order).
-    func send(_ queue: TokenQueue) async throws -> QueueResult {
-        var result = QueueResult()
-        var logger = logger
-        logger[metadataKey: "apns.token"] = "\(Redact.token(queue.token))"
-        for (index, item) in queue.items.enumerated() {
-            switch try await send(item, logger: logger) {
-            case .delivered:
-                result.delivered += 1
-            case .deadLettered:
-                result.deadLettered += 1
-            case .invalidToken:
-                result.invalid += queue.items.count - index
-                return result
-            case .exhausted(let problem, let outage):
-                result.undelivered = queue.items[index...].map(\.delivery)
-                result.failedTokens = 1
-                result.problem = problem
-                result.outage = outage
-                return result
-            }
-        }
-        return result
-    }
-
-    /// One delivery, retried until accepted, refused, or out of attempts.
-    private func send(_ item: Item, logger: Logger) async throws -> Outcome {
-        let elapsed = Self.stopwatch(clock)
-        var logger = logger
-        logger[metadataKey: "delivery.id"] = "\(item.delivery.id)"
+    /// Where one token's deliveries stand.
+    private struct Progress {
+        var queue: TokenQueue
+        /// The delivery being sent.
+        var next = 0
+        /// Failed attempts of that delivery.
         var attempt = 0
+        /// Its provider token was already replaced once after `ExpiredProviderToken`.
         var refreshed = false
-        var providerToken: APNsProviderToken
-        do {
-            providerToken = try signer.currentToken()
-        } catch {
-            return .exhausted(problem: "provider token signing failed", outage: true)
+        /// When its first attempt began (stopwatch time).
+        var firstAttempt: Duration?
+        /// Not sent again before this (stopwatch time).
+        var readyAt: Duration = .zero
+        var done = false
+        var result = QueueResult()
+
+        var item: Item { queue.items[next] }
+
+        mutating func advance() {
+            next += 1
+            attempt = 0
+            refreshed = false
+            firstAttempt = nil
+            readyAt = .zero
+            done = next == queue.items.count
         }
-        while true {
-            let problem: String
-            var retryAfter: Duration?
-            var outage = true
-            do {
-                let answer = try await post(item, jwt: providerToken.jwt)
-                let reason = APNsAnswer.reason(fromBody: answer.body)
-                metrics.response(status: answer.status, reason: reason)
-                problem = "HTTP \(answer.status) \(reason ?? "")"
-                switch APNsAnswer.classify(status: answer.status, reason: reason) {
-                case .accepted:
-                    logger.trace("APNs accepted")
-                    return .delivered
-                case .invalidToken:
-                    let why = reason ?? "HTTP \(answer.status)"
-                    logger.notice("APNs reports the device token dead", metadata: ["apns.reason": "\(why)"])
-                    await onInvalidToken(item.delivery.target.value, why)
-                    return .invalidToken
-                case .rejected:
-                    return await deadLetter(item.delivery, status: answer.status, body: answer.body, logger: logger)
-                case .expiredProviderToken:
-                    if !refreshed, let fresh = try? signer.refresh(rejecting: providerToken), fresh != providerToken {
-                        refreshed = true
-                        providerToken = fresh
-                        logger.notice("APNs called the provider token expired; retrying with a new one")
-                        continue
-                    }
-                case .throttled:
-                    outage = false
-                    retryAfter = answer.retryAfter.flatMap(Int64.init).map { .seconds(max(0, $0)) }
-                case .serverError:
-                    break
-                }
-            } catch {
-                // A cancelled attempt is shutdown, not a failure of APNs.
-                if error is CancellationError || Task.isCancelled { throw CancellationError() }
-                let kind = APNsAnswer.errorKind(error)
-                metrics.requestError(kind: kind)
-                problem = "\(kind == "timeout" ? "timeout" : "connection error"): \(error)"
+    }
+
+    /// The shared header fields of one request, keyed by what they hold.
+    private struct HeadKey: Hashable {
+        var jwt: String
+        var pushType: String
+        var topic: String
+        var priority: Int
+        var expiration: Int
+    }
+
+    /// Sends every token's deliveries, each token's in order, in rounds: every token with a delivery
+    /// due goes into one `pool.send`; then each answer moves its token on (next delivery, dead, retry
+    /// after a backoff). When no token is due, the sink sleeps on `clock` until the first is.
+    func send(_ queues: [TokenQueue]) async throws -> QueueResult {
+        let elapsed = Self.stopwatch(clock)
+        var progress = queues.map { Progress(queue: $0) }
+        var active = Array(progress.indices)
+        var heads: [HeadKey: APNsRequestHead] = [:]
+        while !active.isEmpty {
+            try Task.checkCancellation()
+            let now = elapsed()
+            let due = active.filter { progress[$0].readyAt <= now }
+            guard !due.isEmpty else {
+                let wake = active.lazy.map { progress[$0].readyAt }.min()!
+                try await clock.sleep(for: wake - now)
+                continue
             }
-            attempt += 1
-            let delay = configuration.retry.delay(
-                afterAttempt: attempt, retryAfter: retryAfter, elapsed: elapsed(), random: Double.random(in: 0..<1))
-            guard let delay else {
-                logger.warning("APNs attempts exhausted", metadata: ["apns.attempt": "\(attempt)", "apns.last": "\(problem)"])
-                return .exhausted(problem: problem, outage: outage)
-            }
-            logger.debug("APNs attempt failed; retrying", metadata: [
-                "apns.attempt": "\(attempt)", "apns.problem": "\(problem)", "apns.delay": "\(delay)",
-            ])
-            try await clock.sleep(for: delay)
+            let providerToken: APNsProviderToken
             do {
                 providerToken = try signer.currentToken()
             } catch {
-                return .exhausted(problem: "provider token signing failed", outage: true)
+                for index in due { giveUp(&progress[index], problem: "provider token signing failed") }
+                active.removeAll { progress[$0].done }
+                continue
             }
+            var requests: [APNsRequest] = []
+            requests.reserveCapacity(due.count)
+            var lastHead: (key: HeadKey, head: APNsRequestHead)?
+            for index in due {
+                if progress[index].firstAttempt == nil { progress[index].firstAttempt = now }
+                let item = progress[index].item
+                let apns = item.delivery.apns
+                let key = HeadKey(
+                    jwt: providerToken.jwt, pushType: apns.pushType, topic: apns.topic, priority: apns.priority,
+                    expiration: apns.expiration)
+                let head: APNsRequestHead
+                if let lastHead, lastHead.key == key {
+                    head = lastHead.head
+                } else if let known = heads[key] {
+                    head = known
+                } else {
+                    head = APNsRequestHead(
+                        authorization: key.jwt, pushType: key.pushType, topic: key.topic, priority: key.priority,
+                        expiration: key.expiration)
+                    heads[key] = head
+                }
+                lastHead = (key, head)
+                requests.append(APNsRequest(
+                    head: head, path: "/3/device/" + item.delivery.target.value, apnsID: item.apnsID, body: item.body))
+            }
+            let exchanges = await pool.send(requests)
+            if Task.isCancelled { throw CancellationError() }
+
+            var answers: [AnswerKey: Int] = [:]
+            var errors: [String: Int] = [:]
+            for (position, index) in due.enumerated() {
+                switch exchanges[position] {
+                case .answered(let response):
+                    let reason = response.body.isEmpty ? nil : APNsAnswer.reason(fromBody: response.body)
+                    answers[AnswerKey(status: response.status, reason: reason), default: 0] += 1
+                    await handle(response, reason: reason, for: &progress[index], providerToken: providerToken, elapsed: elapsed)
+                case .failed(let error) where error.kind == .cancelled:
+                    // The sink was shut down: no retry could succeed.
+                    giveUp(&progress[index], problem: "\(error)")
+                case .failed(let error):
+                    let kind = APNsAnswer.errorKind(error)
+                    errors[kind, default: 0] += 1
+                    let problem = "\(kind == "timeout" ? "timeout" : "connection error"): \(error)"
+                    retryLater(&progress[index], problem: problem, retryAfter: nil, elapsed: elapsed)
+                }
+            }
+            for (key, count) in answers { metrics.response(status: key.status, reason: key.reason, count: count) }
+            for (kind, count) in errors { metrics.requestError(kind: kind, count: count) }
+            active.removeAll { progress[$0].done }
         }
+        var total = QueueResult()
+        for entry in progress { total.merge(entry.result) }
+        return total
     }
 
-    private func deadLetter(_ delivery: Delivery, status: Int, body: [UInt8], logger: Logger) async -> Outcome {
-        await deadLetters.record([delivery], status: status, body: String(decoding: body, as: UTF8.self))
-        logger.warning("APNs refused a delivery; dead-lettered", metadata: [
-            "apns.status": "\(status)", "apns.body": "\(String(decoding: body.prefix(200), as: UTF8.self))",
-        ])
-        return .deadLettered
-    }
-
-    private struct Answer: Sendable {
+    private struct AnswerKey: Hashable {
         var status: Int
-        var retryAfter: String?
-        var body: [UInt8]
+        var reason: String?
     }
 
-    /// One POST, raced against `requestTimeout` so that a stalled stream cannot hang it.
-    private func post(_ item: Item, jwt: String) async throws -> Answer {
-        let timeout = configuration.requestTimeout
-        return try await withThrowingTaskGroup(of: Answer.self) { group in
-            group.addTask { try await exchange(item, jwt: jwt) }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                throw APNsAnswer.RequestTimedOut()
+    /// What one answer means for its token.
+    private func handle(
+        _ response: APNsResponse, reason: String?, for progress: inout Progress, providerToken: APNsProviderToken,
+        elapsed: @Sendable () -> Duration
+    ) async {
+        let delivery = progress.item.delivery
+        switch APNsAnswer.classify(status: response.status, reason: reason) {
+        case .accepted:
+            progress.result.delivered += 1
+            progress.advance()
+        case .invalidToken:
+            let why = reason ?? "HTTP \(response.status)"
+            logger.notice("APNs reports the device token dead", metadata: [
+                "apns.token": "\(Redact.token(progress.queue.token))", "delivery.id": "\(delivery.id)", "apns.reason": "\(why)",
+            ])
+            await onInvalidToken(delivery.target.value, why)
+            progress.result.invalid += progress.queue.items.count - progress.next
+            progress.done = true
+        case .rejected:
+            await deadLetters.record([delivery], status: response.status, body: String(decoding: response.body, as: UTF8.self))
+            logger.warning("APNs refused a delivery; dead-lettered", metadata: [
+                "delivery.id": "\(delivery.id)", "apns.status": "\(response.status)",
+                "apns.body": "\(String(decoding: response.body.prefix(200), as: UTF8.self))",
+            ])
+            progress.result.deadLettered += 1
+            progress.advance()
+        case .expiredProviderToken:
+            if !progress.refreshed, let fresh = try? signer.refresh(rejecting: providerToken), fresh != providerToken {
+                progress.refreshed = true
+                progress.readyAt = .zero
+                logger.notice("APNs called the provider token expired; retrying with a new one", metadata: ["delivery.id": "\(delivery.id)"])
+                return
             }
-            defer { group.cancelAll() }
-            guard let first = try await group.next() else { throw CancellationError() }
-            return first
+            retryLater(&progress, problem: "HTTP 403 ExpiredProviderToken", retryAfter: nil, elapsed: elapsed)
+        case .throttled:
+            let retryAfter = response.retryAfter.flatMap(Int64.init).map { Duration.seconds(max(0, $0)) }
+            retryLater(&progress, problem: "HTTP 429 \(reason ?? "")", retryAfter: retryAfter, elapsed: elapsed)
+        case .serverError:
+            retryLater(&progress, problem: "HTTP \(response.status) \(reason ?? "")", retryAfter: nil, elapsed: elapsed)
         }
     }
 
-    private func exchange(_ item: Item, jwt: String) async throws -> Answer {
-        let delivery = item.delivery
-        var request = HTTPClientRequest(url: endpoint + "/3/device/" + delivery.target.value)
-        request.method = .POST
-        request.tlsConfiguration = tls
-        request.headers.add(name: "authorization", value: "bearer " + jwt)
-        request.headers.add(name: "apns-push-type", value: delivery.apns.pushType)
-        request.headers.add(name: "apns-topic", value: delivery.apns.topic)
-        request.headers.add(name: "apns-priority", value: String(delivery.apns.priority))
-        request.headers.add(name: "apns-expiration", value: String(delivery.apns.expiration))
-        request.headers.add(name: "apns-id", value: APNsNotificationID.uuid(forDeliveryId: delivery.id))
-        request.headers.add(name: "content-type", value: "application/json")
-        request.body = .bytes(item.body)
-        let response = try await client.execute(request, timeout: .nanoseconds(configuration.requestTimeout.nanoseconds))
-        // The whole body is read: APNs' error bodies are small JSON, and reading is what frees the stream.
-        var body: [UInt8] = []
-        for try await chunk in response.body {
-            if body.count < Self.maxBodyBytes { body.append(contentsOf: chunk.readableBytesView.prefix(Self.maxBodyBytes - body.count)) }
+    /// Schedules the token's next attempt after a backoff, or gives up when the policy says so.
+    private func retryLater(_ progress: inout Progress, problem: String, retryAfter: Duration?, elapsed: @Sendable () -> Duration) {
+        progress.attempt += 1
+        let now = elapsed()
+        let delay = configuration.retry.delay(
+            afterAttempt: progress.attempt, retryAfter: retryAfter, elapsed: now - (progress.firstAttempt ?? now),
+            random: Double.random(in: 0..<1))
+        guard let delay else {
+            logger.warning("APNs attempts exhausted", metadata: [
+                "apns.token": "\(Redact.token(progress.queue.token))", "delivery.id": "\(progress.item.delivery.id)",
+                "apns.attempt": "\(progress.attempt)", "apns.last": "\(problem)",
+            ])
+            giveUp(&progress, problem: problem)
+            return
         }
-        return Answer(status: Int(response.status.code), retryAfter: response.headers.first(name: "retry-after"), body: body)
+        logger.debug("APNs attempt failed; retrying", metadata: [
+            "delivery.id": "\(progress.item.delivery.id)", "apns.attempt": "\(progress.attempt)",
+            "apns.problem": "\(problem)", "apns.delay": "\(delay)",
+        ])
+        progress.readyAt = now + delay
     }
 
-    /// More than any APNs answer holds; a longer body is cut, not buffered.
-    private static var maxBodyBytes: Int { 64 << 10 }
+    /// The token's remaining deliveries go back to the caller, in order.
+    private func giveUp(_ progress: inout Progress, problem: String) {
+        progress.result.undelivered = progress.queue.items[progress.next...].map(\.delivery)
+        progress.result.failedTokens = 1
+        progress.result.problem = problem
+        progress.done = true
+    }
 
     /// Time since the call, on `clock`, whatever its instant type.
     private static func stopwatch(_ clock: any Clock<Duration>) -> @Sendable () -> Duration {
@@ -178,7 +211,7 @@ extension APNsSink {
 
 extension Duration {
     /// Whole nanoseconds, rounded down, saturating.
-    fileprivate var nanoseconds: Int64 {
+    var wholeNanoseconds: Int64 {
         let (seconds, attoseconds) = components
         let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         return overflow ? .max : product + attoseconds / 1_000_000_000

@@ -9,28 +9,30 @@ import NIOSSL
 /// Sends deliveries straight to APNs over HTTP/2 with token-based (JWT) authentication: one
 /// `POST /3/device/<token>` per delivery, the body being exactly `payload.bytes`.
 ///
-/// `deliver(_:)` sends to up to `maxConcurrentRequests` tokens at once; the deliveries of one token
-/// go one after another, in batch order. Per answer (see `APNsAnswer`): 200 is delivered; a dead token
-/// (410, 400 `BadDeviceToken`/`DeviceTokenNotForTopic`) is reported once through `onInvalidToken`
-/// and nothing more is sent to it; 403 `ExpiredProviderToken` gets a new provider token and an
-/// immediate retry; 429, 5xx, timeouts and connection errors are retried with jittered exponential
-/// backoff on the injected clock; any other status dead-letters the delivery.
+/// `deliver(_:)` sends the first delivery of every token at once, through a pool of HTTP/2
+/// connections (`APNsConnectionPool`: up to `maxConnections`, each keeping up to the server's
+/// concurrent-stream limit in flight); the deliveries of one token go one after another, in batch
+/// order. Every request of one update shares the payload bytes and the header fields; only `:path`
+/// and `apns-id` differ. Per answer (see `APNsAnswer`): 200 is delivered; a dead token (410, 400
+/// `BadDeviceToken`/`DeviceTokenNotForTopic`) is reported once through `onInvalidToken` and nothing
+/// more is sent to it; 403 `ExpiredProviderToken` gets a new provider token and an immediate retry;
+/// 429, 5xx, timeouts and connection errors are retried with jittered exponential backoff on the
+/// injected clock (that token only; the others go on); any other status dead-letters the delivery.
 ///
-/// ## The HTTP client
-/// The `HTTPClient` is the caller's: this sink never creates or shuts one down. It must be allowed
-/// to speak HTTP/2, which AsyncHTTPClient negotiates by ALPN over TLS: keep
-/// `HTTPClient.Configuration.httpVersion` at `.automatic` (the default), never `.http1Only`. With
-/// `trustRoots` `.system` the client's own TLS configuration is used; with `.file`/`.pem` the sink
-/// sends every request with its own TLS configuration trusting only those certificates, so one
-/// process-wide client serves the feeds, the webhook and a test APNs alike.
+/// ## Connections
+/// The sink opens its own connections (SwiftNIO HTTP/2, TLS with ALPN `h2`) on the event loops of
+/// the `HTTPClient` it is given (or `eventLoopGroup`); it never shuts that client down. Set-up and
+/// every request have deadlines (`connectTimeout`, `requestTimeout`), so a server that is not
+/// trusted, not reachable or not answering fails the attempt instead of hanging it. Connection
+/// trouble is logged, counted (`matchcast_apns_connection_errors_total{kind}`) and shown by
+/// `isHealthy` / `lastConnectError`, for `/readyz`. `shutdown()` closes the connections.
 public struct APNsSink: DeliverySink {
     public let name = "apns"
     public var countsDeliveries: Bool { true }
     public let configuration: APNsSinkConfiguration
     /// Signs and caches the provider token; shared by every request of this sink.
     public let signer: APNsTokenSigner
-    let client: HTTPClient
-    let tls: TLSConfiguration?
+    let pool: APNsConnectionPool
     let deadLetters: any DeadLetterRecorder
     let onInvalidToken: @Sendable (_ token: String, _ reason: String) async -> Void
     let clock: any Clock<Duration>
@@ -40,11 +42,14 @@ public struct APNsSink: DeliverySink {
     let endpoint: String
 
     /// - Parameters:
+    ///   - client: lends its event loops to the sink's connections (requests no longer go through
+    ///     it); the caller still owns and shuts it down.
     ///   - onInvalidToken: told once per dead token with APNs' reason (`Unregistered`, `BadDeviceToken`,
     ///     `DeviceTokenNotForTopic`, `ExpiredToken`, or `MalformedToken` for a target that is not hex);
     ///     the broker invalidates the token there, which ends its activity.
     ///   - clock: what retries sleep on; a manual clock in tests.
     ///   - now: wall time, for the provider token's `iat` and age.
+    ///   - eventLoopGroup: where the connections run; the client's event loops by default.
     /// - Throws: `APNsError`: `key` for an unreadable or wrong key, `config` for a bad endpoint, CA
     ///   file or limit. The messages never quote the key.
     public init(
@@ -55,21 +60,72 @@ public struct APNsSink: DeliverySink {
         clock: any Clock<Duration> = ContinuousClock(),
         now: @escaping @Sendable () -> Date = { Date() },
         metricsFactory: any MetricsFactory = MetricsSystem.factory,
-        logger: Logger = Logger(label: "matchcast.apns")
+        logger: Logger = Logger(label: "matchcast.apns"),
+        eventLoopGroup: (any EventLoopGroup)? = nil
     ) throws(APNsError) {
         endpoint = try configuration.validate()
-        tls = try configuration.tlsConfiguration()
+        let tls = try configuration.tlsConfiguration()
         signer = try APNsTokenSigner(
             credentials: configuration.credentials(), refreshInterval: configuration.tokenRefreshInterval, now: now)
         self.configuration = configuration
-        self.client = client
         self.deadLetters = deadLetters
         self.onInvalidToken = onInvalidToken
         self.clock = clock
-        self.metrics = APNsMetrics(factory: metricsFactory)
+        let metrics = APNsMetrics(factory: metricsFactory)
+        self.metrics = metrics
         var logger = logger
         logger[metadataKey: "apns.endpoint"] = "\(endpoint)"
         self.logger = logger
+        guard let url = URL(string: endpoint), let host = url.host else { throw .invalidConfiguration("endpoint has no host") }
+        let port = url.port ?? 443
+        let bareHost = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        do {
+            pool = try APNsConnectionPool(
+                settings: APNsConnectionPool.Settings(
+                    host: bareHost, port: port, authority: url.port == nil ? host : "\(host):\(port)", tls: tls,
+                    maxConnections: configuration.maxConnections, maxStreamsPerConnection: configuration.maxConcurrentRequests,
+                    connectTimeout: .nanoseconds(configuration.connectTimeout.wholeNanoseconds),
+                    requestTimeout: .nanoseconds(configuration.requestTimeout.wholeNanoseconds)),
+                group: eventLoopGroup ?? client.eventLoopGroup, metrics: metrics, logger: logger)
+        } catch {
+            throw .invalidConfiguration("TLS configuration: \(error)")
+        }
+    }
+
+    /// What the sink's connections look like now.
+    public struct ConnectionStatus: Sendable {
+        /// Connections open now.
+        public var open: Int
+        /// Connections set up since the start.
+        public var opened: Int
+        /// The most open at once.
+        public var peakOpen: Int
+        /// Set-ups that failed (TLS, refused, timed out).
+        public var failedSetups: Int
+        /// Requests sent a second time because their connection closed before an answer.
+        public var resent: Int
+    }
+
+    /// False after a connection set-up failed or a connection stopped answering, until the next
+    /// set-up succeeds; true before any was tried. For `/readyz`.
+    public var isHealthy: Bool { pool.statistics.healthy }
+
+    /// The last connection failure (set-up or stall), whether or not one succeeded since; nil if none.
+    /// Never holds a token or key.
+    public var lastConnectError: String? { pool.statistics.lastConnectError }
+
+    /// Open and past connections, for logs and the benchmark.
+    public var connectionStatus: ConnectionStatus {
+        let statistics = pool.statistics
+        return ConnectionStatus(
+            open: statistics.open, opened: statistics.opened, peakOpen: statistics.peakOpen,
+            failedSetups: statistics.failedSetups, resent: statistics.resent)
+    }
+
+    /// Closes the connections and fails whatever is still waiting; a later `deliver` fails at once
+    /// (its deliveries come back undelivered). Every copy of the sink shares the connections.
+    public func shutdown() {
+        pool.shutdown()
     }
 
     /// Returns once every delivery in `batch` is accepted, reported as going to a dead token, or
@@ -82,47 +138,25 @@ public struct APNsSink: DeliverySink {
     public func deliver(_ batch: [Delivery]) async throws {
         guard !batch.isEmpty else { return }
         let queues = await prepare(batch)
-        let width = configuration.maxConcurrentRequests
-
-        var total = QueueResult()
-        var started = 0
-        var stopped = false
-        try await withThrowingTaskGroup(of: QueueResult.self) { group in
-            while started < min(width, queues.count) {
-                let queue = queues[started]
-                group.addTask { try await send(queue) }
-                started += 1
-            }
-            while let result = try await group.next() {
-                total.merge(result)
-                // A token that gave up on 5xx, timeouts or connection errors says APNs is down: start
-                // no more. A throttled token says nothing about the others.
-                if result.outage { stopped = true }
-                if !stopped, started < queues.count {
-                    let queue = queues[started]
-                    group.addTask { try await send(queue) }
-                    started += 1
-                }
-            }
-        }
-        let notStarted = queues[started...].flatMap { $0.items.map(\.delivery) }
-        let undelivered = total.undelivered + notStarted
+        let total = try await send(queues)
         metrics.deliveries(outcome: "delivered", count: total.delivered)
         metrics.deliveries(outcome: "invalid_token", count: total.invalid)
         metrics.deliveries(outcome: "dead_letter", count: total.deadLettered)
-        metrics.deliveries(outcome: "failed", count: undelivered.count)
-        guard !undelivered.isEmpty else { return }
-        let tokens = total.failedTokens + (queues.count - started)
+        metrics.deliveries(outcome: "failed", count: total.undelivered.count)
+        guard !total.undelivered.isEmpty else { return }
         logger.error("APNs retries exhausted", metadata: [
-            "apns.undelivered": "\(undelivered.count)", "apns.tokens": "\(tokens)", "apns.last": "\(total.problem ?? "-")",
+            "apns.undelivered": "\(total.undelivered.count)", "apns.tokens": "\(total.failedTokens)",
+            "apns.last": "\(total.problem ?? "-")",
         ])
-        throw APNsError.retriesExhausted(tokens: tokens, last: total.problem ?? "not started", undelivered: undelivered)
+        throw APNsError.retriesExhausted(tokens: total.failedTokens, last: total.problem ?? "-", undelivered: total.undelivered)
     }
 
     /// One delivery with its request body.
     struct Item: Sendable {
         var delivery: Delivery
         var body: ByteBuffer
+        /// The same for every attempt, so APNs and its logs can tell a retry from a new push.
+        var apnsID: String
     }
 
     /// The deliveries of one token, in batch order.
@@ -139,8 +173,6 @@ public struct APNsSink: DeliverySink {
         var undelivered: [Delivery] = []
         var failedTokens = 0
         var problem: String?
-        /// Gave up on something that is not this token's fault (5xx, timeout, connection).
-        var outage = false
 
         mutating func merge(_ other: QueueResult) {
             delivered += other.delivered
@@ -184,11 +216,12 @@ public struct APNsSink: DeliverySink {
                 buffers[bytes] = body
             }
             last = (bytes, body)
+            let item = Item(delivery: delivery, body: body, apnsID: APNsNotificationID.uuid(forDeliveryId: delivery.id))
             if let index = queueIndex[token] {
-                queues[index].items.append(Item(delivery: delivery, body: body))
+                queues[index].items.append(item)
             } else {
                 queueIndex[token] = queues.count
-                queues.append(TokenQueue(token: token, items: [Item(delivery: delivery, body: body)]))
+                queues.append(TokenQueue(token: token, items: [item]))
             }
         }
         if !channels.isEmpty {
