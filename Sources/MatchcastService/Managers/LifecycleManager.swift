@@ -13,26 +13,90 @@ import MatchcastStore
 /// deliveries they produced (the store's outbox, one transaction), then hands the deliveries to the
 /// `DeliveryRelay`: what the devices were sent and what the store says they were sent never part.
 public actor LifecycleManager {
-    /// Activities changed by one operation, each once, in the order first changed.
+    /// Activities changed by one operation, each once (the last version), in the order first changed.
     private struct ChangeSet {
-        private var order: [String] = []
-        private var records: [String: ActivityRecord] = [:]
+        private var records: [ActivityRecord] = []
+        /// Where each activity is in `records`.
+        private var positions: [String: Int] = [:]
 
-        mutating func append(_ record: ActivityRecord) {
-            if records.updateValue(record, forKey: record.activityId) == nil { order.append(record.activityId) }
+        init(capacity: Int = 0) {
+            records.reserveCapacity(capacity)
+            positions.reserveCapacity(capacity)
         }
 
-        var isEmpty: Bool { order.isEmpty }
-        var all: [ActivityRecord] { order.map { records[$0]! } }
+        mutating func append(_ record: ActivityRecord) {
+            // An activity saved twice in a row (a restart, an adoption) is the common repeat.
+            if let last = records.last, last.activityId == record.activityId {
+                records[records.count - 1] = record
+            } else if let at = positions.updateValue(records.count, forKey: record.activityId) {
+                positions[record.activityId] = at
+                records[at] = record
+            } else {
+                records.append(record)
+            }
+        }
+
+        var isEmpty: Bool { records.isEmpty }
+        var all: [ActivityRecord] { records }
     }
 
     private struct MatchState {
         var tracker = MatchTracker()
         var lastSeq: Int?
-        /// Open activities by id, once loaded.
-        var activities: [String: ActivityRecord]?
+        /// Open activities by id, once loaded. Replacing it whole drops the device index; single
+        /// activities change through `put`, which keeps it.
+        var activities: [String: ActivityRecord]? {
+            get { table }
+            set {
+                table = newValue
+                openByDevice = nil
+                sortedIds = nil
+            }
+        }
         /// When the feed last answered for this match (changed or not).
         var lastAnswer: Date?
+        private var table: [String: ActivityRecord]?
+        /// Device id → its open activity's id, built on first use by `openActivityId(deviceId:)`.
+        private var openByDevice: [String: String]?
+        /// Every cached id in order, and perhaps some closed since: kept until an id is added.
+        private var sortedIds: [String]?
+
+        /// The cached activities' ids in order (closed ones may follow: read each through `activity`).
+        mutating func orderedIds() -> [String] {
+            if let sortedIds { return sortedIds }
+            let ids = (table ?? [:]).keys.sorted()
+            sortedIds = ids
+            return ids
+        }
+
+        /// Caches (or, when closed, drops) one activity, in place.
+        mutating func put(_ record: ActivityRecord) {
+            if table == nil { table = [:] }
+            if record.isOpen {
+                if table!.updateValue(record, forKey: record.activityId) == nil { sortedIds = nil }
+                openByDevice?[record.deviceId] = record.activityId
+            } else {
+                table![record.activityId] = nil
+                if openByDevice?[record.deviceId] == record.activityId { openByDevice![record.deviceId] = nil }
+            }
+        }
+
+        /// One activity of the cache, read in place.
+        func activity(_ id: String) -> ActivityRecord? { table?[id] }
+
+        /// The device's open activity for this match, if any (the cache must be loaded).
+        mutating func openActivityId(deviceId: String) -> String? {
+            if openByDevice == nil {
+                var index: [String: String] = [:]
+                for (id, record) in table ?? [:] {
+                    // Ties (never made by the manager) broken by id, so the answer is stable.
+                    if let other = index[record.deviceId], other < id { continue }
+                    index[record.deviceId] = id
+                }
+                openByDevice = index
+            }
+            return openByDevice![deviceId]
+        }
     }
 
     private let store: any MatchcastStore
@@ -103,9 +167,13 @@ public actor LifecycleManager {
         // The tracker moves on only once the match is saved: a failed save leaves it where it was,
         // so the same snapshot polled again is still news.
         try await persist { try await self.store.saveMatch(MatchRecord(snapshot: snapshot, updatedAt: self.now())) }
-        let cached = matches[snapshot.id]?.activities
-        state.activities = cached
-        matches[snapshot.id] = state
+        // The cached activities (and their indexes) stay where they are; the rest comes from `state`,
+        // which is let go first, so only the cache holds the activities while they change.
+        let (tracker, lastSeq, lastAnswer) = (state.tracker, state.lastSeq, state.lastAnswer)
+        _ = consume state
+        matches[snapshot.id, default: MatchState()].tracker = tracker
+        matches[snapshot.id, default: MatchState()].lastSeq = lastSeq
+        matches[snapshot.id, default: MatchState()].lastAnswer = lastAnswer
         try await fanOut(update, to: snapshot.id)
         return update
     }
@@ -138,14 +206,25 @@ public actor LifecycleManager {
     }
 
     private func fanOut(_ update: MatchUpdate, to matchId: String) async throws(ServiceError) {
+        // Ids, not records, are sorted; each record is read from the cache and written back in
+        // place, so no second copy of the match's activities is alive while they change.
+        _ = try await openActivities(matchId: matchId)
+        let ids = matches[matchId, default: MatchState()].orderedIds()
         var deliveries: [Delivery] = []
-        var changed = ChangeSet()
-        for var record in try await openActivities(matchId: matchId).values.sorted(by: { $0.activityId < $1.activityId }) {
+        deliveries.reserveCapacity(ids.count)
+        var changed = ChangeSet(capacity: ids.count)
+        for id in ids {
+            guard var record = Self.cached(id, in: &matches[matchId, default: MatchState()]) else { continue }
             guard try await mayAct(on: record) else { continue }
             let actions = record.lifecycle.matchChanged(update, now: now(), policy: policy)
             try await execute(actions, on: &record, into: &deliveries, changed: &changed)
         }
         try await finish(deliveries, changed)
+    }
+
+    /// Reads through `inout` so the match's state is not copied for one record.
+    private static func cached(_ id: String, in state: inout MatchState) -> ActivityRecord? {
+        state.activity(id)
     }
 
     // MARK: Activities
@@ -156,14 +235,16 @@ public actor LifecycleManager {
     public func follow(deviceId: String, matchId: String, environment: APNsEnvironment) async throws(ServiceError) -> ActivityRecord {
         await serial.enter()
         defer { serial.leave() }
-        var activities = try await openActivities(matchId: matchId)
-        if let open = activities.values.first(where: { $0.deviceId == deviceId }) { return open }
+        _ = try await openActivities(matchId: matchId)
+        if let openId = matches[matchId, default: MatchState()].openActivityId(deviceId: deviceId),
+           let open = Self.cached(openId, in: &matches[matchId, default: MatchState()]) {
+            return open
+        }
         let lifecycle = ActivityLifecycle(activityId: builder.makeActivityId(now: now()), matchId: matchId)
         var record = ActivityRecord(deviceId: deviceId, environment: environment, lifecycle: lifecycle, updatedAt: now())
         let created = record
         try await persist { try await self.store.saveActivity(created) }
-        activities[record.activityId] = record
-        matches[matchId, default: MatchState()].activities = activities
+        matches[matchId, default: MatchState()].put(record)
         if let latest = latest(matchId: matchId), try await mayAct(on: record) {
             var deliveries: [Delivery] = []
             var changed = ChangeSet()
@@ -431,11 +512,8 @@ public actor LifecycleManager {
         var record = record
         record.updatedAt = now()
         // Callers load the match's open activities first, so the cache is complete here. Mutated in
-        // place: copying a 100,000-entry dictionary per activity would make a fan-out quadratic.
-        if matches[record.matchId]?.activities == nil {
-            matches[record.matchId, default: MatchState()].activities = [:]
-        }
-        matches[record.matchId]!.activities![record.activityId] = record.isOpen ? record : nil
+        // place, never read out first: reading `matches[id]` copies the whole MatchState.
+        matches[record.matchId, default: MatchState()].put(record)
         changed.append(record)
     }
 
