@@ -47,6 +47,97 @@ struct ConfigurationTests {
         #expect(config.sinks == ["stdout", "webhook:https://push.example/hook"])
     }
 
+    /// Every `apns` key with a value unlike its default, by key path.
+    static let apnsValues: [String: String] = [
+        "apns.keyFile": "/etc/matchcast/AuthKey_ABC123DEFG.p8",
+        "apns.keyId": "ABC123DEFG",
+        "apns.teamId": "DEF123GHIJ",
+        "apns.topic": "com.example.scores",
+        "apns.environment": "sandbox",
+        "apns.endpoint": "https://127.0.0.1:8443",
+        "apns.caFile": "/tmp/fake-apns-ca.pem",
+        "apns.maxConcurrentRequests": "7",
+    ]
+
+    static func expectAPNsValues(_ config: BrokerConfiguration) {
+        #expect(config.apns.keyFile == "/etc/matchcast/AuthKey_ABC123DEFG.p8")
+        #expect(config.apns.keyId == "ABC123DEFG")
+        #expect(config.apns.teamId == "DEF123GHIJ")
+        #expect(config.apns.topic == "com.example.scores")
+        #expect(config.apns.environment == .sandbox)
+        #expect(config.apns.endpoint == "https://127.0.0.1:8443")
+        #expect(config.apns.caFile == "/tmp/fake-apns-ca.pem")
+        #expect(config.apns.maxConcurrentRequests == 7)
+        #expect(config.sinks == ["apns", "stdout"])
+        #expect(config.topicBundleId == "com.example.scores")
+    }
+
+    @Test("every apns key from the file")
+    func apnsFromFile() throws {
+        var yaml = "sinks: [apns, stdout]\napns:\n"
+        for (path, value) in Self.apnsValues.sorted(by: { $0.key < $1.key }) {
+            yaml += "  \(path.dropFirst("apns.".count)): \"\(value)\"\n"
+        }
+        Self.expectAPNsValues(try ConfigurationLoader.load(fileText: yaml, environment: [:], flags: [:]))
+    }
+
+    @Test("every apns key from the environment")
+    func apnsFromEnvironment() throws {
+        let keys = Dictionary(uniqueKeysWithValues: ConfigurationKey.all.map { ($0.path, $0.environmentName) })
+        var environment = ["MATCHCAST_SINKS": "apns,stdout"]
+        for (path, value) in Self.apnsValues { environment[try #require(keys[path])] = value }
+        #expect(environment["MATCHCAST_APNS_KEY_FILE"] != nil && environment["MATCHCAST_APNS_CA_FILE"] != nil)
+        #expect(environment["MATCHCAST_APNS_MAX_CONCURRENT_REQUESTS"] == "7")
+        Self.expectAPNsValues(try ConfigurationLoader.load(fileText: nil, environment: environment, flags: [:]))
+    }
+
+    @Test("every apns key from serve's flags, over file and environment")
+    func apnsFromFlags() throws {
+        let command = try ServeCommand.parse([
+            "--sink", "apns", "--sink", "stdout",
+            "--apns-key-file", "/etc/matchcast/AuthKey_ABC123DEFG.p8", "--apns-key-id", "ABC123DEFG",
+            "--apns-team-id", "DEF123GHIJ", "--apns-topic", "com.example.scores", "--apns-environment", "sandbox",
+            "--apns-endpoint", "https://127.0.0.1:8443", "--apns-ca-file", "/tmp/fake-apns-ca.pem",
+            "--apns-max-concurrent-requests", "7",
+        ])
+        // The environment loses to every flag.
+        let environment = [
+            "MATCHCAST_SINKS": "stdout", "MATCHCAST_APNS_KEY_ID": "ZZZ999ZZZZ", "MATCHCAST_APNS_ENVIRONMENT": "production",
+            "MATCHCAST_APNS_MAX_CONCURRENT_REQUESTS": "50",
+        ]
+        Self.expectAPNsValues(try command.loadConfiguration(environment: environment))
+    }
+
+    @Test("apns defaults: production, Apple's endpoint, system roots, the topic is the bundle id")
+    func apnsDefaults() throws {
+        let config = try ConfigurationLoader.load(fileText: nil, environment: ["MATCHCAST_BUNDLE_ID": "com.example.app"], flags: [:])
+        #expect(config.apns.environment == .production)
+        #expect(config.apns.endpoint.isEmpty && config.apns.caFile.isEmpty)
+        #expect(config.topicBundleId == "com.example.app")
+        // A topic given whole names the same bundle id.
+        let whole = try ConfigurationLoader.load(
+            fileText: nil, environment: [:], flags: ["apns.topic": "com.example.app.push-type.liveactivity"])
+        #expect(whole.topicBundleId == "com.example.app")
+    }
+
+    @Test("the apns sink without its key file, key id or team id names the missing key", arguments: [
+        "apns.keyFile", "apns.keyId", "apns.teamId",
+    ])
+    func apnsMissing(missing: String) {
+        var flags = Self.apnsValues
+        flags["sinks"] = "apns"
+        flags[missing] = nil
+        #expect {
+            _ = try ConfigurationLoader.load(fileText: nil, environment: [:], flags: flags)
+        } throws: { error in
+            guard let error = error as? ConfigurationError else { return false }
+            return error.key == missing && !error.description.contains("\n")
+        }
+        // Without the apns sink nothing in the section is needed.
+        flags["sinks"] = "stdout"
+        #expect(throws: Never.self) { try ConfigurationLoader.load(fileText: nil, environment: [:], flags: flags) }
+    }
+
     @Test("an invalid value is one line naming the key", arguments: [
         ("http:\n  port: 99999\n", [String: String](), "http.port"),
         ("polling:\n  minPollMs: 5000\n  maxPollMs: 1000\n", [:], "polling.minPollMs"),
@@ -56,6 +147,12 @@ struct ConfigurationTests {
         ("sinks: [\"webhook:https://x.example\"]\n", [:], "webhook.secret"),
         ("http: [1, 2\n", [:], "(file)"),
         ("", ["MATCHCAST_ACTIVITIES_DISMISSAL_SECONDS": "99999"], "activities.dismissalSeconds"),
+        ("apns:\n  environment: staging\n", [:], "apns.environment"),
+        ("", ["MATCHCAST_APNS_ENDPOINT": "http://api.push.apple.com"], "apns.endpoint"),
+        ("apns:\n  endpoint: https://x.example/3/device\n", [:], "apns.endpoint"),
+        ("", ["MATCHCAST_APNS_MAX_CONCURRENT_REQUESTS": "0"], "apns.maxConcurrentRequests"),
+        ("sinks: [apns]\napns:\n  keyFile: k.p8\n  keyId: \"AB C\"\n  teamId: T1\n", [:], "apns.keyId"),
+        ("sinks: [stdout, stdout]\n", [:], "sinks"),
     ])
     func invalid(file: String, environment: [String: String], key: String) {
         #expect {

@@ -43,7 +43,7 @@ struct BrokerRunner {
             StandardStreams.err("matchcast serve: invalid configuration: \(error)")
             throw ExitCode(2)
         }
-        let needsClient = feedSpec.needsHTTPClient || config.sinks.contains { $0.hasPrefix("webhook:") }
+        let needsClient = feedSpec.needsHTTPClient || SinkFactory.needsHTTPClient(config.sinks)
         let client = needsClient ? HTTPClient(eventLoopGroupProvider: .singleton) : nil
         do {
             // A PostgreSQL store's pool runs around the broker: before `restore()`, until every service stopped.
@@ -64,19 +64,19 @@ struct BrokerRunner {
         let config = configuration
         let clock = ContinuousClock()
         let transport = try feedSpec.makeTransport(client: client, clock: clock)
-        var sinks: [any DeliverySink] = []
-        for spec in config.sinks {
-            if spec == "stdout" {
-                sinks.append(StdoutSink())
-            } else if spec.hasPrefix("webhook:"), let client {
-                let secret = try WebhookSecret(config.webhookSecret)
-                sinks.append(try WebhookSink(
-                    configuration: WebhookSinkConfiguration(url: String(spec.dropFirst("webhook:".count)), secret: secret),
-                    client: client, deadLetters: InMemoryDeadLetters(), logger: logger))
-            }
+        // APNs answers that a token is dead reach the broker built below through this relay.
+        let deadTokens = DeadTokenRelay()
+        let sinks: [any DeliverySink]
+        do {
+            sinks = try SinkFactory(configuration: config, client: client, logger: logger)
+                .makeSinks(deadLetters: InMemoryDeadLetters(), deadTokens: deadTokens)
+        } catch {
+            StandardStreams.err("matchcast serve: \(error)")
+            throw ExitCode(2)
         }
+        defer { SinkFactory.shutdown(sinks) }
         let settings = BrokerSettings(
-            bundleId: config.bundleId,
+            bundleId: config.topicBundleId,
             activityPolicy: ActivityPolicy(
                 coalesceInterval: .milliseconds(Int64(config.coalesceSeconds * 1000)),
                 staleAfterPolls: config.staleAfterPolls,
@@ -96,7 +96,8 @@ struct BrokerRunner {
             configuration: APIConfiguration(
                 host: config.host, port: config.port, adminKey: config.adminKey.isEmpty ? nil : config.adminKey,
                 maxBodyBytes: config.maxBodyBytes),
-            registry: registry, services: broker.services, logger: logger)
+            registry: registry, services: broker.services + [deadTokens.applying(to: broker.service, logger: logger)],
+            logger: logger)
         logger.info("matchcast serve", metadata: [
             "listen": "\(config.host):\(config.port)", "store": "\((try? StoreURL(config.store))?.description ?? "?")", "feed": "\(feedSpec)",
             "sinks": "\(config.sinks.map { $0.hasPrefix("webhook:") ? "webhook" : $0 })",

@@ -28,6 +28,8 @@ struct ServeCommand: AsyncParsableCommand {
               matchcast serve
               matchcast serve --port 9000 --store sqlite:/var/lib/matchcast/db.sqlite --feed https://feed.example.com/v1
               matchcast serve --sink stdout --sink webhook:https://push.example.com/hook --webhook-secret whsec_...
+              matchcast serve --sink apns --apns-key-file AuthKey_ABC123DEFG.p8 --apns-key-id ABC123DEFG \
+                --apns-team-id DEF123GHIJ --apns-topic com.example.app --apns-environment sandbox
             """
     )
 
@@ -38,10 +40,18 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Port to listen on (0 picks a free one).") var port: Int?
     @Option(help: "sqlite:PATH, sqlite::memory: or memory.") var store: String?
     @Option(help: "A native v1 base URL, fake[?speed=N&seed=S], mlb or mlb:BASE.") var feed: String?
-    @Option(help: "stdout or webhook:URL; repeat for several.") var sink: [String] = []
+    @Option(help: "stdout, apns or webhook:URL; repeat for several.") var sink: [String] = []
     @Option(help: "whsec_<base64 key> for webhook sinks.") var webhookSecret: String?
     @Option(help: "Bearer key for admin calls.") var adminKey: String?
     @Option(help: "The app's bundle id.") var bundleId: String?
+    @Option(help: "The APNs .p8 signing key file (for --sink apns).") var apnsKeyFile: String?
+    @Option(help: "The signing key's 10-character key id.") var apnsKeyId: String?
+    @Option(help: "The 10-character team id.") var apnsTeamId: String?
+    @Option(help: "The bundle id APNs pushes go to (default: --bundle-id).") var apnsTopic: String?
+    @Option(help: "production or sandbox.") var apnsEnvironment: String?
+    @Option(help: "https://host:port instead of Apple's endpoint (a test server).") var apnsEndpoint: String?
+    @Option(help: "A PEM file of the only certificates to trust for APNs (a test server's CA).") var apnsCaFile: String?
+    @Option(help: "APNs requests in flight per connection.") var apnsMaxConcurrentRequests: Int?
     @Option(help: "text or json.") var logFormat: String?
     @Option(help: "trace ... critical.") var logLevel: String?
 
@@ -57,7 +67,7 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     /// Defaults < file < environment < flags.
-    func loadConfiguration() throws -> BrokerConfiguration {
+    func loadConfiguration(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> BrokerConfiguration {
         var fileText: String?
         if let config {
             do {
@@ -75,8 +85,16 @@ struct ServeCommand: AsyncParsableCommand {
         flags["webhook.secret"] = webhookSecret
         flags["adminKey"] = adminKey
         flags["bundleId"] = bundleId
+        flags["apns.keyFile"] = apnsKeyFile
+        flags["apns.keyId"] = apnsKeyId
+        flags["apns.teamId"] = apnsTeamId
+        flags["apns.topic"] = apnsTopic
+        flags["apns.environment"] = apnsEnvironment
+        flags["apns.endpoint"] = apnsEndpoint
+        flags["apns.caFile"] = apnsCaFile
+        flags["apns.maxConcurrentRequests"] = apnsMaxConcurrentRequests.map(String.init)
         flags["log.format"] = logFormat
         flags["log.level"] = logLevel
-        return try ConfigurationLoader.load(fileText: fileText, environment: ProcessInfo.processInfo.environment, flags: flags)
+        return try ConfigurationLoader.load(fileText: fileText, environment: environment, flags: flags)
     }
 }

@@ -1,4 +1,6 @@
+import Foundation
 import Logging
+import MatchcastDelivery
 
 /// Everything `matchcast serve` can be told, with the embedded defaults (`Config/matchcast.yaml`
 /// states the same values; a test keeps them equal).
@@ -12,6 +14,7 @@ public struct BrokerConfiguration: Sendable, Hashable {
     public var sinks = ["stdout"]
     public var webhookSecret = ""
     public var bundleId = "com.example.matchcast"
+    public var apns = APNs()
     public var defaultPollMs = 10000
     public var minPollMs = 2000
     public var maxPollMs = 300_000
@@ -31,6 +34,36 @@ public struct BrokerConfiguration: Sendable, Hashable {
     }
 
     public init() {}
+
+    /// The `apns` section: what the `apns` sink needs. Only read when `sinks` names `apns`.
+    public struct APNs: Sendable, Hashable {
+        /// The App Store Connect `.p8` signing key (a path; the key itself is never held here).
+        public var keyFile = ""
+        /// The 10-character key id of that key.
+        public var keyId = ""
+        /// The 10-character team id.
+        public var teamId = ""
+        /// The bundle id pushes go to (`apns-topic` is `<topic>.push-type.liveactivity`); empty means `bundleId`.
+        public var topic = ""
+        public var environment = APNsSinkConfiguration.Environment.production
+        /// An https URL replacing the environment's endpoint (a test server); empty for Apple's.
+        public var endpoint = ""
+        /// A PEM file of the only certificates to trust (a test server's CA); empty for the system roots.
+        public var caFile = ""
+        /// Requests in flight at once on one connection (HTTP/2 streams), capped by the server's limit.
+        public var maxConcurrentRequests = 1000
+
+        public init() {}
+    }
+
+    /// The bundle id every delivery's topic is built from: `apns.topic` when set, else `bundleId`.
+    /// A topic given whole (`….push-type.liveactivity`) counts as its bundle id.
+    public var topicBundleId: String {
+        let topic = apns.topic.trimmingCharacters(in: .whitespaces)
+        guard !topic.isEmpty else { return bundleId }
+        let suffix = ".push-type.liveactivity"
+        return topic.hasSuffix(suffix) ? String(topic.dropLast(suffix.count)) : topic
+    }
 }
 
 /// A configuration value that cannot be used; the message is one line naming the key.

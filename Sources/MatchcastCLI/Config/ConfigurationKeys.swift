@@ -1,4 +1,6 @@
+import Foundation
 import Logging
+import MatchcastDelivery
 
 /// Every configuration key: its path in the YAML file, and how a text value is applied.
 /// The environment variable and the file share these paths, so there is one list to keep.
@@ -31,13 +33,46 @@ struct ConfigurationKey: Sendable {
         ConfigurationKey(path: "sinks") { config, value throws(ConfigurationError) in
             let sinks = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
             guard !sinks.isEmpty else { throw ConfigurationError(key: "sinks", reason: "needs at least one sink") }
-            for sink in sinks where sink != "stdout" && !sink.hasPrefix("webhook:") {
-                throw ConfigurationError(key: "sinks", reason: "'\(sink.prefix(80))' is not stdout or webhook:URL")
+            var seen: Set<String> = []
+            for sink in sinks {
+                guard sink == "stdout" || sink == "apns" || sink.hasPrefix("webhook:") else {
+                    throw ConfigurationError(key: "sinks", reason: "'\(sink.prefix(80))' is not stdout, apns or webhook:URL")
+                }
+                // The same sink twice would send every push twice.
+                guard seen.insert(sink).inserted else {
+                    throw ConfigurationError(key: "sinks", reason: "'\(sink.prefix(80))' is given twice")
+                }
             }
             config.sinks = sinks
         },
         text("webhook.secret", \.webhookSecret, allowEmpty: true),
         text("bundleId", \.bundleId),
+        text("apns.keyFile", \.apns.keyFile, allowEmpty: true),
+        text("apns.keyId", \.apns.keyId, allowEmpty: true),
+        text("apns.teamId", \.apns.teamId, allowEmpty: true),
+        text("apns.topic", \.apns.topic, allowEmpty: true),
+        ConfigurationKey(path: "apns.environment") { config, value throws(ConfigurationError) in
+            guard let environment = APNsSinkConfiguration.Environment(rawValue: value.trimmingCharacters(in: .whitespaces).lowercased())
+            else {
+                throw ConfigurationError(key: "apns.environment", reason: "'\(value.prefix(40))' is not sandbox or production")
+            }
+            config.apns.environment = environment
+        },
+        ConfigurationKey(path: "apns.endpoint") { config, value throws(ConfigurationError) in
+            let endpoint = value.trimmingCharacters(in: .whitespaces)
+            if !endpoint.isEmpty {
+                var base = endpoint
+                while base.hasSuffix("/") { base.removeLast() }
+                guard let url = URL(string: base), url.scheme?.lowercased() == "https", url.host?.isEmpty == false,
+                      url.path.isEmpty, url.query == nil
+                else {
+                    throw ConfigurationError(key: "apns.endpoint", reason: "'\(value.prefix(80))' is not an https URL without a path (https://host:port)")
+                }
+            }
+            config.apns.endpoint = endpoint
+        },
+        text("apns.caFile", \.apns.caFile, allowEmpty: true),
+        int("apns.maxConcurrentRequests", \.apns.maxConcurrentRequests, 1...10000),
         int("polling.defaultMs", \.defaultPollMs, 1...86_400_000),
         int("polling.minPollMs", \.minPollMs, 1...86_400_000),
         int("polling.maxPollMs", \.maxPollMs, 1...86_400_000),

@@ -72,5 +72,27 @@ public enum ConfigurationLoader {
         if config.sinks.contains(where: { $0.hasPrefix("webhook:") }) && config.webhookSecret.isEmpty {
             throw ConfigurationError(key: "webhook.secret", reason: "a webhook sink needs a secret (whsec_<base64 key>)")
         }
+        if config.sinks.contains("apns") {
+            try validateAPNs(config.apns)
+        }
+    }
+
+    /// What the `apns` sink cannot start without. The key file itself is read when the sink is built
+    /// (`SinkFactory`), still before anything is served.
+    private static func validateAPNs(_ apns: BrokerConfiguration.APNs) throws(ConfigurationError) {
+        let required: [(key: String, value: String, flag: String, what: String)] = [
+            ("apns.keyFile", apns.keyFile, "--apns-key-file", "the .p8 signing key file"),
+            ("apns.keyId", apns.keyId, "--apns-key-id", "the signing key's 10-character key id"),
+            ("apns.teamId", apns.teamId, "--apns-team-id", "the 10-character team id"),
+        ]
+        for item in required where item.value.trimmingCharacters(in: .whitespaces).isEmpty {
+            throw ConfigurationError(key: item.key, reason: "the apns sink needs \(item.what) (\(item.flag))")
+        }
+        for (key, value) in [("apns.keyId", apns.keyId), ("apns.teamId", apns.teamId)] {
+            guard value.utf8.count <= 64, value.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) })
+            else {
+                throw ConfigurationError(key: key, reason: "'\(value.prefix(64))' is not ASCII letters and digits (Apple issues 10 characters)")
+            }
+        }
     }
 }

@@ -1,0 +1,100 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import MatchcastDelivery
+
+/// Builds the delivery sinks `sinks` names (`stdout`, `webhook:URL`, `apns`), in that order, for
+/// `serve`. Whatever a sink reads at start (webhook secret, APNs key and CA files) is read here,
+/// before anything is served, so a bad file is a configuration error and not a failed first push.
+struct SinkFactory {
+    let configuration: BrokerConfiguration
+    /// The process's shared client; needed when `needsHTTPClient`.
+    let client: HTTPClient?
+    let logger: Logger
+
+    /// Whether any of `sinks` sends over HTTP (and so needs the shared `HTTPClient`).
+    static func needsHTTPClient(_ sinks: [String]) -> Bool {
+        sinks.contains { $0 == "apns" || $0.hasPrefix("webhook:") }
+    }
+
+    /// Closes what the sinks hold open (the APNs sink's connections); call after the last delivery.
+    static func shutdown(_ sinks: [any DeliverySink]) {
+        for case let apns as APNsSink in sinks { apns.shutdown() }
+    }
+
+    /// - Parameters:
+    ///   - deadLetters: where the webhook and APNs sinks keep what they cannot deliver.
+    ///   - deadTokens: told of every token APNs calls dead; it ends or forgets the token.
+    /// - Throws: `ConfigurationError` naming the key at fault; never quoting a key or secret.
+    func makeSinks(deadLetters: any DeadLetterRecorder, deadTokens: DeadTokenRelay) throws(ConfigurationError) -> [any DeliverySink] {
+        var sinks: [any DeliverySink] = []
+        for spec in configuration.sinks {
+            if spec == "stdout" {
+                sinks.append(StdoutSink())
+            } else if spec == "apns" {
+                sinks.append(try apnsSink(deadLetters: deadLetters, deadTokens: deadTokens))
+            } else if spec.hasPrefix("webhook:") {
+                sinks.append(try webhookSink(url: String(spec.dropFirst("webhook:".count)), deadLetters: deadLetters))
+            } else {
+                throw ConfigurationError(key: "sinks", reason: "'\(spec.prefix(80))' is not stdout, apns or webhook:URL")
+            }
+        }
+        return sinks
+    }
+
+    /// The APNs sink's settings from the `apns` section (the signing key is read by the sink).
+    func apnsConfiguration() -> APNsSinkConfiguration {
+        let apns = configuration.apns
+        return APNsSinkConfiguration(
+            key: .file(apns.keyFile), keyId: apns.keyId.trimmed, teamId: apns.teamId.trimmed,
+            environment: apns.environment,
+            endpoint: apns.endpoint.isEmpty ? nil : apns.endpoint,
+            trustRoots: apns.caFile.isEmpty ? .system : .file(apns.caFile),
+            maxConcurrentRequests: apns.maxConcurrentRequests)
+    }
+
+    private func apnsSink(deadLetters: any DeadLetterRecorder, deadTokens: DeadTokenRelay) throws(ConfigurationError) -> APNsSink {
+        let client = try sharedClient(for: "apns")
+        do {
+            return try APNsSink(
+                configuration: apnsConfiguration(), client: client, deadLetters: deadLetters,
+                onInvalidToken: deadTokens.report, logger: logger)
+        } catch {
+            // APNsError's messages name files and ids, never key material.
+            let key = switch error.reason {
+            case "key": "apns.keyFile"
+            case "config" where "\(error)".contains("CA file"): "apns.caFile"
+            default: "apns"
+            }
+            throw ConfigurationError(key: key, reason: "\(error)")
+        }
+    }
+
+    private func webhookSink(url: String, deadLetters: any DeadLetterRecorder) throws(ConfigurationError) -> WebhookSink {
+        let client = try sharedClient(for: "webhook")
+        let secret: WebhookSecret
+        do {
+            secret = try WebhookSecret(configuration.webhookSecret)
+        } catch {
+            throw ConfigurationError(key: "webhook.secret", reason: "\(error)")
+        }
+        do {
+            return try WebhookSink(
+                configuration: WebhookSinkConfiguration(url: url, secret: secret),
+                client: client, deadLetters: deadLetters, logger: logger)
+        } catch {
+            throw ConfigurationError(key: "sinks", reason: "webhook:\(url.prefix(80)): \(error)")
+        }
+    }
+
+    private func sharedClient(for sink: String) throws(ConfigurationError) -> HTTPClient {
+        guard let client else {
+            throw ConfigurationError(key: "sinks", reason: "the \(sink) sink needs an HTTP client and none was made")
+        }
+        return client
+    }
+}
+
+extension String {
+    fileprivate var trimmed: String { trimmingCharacters(in: .whitespaces) }
+}
