@@ -32,7 +32,7 @@ struct CrashRecoveryTests {
         // The feed outlives the broker, as a real one would.
         let feedPort = try MatchcastProcess.freePort()
         let feed = try MatchcastProcess.start(
-            binary, ["fake-feed", "--port", "\(feedPort)", "--speed", "150", "--seed", "3"], log: directory, name: "feed")
+            binary, ["fake-feed", "--port", "\(feedPort)", "--speed", "60", "--seed", "3"], log: directory, name: "feed")
         let apiPort = try MatchcastProcess.freePort()
         let config = directory.appendingPathComponent("matchcast.yaml")
         try """
@@ -90,7 +90,7 @@ struct CrashRecoveryTests {
 
             restarted = try MatchcastProcess.start(binary, serveArguments, log: directory, name: "serve-2")
             try await api.waitUntilHealthy()
-            let everyEnd = try await MatchcastProcess.eventually(240) {
+            let everyEnd = try await MatchcastProcess.eventually(300) {
                 Set(receiver.received.filter { $0.payload.aps.event == .end }.map(\.activityId)).isSuperset(of: registered)
             }
             let received = receiver.received

@@ -49,7 +49,7 @@ struct ServeAPNsTests {
     static func makeSinks(_ arguments: [String], client: HTTPClient?, relay: DeadTokenRelay = DeadTokenRelay()) throws -> [any DeliverySink] {
         let configuration = try ServeCommand.parse(arguments).loadConfiguration(environment: [:])
         return try SinkFactory(configuration: configuration, client: client, logger: quiet)
-            .makeSinks(deadLetters: InMemoryDeadLetters(), deadTokens: relay)
+            .makeSinks(deadLetters: { _ in InMemoryDeadLetters() }, deadTokens: relay)
     }
 
     @Test("--sink apns --sink stdout builds two sinks, in that order, the APNs one for Apple's production endpoint")
@@ -161,7 +161,7 @@ struct ServeAPNsTests {
             ] + Self.apnsFlags(keyFile: keyFile)).loadConfiguration(environment: [:])
             let relay = DeadTokenRelay()
             let sinks = try SinkFactory(configuration: configuration, client: client, logger: Self.quiet)
-                .makeSinks(deadLetters: InMemoryDeadLetters(), deadTokens: relay)
+                .makeSinks(deadLetters: { _ in InMemoryDeadLetters() }, deadTokens: relay)
             defer { SinkFactory.shutdown(sinks) }
             let apns = InFlightSink(try #require(sinks.first))
 

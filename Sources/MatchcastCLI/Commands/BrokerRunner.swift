@@ -69,7 +69,7 @@ struct BrokerRunner {
         let sinks: [any DeliverySink]
         do {
             sinks = try SinkFactory(configuration: config, client: client, logger: logger)
-                .makeSinks(deadLetters: InMemoryDeadLetters(), deadTokens: deadTokens)
+                .makeSinks(deadLetters: { StoreDeadLetters(store: store, sink: $0, logger: logger) }, deadTokens: deadTokens)
         } catch {
             StandardStreams.err("matchcast serve: \(error)")
             throw ExitCode(2)

@@ -23,18 +23,20 @@ struct SinkFactory {
     }
 
     /// - Parameters:
-    ///   - deadLetters: where the webhook and APNs sinks keep what they cannot deliver.
+    ///   - deadLetters: where a sink (by name: `webhook`, `apns`) keeps what it cannot deliver.
     ///   - deadTokens: told of every token APNs calls dead; it ends or forgets the token.
     /// - Throws: `ConfigurationError` naming the key at fault; never quoting a key or secret.
-    func makeSinks(deadLetters: any DeadLetterRecorder, deadTokens: DeadTokenRelay) throws(ConfigurationError) -> [any DeliverySink] {
+    func makeSinks(
+        deadLetters: (_ sink: String) -> any DeadLetterRecorder, deadTokens: DeadTokenRelay
+    ) throws(ConfigurationError) -> [any DeliverySink] {
         var sinks: [any DeliverySink] = []
         for spec in configuration.sinks {
             if spec == "stdout" {
                 sinks.append(StdoutSink())
             } else if spec == "apns" {
-                sinks.append(try apnsSink(deadLetters: deadLetters, deadTokens: deadTokens))
+                sinks.append(try apnsSink(deadLetters: deadLetters("apns"), deadTokens: deadTokens))
             } else if spec.hasPrefix("webhook:") {
-                sinks.append(try webhookSink(url: String(spec.dropFirst("webhook:".count)), deadLetters: deadLetters))
+                sinks.append(try webhookSink(url: String(spec.dropFirst("webhook:".count)), deadLetters: deadLetters("webhook")))
             } else {
                 throw ConfigurationError(key: "sinks", reason: "'\(spec.prefix(80))' is not stdout, apns or webhook:URL")
             }
