@@ -10,8 +10,11 @@ public protocol DeliverySink: Sendable {
     /// True for sinks that count `matchcast_deliveries_total` themselves (per delivery, with dead
     /// letters), so the dispatcher does not count them again.
     var countsDeliveries: Bool { get }
+    /// False while the sink cannot reach its destination (e.g. no APNs connection can be set up); `/readyz` shows it.
+    var isHealthy: Bool { get }
 }
 
 extension DeliverySink {
     public var countsDeliveries: Bool { false }
+    public var isHealthy: Bool { true }
 }

@@ -11,6 +11,7 @@ extension APIRoutes {
     struct ReadinessBody: Encodable {
         var store: Bool
         var feed: Bool
+        var sinks: Bool
         var ready: Bool
     }
 
@@ -19,10 +20,12 @@ extension APIRoutes {
         try json(HealthBody(status: "ok"), request, context)
     }
 
-    /// `GET /readyz`: 200 when the store and the feed are reachable, else 503; the body says which.
+    /// `GET /readyz`: 200 when the store and the feed are reachable, else 503; the body says which, and whether
+    /// every sink reaches its destination (reported, not required).
     func readiness(_ request: Request, _ context: APIRequestContext) async throws -> Response {
         let readiness = await service.readiness()
-        let body = ReadinessBody(store: readiness.store, feed: readiness.feed, ready: readiness.ready)
+        let body = ReadinessBody(
+            store: readiness.store, feed: readiness.feed, sinks: readiness.sinks, ready: readiness.ready)
         return try json(body, status: readiness.ready ? .ok : .serviceUnavailable, request, context)
     }
 

@@ -16,18 +16,24 @@ struct HTTPOperationsTests {
         }
     }
 
-    @Test("GET /readyz is 200 when store and feed are reachable, 503 with the Readiness JSON when not")
+    @Test("GET /readyz is 200 when store and feed are reachable, 503 with the Readiness JSON when not; sinks shown")
     func readiness() async throws {
         try await HTTPHarness(feedReachable: true).run { client in
             let response = try await client.call(.get, "/readyz")
             #expect(response.status == .ok)
-            #expect(response.text == #"{"feed":true,"ready":true,"store":true}"#)
+            #expect(response.text == #"{"feed":true,"ready":true,"sinks":true,"store":true}"#)
+        }
+        // A sink that cannot reach its destination is shown, but the API stays in rotation.
+        try await HTTPHarness(sinksHealthy: false).run { client in
+            let response = try await client.call(.get, "/readyz")
+            #expect(response.status == .ok)
+            #expect(response.text == #"{"feed":true,"ready":true,"sinks":false,"store":true}"#)
         }
         try await HTTPHarness(feedReachable: false).run { client in
             let response = try await client.call(.get, "/readyz")
             #expect(response.status == .serviceUnavailable)
             #expect(response.isJSON)
-            #expect(response.text == #"{"feed":false,"ready":false,"store":true}"#)
+            #expect(response.text == #"{"feed":false,"ready":false,"sinks":true,"store":true}"#)
         }
     }
 

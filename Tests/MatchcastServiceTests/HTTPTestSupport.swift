@@ -22,7 +22,7 @@ struct HTTPHarness: Sendable {
     let registry: PrometheusCollectorRegistry
     let configuration: APIConfiguration
 
-    init(adminKey: String? = nil, maxBodyBytes: Int = 16 * 1024, feedReachable: Bool = true) {
+    init(adminKey: String? = nil, maxBodyBytes: Int = 16 * 1024, feedReachable: Bool = true, sinksHealthy: Bool = true) {
         let store = InMemoryStore()
         let logger = Logger(label: "test.http")
         let now: @Sendable () -> Date = { Date(timeIntervalSince1970: 1_800_000_000) }
@@ -32,8 +32,9 @@ struct HTTPHarness: Sendable {
             dispatcher: DeliveryDispatcher(sinks: [CapturingSink()], metrics: metrics, logger: logger),
             settings: BrokerSettings(seed: 7), metrics: metrics, now: now, logger: logger)
         self.store = store
-        self.service = LiveActivityService(store: store, lifecycle: lifecycle, feedReachable: { feedReachable }, now: now,
-                                           logger: logger)
+        self.service = LiveActivityService(
+            store: store, lifecycle: lifecycle, feedReachable: { feedReachable }, sinksHealthy: { sinksHealthy }, now: now,
+            logger: logger)
         self.registry = PrometheusCollectorRegistry()
         self.configuration = APIConfiguration(host: "127.0.0.1", port: 0, adminKey: adminKey, maxBodyBytes: maxBodyBytes)
     }

@@ -44,5 +44,9 @@ public struct MatchView: Sendable, Hashable, Codable {
 public struct Readiness: Sendable, Hashable, Codable {
     public var store: Bool
     public var feed: Bool
+    /// Whether every sink reaches its destination. Shown, but not part of `ready`: an unreachable APNs does not
+    /// stop the API from serving devices (the outbox keeps what it cannot send), and taking every replica out of
+    /// rotation would not bring APNs back.
+    public var sinks: Bool = true
     public var ready: Bool { store && feed }
 }

@@ -16,6 +16,7 @@ public final class LiveActivityService: Sendable {
     public let store: any MatchcastStore
     public let lifecycle: LifecycleManager
     private let feedReachable: @Sendable () async -> Bool
+    private let sinksHealthy: @Sendable () -> Bool
     private let now: @Sendable () -> Date
     private let logger: Logger
     private let changes: AsyncStream<Void>.Continuation
@@ -29,6 +30,7 @@ public final class LiveActivityService: Sendable {
     public init(
         store: any MatchcastStore, lifecycle: LifecycleManager,
         feedReachable: @escaping @Sendable () async -> Bool = { true },
+        sinksHealthy: @escaping @Sendable () -> Bool = { true },
         now: @escaping @Sendable () -> Date = { Date() },
         metrics: BrokerMetrics = BrokerMetrics(),
         logger: Logger = Logger(label: "matchcast.service")
@@ -40,6 +42,7 @@ public final class LiveActivityService: Sendable {
         followManager = FollowManager(access: access, lifecycle: lifecycle, now: now)
         self.lifecycle = lifecycle
         self.feedReachable = feedReachable
+        self.sinksHealthy = sinksHealthy
         self.now = now
         self.logger = logger
         (followsChanged, changes) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
@@ -160,7 +163,7 @@ public final class LiveActivityService: Sendable {
     /// Liveness of the store and the feed, for `/readyz`.
     public func readiness() async -> Readiness {
         let storeOK = (try? await store.ping()) != nil
-        return Readiness(store: storeOK, feed: await feedReachable())
+        return Readiness(store: storeOK, feed: await feedReachable(), sinks: sinksHealthy())
     }
 
     private func view(_ record: MatchRecord) async -> MatchView {

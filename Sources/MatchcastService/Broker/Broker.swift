@@ -29,7 +29,8 @@ public struct Broker: Sendable {
             store: store, relay: relay, settings: settings, metrics: metrics, now: now, logger: logger)
         let health = FeedHealth()
         let service = LiveActivityService(
-            store: store, lifecycle: lifecycle, feedReachable: { health.isReachable }, now: now, metrics: metrics,
+            store: store, lifecycle: lifecycle, feedReachable: { health.isReachable },
+            sinksHealthy: { sinks.allSatisfy(\.isHealthy) }, now: now, metrics: metrics,
             logger: logger)
         self.service = service
         feedHealth = health
