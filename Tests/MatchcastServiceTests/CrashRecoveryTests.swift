@@ -58,7 +58,7 @@ struct CrashRecoveryTests {
         }
         do {
             try await api.waitUntilHealthy()
-            try await #require(MatchcastProcess.eventually(60) { try await api.matchIsLive("football") })
+            try await #require(eventually(within: 60, every: .milliseconds(50)) { try await api.matchIsLive("football") })
 
             // Followers with push-to-start tokens; each start's activity gets its update token.
             var devices: [String: BrokerAPI.Device] = [:]  // by push-to-start token
@@ -70,7 +70,7 @@ struct CrashRecoveryTests {
                 devices[token] = device
             }
             var registered: Set<String> = []
-            try await #require(MatchcastProcess.eventually(90) {
+            try await #require(eventually(within: 90, every: .milliseconds(50)) {
                 for start in receiver.received where start.payload.aps.event == .start && !registered.contains(start.activityId) {
                     let owner = try #require(devices[start.target.value], "a start to a token no device holds")
                     try await api.putActivity(
@@ -82,7 +82,7 @@ struct CrashRecoveryTests {
             }, "every follower's activity started")
 
             // Kill as soon as an update fan-out is on its way.
-            try await #require(MatchcastProcess.eventually(90) {
+            try await #require(eventually(within: 90, every: .milliseconds(50)) {
                 receiver.received.contains { $0.payload.aps.event == .update } && receiver.arrivals > receiver.requests
             })
             broker.kill()
@@ -90,7 +90,7 @@ struct CrashRecoveryTests {
 
             restarted = try MatchcastProcess.start(binary, serveArguments, log: directory, name: "serve-2")
             try await api.waitUntilHealthy()
-            let everyEnd = try await MatchcastProcess.eventually(300) {
+            let everyEnd = try await eventually(within: 300, every: .milliseconds(50)) {
                 Set(receiver.received.filter { $0.payload.aps.event == .end }.map(\.activityId)).isSuperset(of: registered)
             }
             let received = receiver.received
@@ -151,7 +151,7 @@ struct BrokerAPI {
     }
 
     func waitUntilHealthy() async throws {
-        try await #require(MatchcastProcess.eventually(120) {
+        try await #require(eventually(within: 120, every: .milliseconds(50)) {
             (try? await call(.GET, "/healthz"))?.0 == 200
         }, "the broker answered /healthz")
     }
@@ -271,15 +271,5 @@ final class MatchcastProcess: @unchecked Sendable {
     /// A 64-digit hex token, distinct per `(kind, index)`.
     static func token(_ kind: UInt8, _ index: Int) -> String {
         String(format: "%02x%08x", kind, index) + String(repeating: "0f", count: 27)
-    }
-
-    /// Polls `condition` every 50 ms for at most `seconds`; the limit is only a safety net.
-    static func eventually(_ seconds: Double, _ condition: () async throws -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline {
-            if try await condition() { return true }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        return try await condition()
     }
 }

@@ -41,16 +41,6 @@ private enum RelayFixture {
         try await store.saveActivities([], enqueue: deliveries)
         await relay.submit(deliveries)
     }
-
-    /// Waits (polling, at most `seconds`) until `condition` holds; the timeout is only a safety net.
-    static func eventually(_ seconds: Double = 30, _ condition: () async throws -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline {
-            if try await condition() { return true }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        return try await condition()
-    }
 }
 
 private typealias F = RelayFixture
@@ -90,19 +80,19 @@ struct DeliveryRelayTests {
 
         let first = [F.delivery("u1", activity: "a1", .update, timestamp: 1), F.delivery("e2", activity: "a2", .end)]
         try await F.queue(first, store, relay)
-        #expect(try await F.eventually { flaky.attempts >= 3 })
+        #expect(try await eventually { flaky.attempts >= 3 })
         // While the flaky sink is down: two more updates of a1; only the newest may go out.
         try await F.queue([F.delivery("u2", activity: "a1", .update, timestamp: 2)], store, relay)
         try await F.queue([F.delivery("u3", activity: "a1", .update, timestamp: 3)], store, relay)
         #expect(try await store.queuedDeliveries(limit: 10).map(\.id) == ["e2", "u3"])
 
         flaky.isDown = false
-        #expect(try await F.eventually { flaky.deliveries.count == 3 })
+        #expect(try await eventually { flaky.deliveries.count == 3 })
         #expect(flaky.deliveries.map(\.id) == ["u1", "e2", "u3"])
         // The healthy sink had the first batch once, not once per retry.
-        #expect(try await F.eventually { healthy.deliveries.count == 3 })
+        #expect(try await eventually { healthy.deliveries.count == 3 })
         #expect(healthy.deliveries.map(\.id) == ["u1", "e2", "u3"])
-        #expect(try await F.eventually { try await store.queuedDeliveryCount() == 0 })
+        #expect(try await eventually { try await store.queuedDeliveryCount() == 0 })
     }
 
     @Test func afterARestartWhatTheStoreStillHasGoesOutWithTheSameIdsAndBytes() async throws {
@@ -124,10 +114,10 @@ struct DeliveryRelayTests {
         let running = Task { try await relay.run() }
         defer { running.cancel() }
 
-        #expect(try await F.eventually { sink.deliveries.count == 2 })
+        #expect(try await eventually { sink.deliveries.count == 2 })
         #expect(sink.deliveries.map(\.id) == ["u1", "e1"])
         #expect(sink.deliveries.map(\.payload.bytes) == left.map(\.payload.bytes))
-        #expect(try await F.eventually { try await store.queuedDeliveryCount() == 0 })
+        #expect(try await eventually { try await store.queuedDeliveryCount() == 0 })
         try store.close()
     }
 }

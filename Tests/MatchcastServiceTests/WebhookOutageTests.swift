@@ -80,15 +80,6 @@ struct WebhookOutageTests {
             }
         }
     }
-
-    private func eventually(_ condition: () async throws -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while ContinuousClock.now < deadline {
-            if try await condition() { return true }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return try await condition()
-    }
 }
 
 /// `GET /v1/admin/dead-letters` as a client reads it.

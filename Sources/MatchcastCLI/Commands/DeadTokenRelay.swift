@@ -7,10 +7,10 @@ import ServiceLifecycle
 /// `DeviceTokenNotForTopic`) to `LiveActivityService.reportDeadToken`, the path `POST /v1/feedback`
 /// takes: a dead update token ends its activity, a dead push-to-start token is forgotten.
 ///
-/// Why a queue and not a direct call: the sink is built before the broker it reports to, and it
-/// reports while the lifecycle manager is still inside its serial section waiting for that very
-/// delivery, so invalidating from the callback would wait on itself. `report` only enqueues;
-/// the `Service` from `applying(to:logger:)` applies the reports in order once the delivery returned.
+/// Why a queue and not a direct call: the sink is built before the broker it reports to, and a sink
+/// may be driven inline (`DeliveryRelay` in `.inline` mode), inside the lifecycle manager's serial
+/// section, where invalidating from the callback would wait on itself. `report` only enqueues; the
+/// `Service` from `applying(to:logger:)` applies the reports in order, outside any delivery.
 /// Reports still queued at shutdown are dropped: the token is reported again at its next push.
 struct DeadTokenRelay: Sendable {
     struct Report: Sendable {
