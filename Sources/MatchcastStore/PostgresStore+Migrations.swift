@@ -111,7 +111,26 @@ extension PostgresStore {
             )
             """,
         ]),
-        // Later migrations go here (`v3`, ...).
+        // Several replicas (`ReplicaStore`): the outbox knows each delivery's match, so the replica that takes a
+        // match over sends what the last owner left; commands a replica posts for the match's owner wait in
+        // `match_command` until done (the poster reads the outcome, then forgets it).
+        Migration(name: "v3", statements: [
+            "ALTER TABLE outbox ADD COLUMN match_id text COLLATE \"C\" NOT NULL DEFAULT ''",
+            "CREATE INDEX outbox_on_match_id ON outbox (match_id, seq)",
+            """
+            CREATE TABLE match_command (
+                id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                match_id text COLLATE "C" NOT NULL,
+                command text NOT NULL,
+                posted_at timestamptz(3) NOT NULL DEFAULT now(),
+                done_at timestamptz(3),
+                refusal_code text,
+                refusal_message text
+            )
+            """,
+            "CREATE INDEX match_command_pending ON match_command (match_id, id) WHERE done_at IS NULL",
+        ]),
+        // Later migrations go here (`v4`, ...).
     ]
 
     /// Applies the pending migrations, on a connection of its own (the client need not run yet).

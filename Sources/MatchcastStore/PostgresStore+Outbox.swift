@@ -4,6 +4,12 @@ import PostgresNIO
 
 extension PostgresStore {
     public func saveActivities(_ records: [ActivityRecord], enqueue deliveries: [Delivery]) async throws(StoreError) {
+        try await saveActivities(records, enqueue: deliveries, fence: nil)
+    }
+
+    /// With a fence, the transaction first takes the leases' rows (`FOR SHARE`: a takeover waits for it, and it
+    /// for a takeover) and writes nothing unless each is still the fence's owner and generation.
+    func saveActivities(_ records: [ActivityRecord], enqueue deliveries: [Delivery], fence: LeaseFence?) async throws(StoreError) {
         guard !records.isEmpty || !deliveries.isEmpty else { return }
         // Validate and encode before taking a connection: the transaction only runs SQL.
         var rows: [ActivityRow] = []
@@ -15,6 +21,7 @@ extension PostgresStore {
             ? (records.count == 1 ? "saving an activity" : "saving \(records.count) activities")
             : "saving \(records.count) activities with \(deliveries.count) deliveries"
         try await transaction(what) { [rows] connection in
+            if let fence { try await Self.checkFence(fence, connection, logger: logger) }
             try await Self.requireDevices(rows.map(\.record.deviceId), connection, logger: logger)
             for row in rows {
                 try await Self.upsert(row, connection, logger: logger)
@@ -31,8 +38,8 @@ extension PostgresStore {
                 ).consume()
                 try await connection.query(
                     """
-                    INSERT INTO outbox (activity_id, event, delivery_id, delivery)
-                    VALUES (\(row.activityId), \(row.event), \(row.deliveryId), \(row.bytes))
+                    INSERT INTO outbox (activity_id, event, delivery_id, delivery, match_id)
+                    VALUES (\(row.activityId), \(row.event), \(row.deliveryId), \(row.bytes), \(row.matchId))
                     """,
                     logger: logger
                 ).consume()
@@ -115,19 +122,21 @@ extension PostgresStore {
     /// A queued delivery ready for SQL.
     private struct QueuedRow: Sendable {
         var activityId: String
+        var matchId: String
         var event: String
         var deliveryId: String
         var bytes: Data
 
         init(_ delivery: Delivery) {
             activityId = delivery.activityId
+            matchId = delivery.matchId
             event = delivery.event.rawValue
             deliveryId = delivery.id
             bytes = Data(delivery.jsonBytes())
         }
     }
 
-    private static func delivery(id: String, _ bytes: Data, _ what: String) throws(StoreError) -> Delivery {
+    static func delivery(id: String, _ bytes: Data, _ what: String) throws(StoreError) -> Delivery {
         do {
             return try Delivery(jsonBytes: Array(bytes))
         } catch {

@@ -8,6 +8,7 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         case corrupt
         case database
         case configuration
+        case leaseLost
     }
 
     private let code: Code
@@ -19,7 +20,7 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         self.message = message
     }
 
-    /// A short fixed label for metrics: `conflict`, `notFound`, `invalid`, `corrupt`, `database`, `configuration`.
+    /// A short fixed label for metrics: `conflict`, `notFound`, `invalid`, `corrupt`, `database`, `configuration`, `leaseLost`.
     public var reason: String { code.rawValue }
 
     public var description: String { message.isEmpty ? reason : "\(reason): \(message)" }
@@ -40,6 +41,9 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let database = StoreError(.database, "")
     /// The store cannot be set up: bad store URL, unusable path.
     public static let configuration = StoreError(.configuration, "")
+    /// A write fenced by a match lease found the lease held by another replica (or a later generation):
+    /// nothing was written, and this replica must let the match go.
+    public static let leaseLost = StoreError(.leaseLost, "")
 
     static func conflict(_ message: String) -> StoreError { StoreError(.conflict, message) }
     static func notFound(_ message: String) -> StoreError { StoreError(.notFound, message) }
@@ -47,6 +51,7 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     static func corrupt(_ message: String) -> StoreError { StoreError(.corrupt, message) }
     static func database(_ message: String) -> StoreError { StoreError(.database, message) }
     static func configuration(_ message: String) -> StoreError { StoreError(.configuration, message) }
+    static func leaseLost(_ message: String) -> StoreError { StoreError(.leaseLost, message) }
 }
 
 extension StoreError {

@@ -7,7 +7,7 @@ private typealias F = StoreFixture
 
 /// Deliveries for the outbox tests: real payloads, with a content-state string that needs escaping, so a store that
 /// re-encodes or trims the bytes is caught.
-private enum Outbox {
+enum Outbox {
     static func delivery(_ id: String, activity: String, _ event: ActivityEvent, timestamp: Int = 1_776_784_329) -> Delivery {
         let state = ContentState(
             status: "live", statusText: "Live \"1H\"", home: .init(name: "Müller", score: "2"),

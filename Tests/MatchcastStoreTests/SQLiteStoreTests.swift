@@ -46,12 +46,12 @@ struct SQLiteStoreTests {
         try await first.createDevice(F.device("dev-a"))
         // A second process (`matchcast migrate`) opening the same file while the first is open.
         let second = try SQLiteStore(path: path)
-        #expect(try await second.appliedMigrations() == ["v1", "v2"])
+        #expect(try await second.appliedMigrations() == SQLiteStore.migrator.migrations)
         #expect(try await second.device(id: "dev-a") != nil)
         try second.close()
         try first.close()
         let third = try SQLiteStore(path: path)
-        #expect(try await third.appliedMigrations() == ["v1", "v2"])
+        #expect(try await third.appliedMigrations() == SQLiteStore.migrator.migrations)
         #expect(try await third.device(id: "dev-a") != nil)
         try third.close()
     }
@@ -68,7 +68,7 @@ struct SQLiteStoreTests {
 
     @Test func anInMemoryDatabaseFollowsTheSameSchema() async throws {
         let store = try SQLiteStore.inMemory()
-        #expect(try await store.appliedMigrations() == ["v1", "v2"])
+        #expect(try await store.appliedMigrations() == SQLiteStore.migrator.migrations)
         try await store.createDevice(F.device("dev-a"))
         #expect(try await store.device(id: "dev-a") != nil)
     }

@@ -89,7 +89,8 @@ struct BrokerRunner {
             maxInterval: .milliseconds(config.maxPollMs))
         let broker = Broker(
             store: store, transport: transport, sinks: sinks, settings: settings, timing: timing, clock: clock,
-            now: { Date() }, logger: logger)
+            now: { Date() }, replicaId: config.replicaId.isEmpty ? Broker.defaultReplicaId : config.replicaId,
+            leaseTTL: .milliseconds(Int64(config.leaseTTLSeconds * 1000)), logger: logger)
         try await broker.restore()
         let app = buildApplication(
             service: broker.service,

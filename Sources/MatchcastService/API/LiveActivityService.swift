@@ -24,6 +24,8 @@ public final class LiveActivityService: Sendable {
     private let access: StoreAccess
     private let tokens: TokenManager
     private let followManager: FollowManager
+    /// Runs changes to a match's activities where the match is run (this replica, or its owner).
+    let router: MatchRouter
     /// Yields whenever follows change, so the poll supervisor can start or stop match sources.
     public let followsChanged: AsyncStream<Void>
 
@@ -33,19 +35,25 @@ public final class LiveActivityService: Sendable {
         sinksHealthy: @escaping @Sendable () -> Bool = { true },
         now: @escaping @Sendable () -> Date = { Date() },
         metrics: BrokerMetrics = BrokerMetrics(),
+        commandAnswerTimeout: Duration = .seconds(5),
         logger: Logger = Logger(label: "matchcast.service")
     ) {
         self.metrics = metrics
         self.store = store
         access = StoreAccess(store: store, logger: logger)
-        tokens = TokenManager(access: access, lifecycle: lifecycle, now: now, logger: logger)
-        followManager = FollowManager(access: access, lifecycle: lifecycle, now: now)
+        let (followsChanged, changes) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let router = MatchRouter(
+            lifecycle: lifecycle, ownership: lifecycle.ownership, gained: { changes.yield() },
+            answerTimeout: commandAnswerTimeout, logger: logger)
+        self.router = router
+        tokens = TokenManager(access: access, router: router, now: now, logger: logger)
+        followManager = FollowManager(access: access, router: router, now: now)
         self.lifecycle = lifecycle
         self.feedReachable = feedReachable
         self.sinksHealthy = sinksHealthy
         self.now = now
         self.logger = logger
-        (followsChanged, changes) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        (self.followsChanged, self.changes) = (followsChanged, changes)
     }
 
     // MARK: Devices
@@ -97,6 +105,11 @@ public final class LiveActivityService: Sendable {
         return view
     }
 
+    /// Wakes the poll supervisor: this replica gained matches to poll.
+    func pollersShouldLook() {
+        changes.yield()
+    }
+
     /// Unfollows (idempotent) and ends the device's activity for the match at once.
     public func unfollow(deviceId: String, matchId: String) async throws(ServiceError) {
         try await followManager.unfollow(deviceId: deviceId, matchId: matchId)
@@ -119,8 +132,17 @@ public final class LiveActivityService: Sendable {
         let token = try Validation.token(updateToken, field: "updateToken")
         var env = environment ?? .production
         if environment == nil, let known = try await tokens.environment(deviceId: deviceId) { env = known }
-        let record = try await lifecycle.registerUpdateToken(
-            activityId: activityId, deviceId: deviceId, matchId: matchId, token: token, environment: env)
+        let command = MatchCommand(
+            .registerUpdateToken, matchId: matchId, deviceId: deviceId, activityId: activityId, token: token, environment: env)
+        let record: ActivityRecord
+        switch try await router.perform(command) {
+        case .here(let made?): record = made
+        case .here(nil), .byOwner:
+            guard let stored = try await access({ try await $0.activity(id: activityId) }) else {
+                throw ServiceError(.unavailable, "activity \(activityId) was not saved; retry")
+            }
+            record = stored
+        }
         // Adopting implies following (the match must be polled), once the broker has accepted it.
         if try await followManager.ensureFollow(deviceId: deviceId, matchId: matchId) { changes.yield() }
         logger.info("update token registered", metadata: ["activity": "\(activityId)", "token": "\(Redact.token(token))"])
@@ -130,7 +152,10 @@ public final class LiveActivityService: Sendable {
     /// The user dismissed the activity: stop pushing.
     public func deleteActivity(activityId: String, deviceId: String) async throws(ServiceError) {
         try Validation.identifier(activityId, field: "activityId")
-        try await lifecycle.dismiss(activityId: activityId, deviceId: deviceId)
+        guard let record = try await access({ try await $0.activity(id: activityId) }) else {
+            throw ServiceError(.notFound, "no activity \(activityId)")
+        }
+        _ = try await router.perform(MatchCommand(.dismiss, matchId: record.matchId, deviceId: deviceId, activityId: activityId))
     }
 
     // MARK: Matches

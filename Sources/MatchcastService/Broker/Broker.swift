@@ -17,16 +17,23 @@ public struct Broker: Sendable {
     /// Long-running parts, in dependency order.
     public let services: [any Service]
 
+    /// With a store replicas share (PostgreSQL), this broker is one replica: it runs only the matches whose lease
+    /// it holds (`replicaId` names it in the lease rows; unique per process; `leaseTTL` is how long a dead
+    /// replica's matches wait before another takes them). Otherwise it runs every match.
     public init(
         store: any MatchcastStore, transport: any FeedTransport, sinks: [any DeliverySink],
         settings: BrokerSettings, timing: PollTimingPolicy, clock: any Clock<Duration>,
-        now: @escaping @Sendable () -> Date, metrics: BrokerMetrics = BrokerMetrics(), logger: Logger
+        now: @escaping @Sendable () -> Date, metrics: BrokerMetrics = BrokerMetrics(),
+        replicaId: String = Broker.defaultReplicaId, leaseTTL: Duration = .seconds(15), logger: Logger
     ) {
+        let ownership = (store as? any ReplicaStore).map {
+            MatchOwnership(shared: MatchOwnership.Shared(store: $0, replicaId: replicaId, leaseTTL: leaseTTL))
+        } ?? .solo
         let dispatcher = DeliveryDispatcher(sinks: sinks, metrics: metrics, logger: logger)
         let relay = DeliveryRelay(
             store: store, dispatcher: dispatcher, mode: .background, metrics: metrics, clock: clock, logger: logger)
         let lifecycle = LifecycleManager(
-            store: store, relay: relay, settings: settings, metrics: metrics, now: now, logger: logger)
+            store: store, relay: relay, ownership: ownership, settings: settings, metrics: metrics, now: now, logger: logger)
         let health = FeedHealth()
         let service = LiveActivityService(
             store: store, lifecycle: lifecycle, feedReachable: { health.isReachable },
@@ -41,12 +48,19 @@ public struct Broker: Sendable {
             PollSupervisor(service: service, transport: transport, timing: timing, clock: clock, now: now,
                            metrics: metrics, health: health, logger: logger),
             LifecycleTicker(service: service, clock: clock, now: now, logger: logger),
-        ]
+        ] + (ownership.isSolo ? [] : [ReplicaCoordinator(service: service, clock: clock, logger: logger)])
+    }
+
+    /// This process on this host, e.g. `web-1:4242`: unique among running replicas.
+    public static var defaultReplicaId: String {
+        "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier)"
     }
 
     /// After a restart, before running `services`: the outbox's queued deliveries first (same ids, same order),
     /// then persisted activities brought up to date.
+    /// A replica restores nothing here: it takes its matches one by one as it gains their leases.
     public func restore() async throws(ServiceError) {
+        guard service.lifecycle.ownership.isSolo else { return }
         try await relay.recover()
         try await service.lifecycle.restore()
     }

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import MatchcastCore
 import MatchcastFeeds
+import MatchcastStore
 import ServiceLifecycle
 import Synchronization
 
@@ -42,7 +43,9 @@ public struct PollSupervisor: Service {
             repeat {
                 let wanted: [String]
                 do {
-                    wanted = try await service.lifecycle.matchesToPoll()
+                    // With replicas, only the matches whose lease this replica holds.
+                    let ownership = service.lifecycle.ownership
+                    wanted = try await service.lifecycle.matchesToPoll().filter { ownership.holds($0) }
                 } catch {
                     logger.error("cannot list followed matches", metadata: ["error": "\(error)"])
                     wanted = []
@@ -95,13 +98,36 @@ public struct PollSupervisor: Service {
     }
 
     private func isStillWanted(_ matchId: String) async -> Bool {
-        (try? await service.lifecycle.matchesToPoll().contains(matchId)) ?? true
+        guard service.lifecycle.ownership.holds(matchId) else { return false }
+        return (try? await service.lifecycle.matchesToPoll().contains(matchId)) ?? true
+    }
+
+    /// With replicas, one polls the live list: the holder of its lease. The others wait and look again.
+    private func mayPollLiveList() async -> Bool {
+        let ownership = service.lifecycle.ownership
+        while !ownership.isSolo && !ownership.holds(ReplicaCoordinator.liveListLease) {
+            guard (try? await cancelWhenGracefulShutdown({ try await clock.sleep(for: .seconds(1)) })) != nil else { return false }
+        }
+        return true
+    }
+
+    /// A live-list snapshot: run by this replica when it runs the match; otherwise only kept as the match's latest
+    /// state (for `GET /v1/matches`) when nobody has a newer one (the owner polls the match itself).
+    private func ingestFromLiveList(_ snapshot: MatchSnapshot, pollInterval: Duration) async throws {
+        if service.lifecycle.ownership.holds(snapshot.id) {
+            try await service.lifecycle.ingest(snapshot, pollInterval: pollInterval)
+            return
+        }
+        let stored = try await service.store.match(id: snapshot.id)
+        if let stored, let old = stored.snapshot.seq, let new = snapshot.seq, new <= old { return }
+        if let stored, stored.snapshot == snapshot { return }
+        try await service.store.saveMatch(MatchRecord(snapshot: snapshot, updatedAt: now()))
     }
 
     private func pollLiveList() async {
         let source = LiveListSource(transport: transport, clock: clock, policy: timing, now: now)
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            guard let result = try? await source.poll() else { return }
+            guard await mayPollLiveList(), let result = try? await source.poll() else { return }
             metrics.pollInterval(source: "live-list", result.delay)
             switch result.outcome {
             case .updated(let update):
@@ -113,7 +139,7 @@ public struct PollSupervisor: Service {
                 }
                 for snapshot in update.changed {
                     do {
-                        try await service.lifecycle.ingest(snapshot, pollInterval: result.delay)
+                        try await ingestFromLiveList(snapshot, pollInterval: result.delay)
                     } catch {
                         logger.error("update failed", metadata: ["match": "\(snapshot.id)", "error": "\(error)"])
                     }

@@ -6,7 +6,7 @@ import MatchcastStore
 /// A follow hands the lifecycle a waiting activity; an unfollow ends it.
 struct FollowManager: Sendable {
     let access: StoreAccess
-    let lifecycle: LifecycleManager
+    let router: MatchRouter
     let now: @Sendable () -> Date
 
     /// True when the follow is new.
@@ -15,10 +15,16 @@ struct FollowManager: Sendable {
         try Validation.identifier(matchId, field: "matchId")
         let record = FollowRecord(deviceId: deviceId, matchId: matchId, createdAt: now())
         let created = try await access { try await $0.addFollow(record) }
-        let activity = try await lifecycle.follow(deviceId: deviceId, matchId: matchId, environment: environment)
+        let activity: ActivityRecord?
+        switch try await router.perform(MatchCommand(.follow, matchId: matchId, deviceId: deviceId, environment: environment)) {
+        case .here(let record): activity = record
+        case .byOwner:
+            activity = try await access { try await $0.activities(deviceId: deviceId) }
+                .first { $0.matchId == matchId && $0.isOpen }
+        }
         let followedAt = try await access { try await $0.follows(deviceId: deviceId) }.first { $0.matchId == matchId }?.createdAt
         let view = FollowView(matchId: matchId, followedAt: followedAt ?? now(),
-                              activityId: activity.activityId, activityState: activity.phase.rawValue)
+                              activityId: activity?.activityId, activityState: activity?.phase.rawValue)
         return (view, created)
     }
 
@@ -31,7 +37,7 @@ struct FollowManager: Sendable {
     func unfollow(deviceId: String, matchId: String) async throws(ServiceError) {
         try Validation.identifier(matchId, field: "matchId")
         _ = try await access { try await $0.removeFollow(deviceId: deviceId, matchId: matchId) }
-        try await lifecycle.unfollow(deviceId: deviceId, matchId: matchId)
+        _ = try await router.perform(MatchCommand(.unfollow, matchId: matchId, deviceId: deviceId))
     }
 
     func follows(deviceId: String) async throws(ServiceError) -> [FollowView] {

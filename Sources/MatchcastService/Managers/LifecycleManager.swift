@@ -101,6 +101,8 @@ public actor LifecycleManager {
 
     private let store: any MatchcastStore
     private let relay: DeliveryRelay
+    /// The matches this replica runs (every match, solo); writes about a match carry its lease as a fence.
+    public nonisolated let ownership: MatchOwnership
     private let settings: BrokerSettings
     private let metrics: BrokerMetrics
     private let now: @Sendable () -> Date
@@ -114,11 +116,12 @@ public actor LifecycleManager {
 
     /// Delivers through `relay` (the broker's, in the background).
     public init(
-        store: any MatchcastStore, relay: DeliveryRelay, settings: BrokerSettings,
+        store: any MatchcastStore, relay: DeliveryRelay, ownership: MatchOwnership = .solo, settings: BrokerSettings,
         metrics: BrokerMetrics, now: @escaping @Sendable () -> Date, logger: Logger
     ) {
         self.store = store
         self.relay = relay
+        self.ownership = ownership
         self.settings = settings
         self.metrics = metrics
         self.now = now
@@ -128,13 +131,13 @@ public actor LifecycleManager {
 
     /// Delivers inline: every operation returns once the sinks have its deliveries (replay, `follow`, tests).
     public init(
-        store: any MatchcastStore, dispatcher: DeliveryDispatcher, settings: BrokerSettings,
-        metrics: BrokerMetrics, now: @escaping @Sendable () -> Date, logger: Logger
+        store: any MatchcastStore, dispatcher: DeliveryDispatcher, ownership: MatchOwnership = .solo,
+        settings: BrokerSettings, metrics: BrokerMetrics, now: @escaping @Sendable () -> Date, logger: Logger
     ) {
         self.init(
             store: store,
             relay: DeliveryRelay(store: store, dispatcher: dispatcher, mode: .inline, metrics: metrics, logger: logger),
-            settings: settings, metrics: metrics, now: now, logger: logger)
+            ownership: ownership, settings: settings, metrics: metrics, now: now, logger: logger)
     }
 
     private var policy: ActivityPolicy { settings.activityPolicy }
@@ -410,20 +413,57 @@ public actor LifecycleManager {
         for record in open { byMatch[record.matchId, default: [:]][record.activityId] = record }
         for (matchId, activities) in byMatch { matches[matchId, default: MatchState()].activities = activities }
         let records = try await persist { try await self.store.matches() }
-        for record in records {
-            var state = matches[record.matchId] ?? MatchState()
-            // The sticky event text is the one the devices last got, not a fresh "has started".
-            let newest = state.activities?.values.max { $0.lifecycle.lastTimestamp < $1.lifecycle.lastTimestamp }
-            let event = newest?.lifecycle.sentContent?.event
-            state.tracker.resume(from: record.snapshot, event: event)
-            state.lastSeq = record.snapshot.seq
-            matches[record.matchId] = state
-        }
+        for record in records { resume(from: record) }
         for matchId in matches.keys.sorted() {
             guard let latest = latest(matchId: matchId) else { continue }
             try await fanOut(latest, to: matchId)
         }
         logger.info("restored", metadata: ["activities": "\(open.count)", "matches": "\(records.count)"])
+    }
+
+    /// The match's tracker picks up from its last stored snapshot.
+    private func resume(from record: MatchRecord) {
+        var state = matches[record.matchId] ?? MatchState()
+        // The sticky event text is the one the devices last got, not a fresh "has started".
+        let newest = state.activities?.values.max { $0.lifecycle.lastTimestamp < $1.lifecycle.lastTimestamp }
+        let event = newest?.lifecycle.sentContent?.event
+        state.tracker.resume(from: record.snapshot, event: event)
+        state.lastSeq = record.snapshot.seq
+        matches[record.matchId] = state
+    }
+
+    // MARK: Replicas
+
+    /// This replica just gained the match (free, or taken over from a replica whose lease expired): what it knew
+    /// of the match is dropped and read again from the store; what the last owner left in the outbox goes out
+    /// again (same ids); then every activity is brought up to date as after a restart (nothing started twice).
+    public func take(matchId: String) async throws(ServiceError) {
+        await serial.enter()
+        defer { serial.leave() }
+        matches[matchId] = nil
+        if let replicas = store as? any ReplicaStore {
+            let left = try await persist { try await replicas.queuedDeliveries(matchId: matchId) }
+            if !left.isEmpty {
+                logger.info("outbox of a taken match", metadata: ["match": "\(matchId)", "deliveries": "\(left.count)"])
+                await relay.submit(left)
+            }
+        }
+        _ = try await openActivities(matchId: matchId)
+        if let record = try await persist({ try await self.store.match(id: matchId) }) { resume(from: record) }
+        if let latest = latest(matchId: matchId) { try await fanOut(latest, to: matchId) }
+    }
+
+    /// This replica no longer runs the match: forget it (the store and the new owner have everything).
+    public func release(matchId: String) async {
+        await serial.enter()
+        defer { serial.leave() }
+        matches[matchId] = nil
+    }
+
+    /// Whether the match needs this replica any more: false once it is over and none of its activities is open.
+    public func isDone(matchId: String) -> Bool {
+        guard let state = matches[matchId] else { return true }
+        return (state.tracker.current?.snapshot.status.isFinal ?? false) && (state.activities?.isEmpty ?? true)
     }
 
     /// Match ids with open activities whose match is not known to be final: what needs polling.
@@ -532,7 +572,28 @@ public actor LifecycleManager {
     private func finish(_ deliveries: [Delivery], _ changed: ChangeSet) async throws(ServiceError) {
         let records = changed.all
         guard !records.isEmpty || !deliveries.isEmpty else { return }
-        try await persist { try await self.store.saveActivities(records, enqueue: deliveries) }
+        if let replicas = store as? any ReplicaStore,
+           let fence = ownership.fence(for: Set(records.map(\.matchId)).union(deliveries.map(\.matchId))) {
+            let saved = try await persist { () async throws -> Bool in
+                do {
+                    try await replicas.saveActivities(records, enqueue: deliveries, fence: fence)
+                    return true
+                } catch let error as StoreError where error == .leaseLost {
+                    return false
+                }
+            }
+            guard saved else {
+                // Another replica runs the match now: nothing was written or sent; let it go here.
+                for matchId in fence.generations.keys {
+                    matches[matchId] = nil
+                    ownership.lost(matchId)
+                }
+                logger.warning("match moved to another replica", metadata: ["matches": "\(fence.generations.keys.sorted())"])
+                throw ServiceError(.unavailable, "the match moved to another replica; retry")
+            }
+        } else {
+            try await persist { try await self.store.saveActivities(records, enqueue: deliveries) }
+        }
         await relay.submit(deliveries)
     }
 

@@ -8,7 +8,7 @@ import MatchcastStore
 /// device or activity. Invalidation removes a token and ends what depended on it.
 struct TokenManager: Sendable {
     let access: StoreAccess
-    let lifecycle: LifecycleManager
+    let router: MatchRouter
     let now: @Sendable () -> Date
     let logger: Logger
 
@@ -17,7 +17,12 @@ struct TokenManager: Sendable {
         let record = PushToStartTokenRecord(deviceId: deviceId, token: token, environment: environment, updatedAt: now())
         try await access { try await $0.setPushToStartToken(record) }
         logger.info("push-to-start token set", metadata: ["device": "\(deviceId)", "token": "\(Redact.token(token))"])
-        try await lifecycle.pushToStartTokenChanged(deviceId: deviceId)
+        // Here for the matches this replica runs; the others' owners are told (they start what waits for it).
+        try await router.lifecycle.pushToStartTokenChanged(deviceId: deviceId)
+        guard !router.ownership.isSolo else { return }
+        for follow in try await access({ try await $0.follows(deviceId: deviceId) }) where !router.ownership.holds(follow.matchId) {
+            try await router.post(MatchCommand(.pushToStartTokenChanged, matchId: follow.matchId, deviceId: deviceId))
+        }
     }
 
     /// The environment of the device's push-to-start token, if it has one.
@@ -28,7 +33,11 @@ struct TokenManager: Sendable {
     /// A dead token (APNs 410/400, or a downstream service's feedback): true if anything used it.
     func invalidate(_ token: String, reason: String) async throws(ServiceError) -> Bool {
         let token = try Validation.token(token, field: "token")
-        let endedActivity = try await lifecycle.invalidate(updateToken: token)
+        var endedActivity = false
+        if let holder = try await access({ try await $0.activity(updateToken: token) }), holder.isOpen {
+            _ = try await router.perform(MatchCommand(.invalidateUpdateToken, matchId: holder.matchId, token: token))
+            endedActivity = true
+        }
         let device = try await access { try await $0.removePushToStartToken(token: token) }
         let known = endedActivity || device != nil
         logger.notice("token invalidated", metadata: [

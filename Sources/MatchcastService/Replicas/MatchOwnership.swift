@@ -1,0 +1,112 @@
+import Foundation
+import Logging
+import MatchcastStore
+import Synchronization
+
+/// Which matches this replica runs: the leases it holds, by match id, with the generation each was claimed at
+/// (the fence its writes carry). Only the holder of a match's lease polls it and runs its activities; a replica
+/// that loses a lease (it could not renew in time and another took over) lets the match go at once.
+///
+/// `solo` (the single-process stores) holds every match without asking anyone.
+public final class MatchOwnership: Sendable {
+    /// The lease rows and this replica's name in them.
+    public struct Shared: Sendable {
+        public let store: any ReplicaStore
+        public let replicaId: String
+        public let leaseTTL: Duration
+
+        public init(store: any ReplicaStore, replicaId: String, leaseTTL: Duration) {
+            self.store = store
+            self.replicaId = replicaId
+            self.leaseTTL = leaseTTL
+        }
+    }
+
+    /// What a claim found.
+    public enum Claim: Sendable, Equatable {
+        /// Held before the claim (renewed).
+        case held
+        /// New to this replica: free before, or taken over from an owner whose lease expired.
+        case gained(takenOver: Bool)
+        /// Another replica holds it.
+        case elsewhere
+    }
+
+    public let shared: Shared?
+    private let held = Mutex<[String: Int]>([:])
+
+    /// Every match is this process's.
+    public static let solo = MatchOwnership(shared: nil)
+
+    public init(shared: Shared?) {
+        self.shared = shared
+    }
+
+    public var isSolo: Bool { shared == nil }
+
+    /// True when this replica runs the match.
+    public func holds(_ matchId: String) -> Bool {
+        shared == nil || held.withLock { $0[matchId] != nil }
+    }
+
+    /// The matches this replica holds, sorted (empty when solo: it holds every match without a lease).
+    public var heldMatches: [String] {
+        held.withLock { $0.keys.sorted() }
+    }
+
+    /// The fence for writes about these matches (nil when solo). A match not held is fenced with generation 0,
+    /// which no lease has: the write is refused.
+    public func fence(for matchIds: some Sequence<String>) -> LeaseFence? {
+        guard let shared else { return nil }
+        let generations = held.withLock { held in
+            Dictionary(matchIds.map { ($0, held[$0] ?? 0) }, uniquingKeysWith: { first, _ in first })
+        }
+        return LeaseFence(owner: shared.replicaId, generations: generations)
+    }
+
+    /// Claims (or renews) the match's lease.
+    public func claim(_ matchId: String) async throws(StoreError) -> Claim {
+        guard let shared else { return .held }
+        guard let change = try await shared.store.claim(matchId: matchId, owner: shared.replicaId, ttl: shared.leaseTTL)
+        else {
+            held.withLock { _ = $0.removeValue(forKey: matchId) }
+            return .elsewhere
+        }
+        let before = held.withLock { $0.updateValue(change.lease.generation, forKey: matchId) }
+        if before == change.lease.generation, change.reason == .renewed { return .held }
+        return .gained(takenOver: change.reason == .takenOver)
+    }
+
+    /// Renews every held lease; returns the matches whose lease was lost (now let go).
+    public func renewAll() async -> [String] {
+        guard let shared else { return [] }
+        var lost: [String] = []
+        for matchId in heldMatches {
+            let renewed: MatchLeaseChange?
+            do {
+                renewed = try await shared.store.renew(matchId: matchId, owner: shared.replicaId, ttl: shared.leaseTTL)
+            } catch {
+                // The database did not answer: keep the lease for now; the fence refuses writes if it expired and
+                // moved, and the next renewal tells.
+                continue
+            }
+            if renewed?.lease.generation != held.withLock({ $0[matchId] }) {
+                held.withLock { _ = $0.removeValue(forKey: matchId) }
+                lost.append(matchId)
+            }
+        }
+        return lost
+    }
+
+    /// Gives the match up (its lease becomes free at once for another replica).
+    public func release(_ matchId: String) async {
+        guard let shared else { return }
+        held.withLock { _ = $0.removeValue(forKey: matchId) }
+        _ = try? await shared.store.release(matchId: matchId, owner: shared.replicaId)
+    }
+
+    /// Forgets a match without touching the store (a fenced write found it lost).
+    public func lost(_ matchId: String) {
+        held.withLock { _ = $0.removeValue(forKey: matchId) }
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import Logging
+import MatchcastStore
+
+/// Runs a change to a match's activities on the replica that runs the match. Solo, or when this replica holds the
+/// match's lease, or can claim it (then it takes the match first): here, on `LifecycleManager`. When another
+/// replica holds it: the command is posted to the store's inbox (`NOTIFY` wakes the owner's `CommandInbox`), and
+/// the call waits, up to `answerTimeout`, for the owner to have done it, so the API answers as if it were local.
+struct MatchRouter: Sendable {
+    let lifecycle: LifecycleManager
+    let ownership: MatchOwnership
+    /// Called when this replica gained a match, so the poll supervisor starts polling it.
+    let gained: @Sendable () -> Void
+    let answerTimeout: Duration
+    let logger: Logger
+
+    /// What `perform` did.
+    enum Outcome: Sendable {
+        /// Run here; the activity the command made or changed, when it names one.
+        case here(ActivityRecord?)
+        /// Run by the replica that owns the match (read the result from the store).
+        case byOwner
+    }
+
+    func perform(_ command: MatchCommand) async throws(ServiceError) -> Outcome {
+        guard let shared = ownership.shared else { return .here(try await execute(command)) }
+        if try await runsHere(command.matchId) { return .here(try await execute(command)) }
+        let store = shared.store
+        let id = try await access(store) { try await $0.postCommand(command) }
+        logger.debug("command posted to the match's owner", metadata: [
+            "match": "\(command.matchId)", "command": "\(command.kind.rawValue)", "id": "\(id)",
+        ])
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: answerTimeout)
+        while clock.now < deadline {
+            if let outcome = try await access(store, { try await $0.commandOutcome(id: id) }) {
+                try? await store.forgetCommands(id: id, olderThan: .seconds(600))
+                if let refusal = outcome.refusal {
+                    throw ServiceError(ServiceError.Code(rawValue: refusal.code) ?? .unavailable, refusal.message)
+                }
+                return .byOwner
+            }
+            try? await Task.sleep(for: .milliseconds(25))
+        }
+        throw ServiceError(.unavailable, "the replica running match \(command.matchId) has not answered yet; the change is queued, retry to see it")
+    }
+
+    /// Posts without waiting (a push-to-start token for the matches other replicas run).
+    func post(_ command: MatchCommand) async throws(ServiceError) {
+        guard let shared = ownership.shared else { return }
+        _ = try await access(shared.store) { try await $0.postCommand(command) }
+    }
+
+    /// True when this replica runs the match now (claiming it if it was free).
+    func runsHere(_ matchId: String) async throws(ServiceError) -> Bool {
+        if ownership.holds(matchId) { return true }
+        let claim: MatchOwnership.Claim
+        do {
+            claim = try await ownership.claim(matchId)
+        } catch {
+            throw ServiceError(.unavailable, "storage is unavailable (\(error.reason))")
+        }
+        switch claim {
+        case .held: return true
+        case .elsewhere: return false
+        case .gained(let takenOver):
+            logger.info(takenOver ? "match taken over" : "match lease acquired", metadata: ["match": "\(matchId)"])
+            try await lifecycle.take(matchId: matchId)
+            gained()
+            return true
+        }
+    }
+
+    /// The command, on this replica's lifecycle.
+    @discardableResult
+    func execute(_ command: MatchCommand) async throws(ServiceError) -> ActivityRecord? {
+        func required(_ value: String?, _ name: String) throws(ServiceError) -> String {
+            guard let value else { throw ServiceError(.invalidRequest, "\(command.kind.rawValue) command without \(name)") }
+            return value
+        }
+        switch command.kind {
+        case .follow:
+            return try await lifecycle.follow(
+                deviceId: try required(command.deviceId, "deviceId"), matchId: command.matchId,
+                environment: command.environment ?? .production)
+        case .unfollow:
+            try await lifecycle.unfollow(deviceId: try required(command.deviceId, "deviceId"), matchId: command.matchId)
+            return nil
+        case .registerUpdateToken:
+            return try await lifecycle.registerUpdateToken(
+                activityId: try required(command.activityId, "activityId"),
+                deviceId: try required(command.deviceId, "deviceId"), matchId: command.matchId,
+                token: try required(command.token, "token"), environment: command.environment ?? .production)
+        case .dismiss:
+            try await lifecycle.dismiss(
+                activityId: try required(command.activityId, "activityId"), deviceId: try required(command.deviceId, "deviceId"))
+            return nil
+        case .invalidateUpdateToken:
+            try await lifecycle.invalidate(updateToken: try required(command.token, "token"))
+            return nil
+        case .pushToStartTokenChanged:
+            try await lifecycle.pushToStartTokenChanged(deviceId: try required(command.deviceId, "deviceId"))
+            return nil
+        }
+    }
+
+    private func access<T: Sendable>(
+        _ store: any ReplicaStore, _ operation: @Sendable (any ReplicaStore) async throws -> T
+    ) async throws(ServiceError) -> T {
+        do {
+            return try await operation(store)
+        } catch {
+            logger.error("store failed", metadata: ["error": "\(error)"])
+            throw ServiceError(.unavailable, "storage is unavailable")
+        }
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import MatchcastCore
+
+/// What several `matchcast serve` replicas sharing one database need beyond `MatchcastStore`: match leases (who
+/// runs a match), an inbox of commands for the replica that runs a match, writes fenced by a lease, and the
+/// outbox of one match (what a dead owner left unsent). Only PostgreSQL is shared; the single-process stores do
+/// not conform, and a broker on them runs every match itself.
+public protocol ReplicaStore: MatchcastStore, MatchLeases {
+    /// Saves like `saveActivities(_:enqueue:)`, only while every match of `records` is still leased to
+    /// `fence.owner` with the generation `fence` names; otherwise nothing is written and it throws `.leaseLost`.
+    func saveActivities(_ records: [ActivityRecord], enqueue deliveries: [Delivery], fence: LeaseFence) async throws(StoreError)
+    /// The match's queued deliveries, oldest first.
+    func queuedDeliveries(matchId: String) async throws(StoreError) -> [Delivery]
+    /// Matches that need a replica: followed and not over by their last stored snapshot, or with an open activity.
+    /// Sorted.
+    func matchesNeedingOwner() async throws(StoreError) -> [String]
+
+    /// Queues a command for the replica that runs `command.matchId` and wakes it (`commandPosted`); returns its id.
+    func postCommand(_ command: MatchCommand) async throws(StoreError) -> Int64
+    /// Commands not yet done for these matches, oldest first.
+    func pendingCommands(matchIds: [String]) async throws(StoreError) -> [PostedCommand]
+    /// Marks a command done, with the refusal it met if any (kept for the poster to read).
+    func completeCommand(id: Int64, refusal: CommandRefusal?) async throws(StoreError)
+    /// Where a posted command stands: `nil` while pending (or once forgotten).
+    func commandOutcome(id: Int64) async throws(StoreError) -> CommandOutcome?
+    /// Forgets done commands: the one given, and any done longer than `olderThan` ago.
+    func forgetCommands(id: Int64?, olderThan: Duration) async throws(StoreError)
+    /// Calls `onPost` with the match id of every command posted by any replica, until cancelled or the connection
+    /// fails (then it throws: listen again).
+    func listenForCommands(_ onPost: @escaping @Sendable (String) -> Void) async throws
+}
+
+/// The lease a write is made under: the owner and, per match, the generation it claimed.
+public struct LeaseFence: Sendable, Hashable {
+    public var owner: String
+    public var generations: [String: Int]
+
+    public init(owner: String, generations: [String: Int]) {
+        self.owner = owner
+        self.generations = generations
+    }
+}
+
+/// A change a replica was asked for (through its HTTP API) on a match another replica runs.
+public struct MatchCommand: Codable, Sendable, Hashable {
+    public enum Kind: String, Codable, Sendable {
+        case follow, unfollow, registerUpdateToken, dismiss, invalidateUpdateToken, pushToStartTokenChanged
+    }
+
+    public var kind: Kind
+    public var matchId: String
+    public var deviceId: String?
+    public var activityId: String?
+    /// An update token (never logged whole).
+    public var token: String?
+    public var environment: APNsEnvironment?
+
+    public init(
+        _ kind: Kind, matchId: String, deviceId: String? = nil, activityId: String? = nil, token: String? = nil,
+        environment: APNsEnvironment? = nil
+    ) {
+        self.kind = kind
+        self.matchId = matchId
+        self.deviceId = deviceId
+        self.activityId = activityId
+        self.token = token
+        self.environment = environment
+    }
+}
+
+/// A command as queued.
+public struct PostedCommand: Sendable, Hashable {
+    public var id: Int64
+    public var command: MatchCommand
+
+    public init(id: Int64, command: MatchCommand) {
+        self.id = id
+        self.command = command
+    }
+}
+
+/// Why the owner refused a command: a service error's code and message, for the poster to answer with.
+public struct CommandRefusal: Sendable, Hashable {
+    public var code: String
+    public var message: String
+
+    public init(code: String, message: String) {
+        self.code = code
+        self.message = message
+    }
+}
+
+/// A command the owner has done.
+public struct CommandOutcome: Sendable, Hashable {
+    public var refusal: CommandRefusal?
+
+    public init(refusal: CommandRefusal?) {
+        self.refusal = refusal
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+import Logging
+import MatchcastCore
+@testable import MatchcastService
+@testable import MatchcastStore
+import MatchcastTesting
+import Testing
+
+/// Two replicas in one process on one PostgreSQL schema: who runs a match, how a change made through the other
+/// replica reaches it, what a takeover resends, and that a replica which lost a match can no longer write for it.
+@Suite(.enabled(if: ScratchPostgresDatabase.isConfigured, ScratchPostgresDatabase.skipMessage), .serialized)
+struct ReplicaRoutingTests {
+    /// One replica: its lifecycle (delivering inline to its own capturing sink), service and coordinator.
+    struct Replica: Sendable {
+        let name: String
+        let sink = CapturingSink()
+        let service: LiveActivityService
+        let coordinator: ReplicaCoordinator
+
+        init(_ name: String, store: PostgresStore, leaseTTL: Duration) {
+            self.name = name
+            let logger = Logger(label: "test.replica.\(name)", factory: { _ in SwiftLogNoOpLogHandler() })
+            let metrics = BrokerMetrics()
+            let ownership = MatchOwnership(shared: .init(store: store, replicaId: name, leaseTTL: leaseTTL))
+            let lifecycle = LifecycleManager(
+                store: store, dispatcher: DeliveryDispatcher(sinks: [sink], metrics: metrics, logger: logger),
+                ownership: ownership, settings: BrokerSettings(pushToStartSpacing: .zero, seed: name == "a" ? 1 : 2),
+                metrics: metrics, now: { Date() }, logger: logger)
+            service = LiveActivityService(
+                store: store, lifecycle: lifecycle, metrics: metrics, commandAnswerTimeout: .seconds(30), logger: logger)
+            coordinator = ReplicaCoordinator(service: service, clock: ContinuousClock(), logger: logger)
+        }
+
+        var ownership: MatchOwnership { service.lifecycle.ownership }
+
+        func device(pushToStart: String?) async throws -> String {
+            let id = try await service.registerDevice().deviceId
+            if let pushToStart { try await service.setPushToStartToken(deviceId: id, token: pushToStart, environment: .production) }
+            return id
+        }
+    }
+
+    static func withStore(_ body: (PostgresStore) async throws -> Void) async throws {
+        let url = try #require(ScratchPostgresDatabase.serverURL)
+        var configuration = try #require(try StoreURL(url).postgresConfiguration)
+        configuration.schema = "r_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        configuration.leaseTimeout = .seconds(60)
+        configuration.maximumConnections = 8
+        let store = try await PostgresStore.open(configuration)
+        do {
+            try await withStoreRunning(store) { try await body(store) }
+        } catch {
+            try? await store.dropSchema()
+            throw error
+        }
+        try await store.dropSchema()
+    }
+
+    @Test("a follow and a token sent to the replica that does not run the match reach the one that does")
+    func commandsReachTheOwner() async throws {
+        try await Self.withStore { store in
+            let a = Replica("a", store: store, leaseTTL: .seconds(30))
+            let b = Replica("b", store: store, leaseTTL: .seconds(30))
+            let match = "m-routing"
+            // A is the first to touch the match: it claims it and runs it.
+            let first = try await a.device(pushToStart: ManagerFixtures.pushToStart(1))
+            _ = try await a.service.follow(deviceId: first, matchId: match)
+            #expect(a.ownership.holds(match))
+            try await a.service.lifecycle.ingest(ManagerFixtures.football(match, seq: 1), pollInterval: .seconds(10))
+            #expect(a.sink.deliveries.filter { $0.payload.aps.event == .start }.count == 1)
+
+            try await withThrowingDiscardingTaskGroup { group in
+                group.addTask { try await a.coordinator.run() }
+                // Through B, which does not hold the match: B posts, A runs it, B answers with A's result.
+                let second = try await b.device(pushToStart: nil)
+                let follow = try await b.service.follow(deviceId: second, matchId: match)
+                #expect(!b.ownership.holds(match))
+                #expect(follow.activityState == "waiting")
+                #expect(b.sink.deliveries.isEmpty)
+                // The token arrives through B too: A starts the waiting activity (the match is live).
+                try await b.service.setPushToStartToken(deviceId: second, token: ManagerFixtures.pushToStart(2), environment: .production)
+                let started = try await eventually(within: 30) {
+                    a.sink.deliveries.contains { $0.payload.aps.event == .start && $0.target.value == ManagerFixtures.pushToStart(2) }
+                }
+                #expect(started, "A starts the second device's activity")
+                // Its update token, through B: A runs the activity from now on.
+                let activityId = try #require(follow.activityId)
+                let view = try await b.service.putActivity(
+                    activityId: activityId, deviceId: second, matchId: match, updateToken: ManagerFixtures.update(2),
+                    environment: .production)
+                #expect(view.state == "active")
+                // An unfollow through B ends it, and A sends the end.
+                try await b.service.unfollow(deviceId: second, matchId: match)
+                #expect(a.sink.deliveries.contains { $0.payload.aps.event == .end && $0.activityId == activityId })
+                #expect(b.sink.deliveries.isEmpty)
+                // A refusal made by A reaches B's caller as the same error.
+                await #expect(throws: ServiceError(.forbidden, "activity belongs to another device")) {
+                    try await b.service.putActivity(
+                        activityId: activityId, deviceId: first, matchId: match, updateToken: ManagerFixtures.update(3),
+                        environment: .production)
+                }
+                group.cancelAll()
+            }
+        }
+    }
+
+    @Test("a dead replica's match is taken over: its outbox resent, its activities brought up to date, its writes fenced off")
+    func takeoverResendsAndFences() async throws {
+        try await Self.withStore { store in
+            let a = Replica("a", store: store, leaseTTL: .seconds(2))
+            let b = Replica("b", store: store, leaseTTL: .seconds(2))
+            let match = "m-takeover"
+            let device = try await a.device(pushToStart: ManagerFixtures.pushToStart(1))
+            let follow = try await a.service.follow(deviceId: device, matchId: match)
+            try await a.service.lifecycle.ingest(ManagerFixtures.football(match, seq: 1), pollInterval: .seconds(10))
+            let activityId = try #require(follow.activityId)
+            _ = try await a.service.putActivity(
+                activityId: activityId, deviceId: device, matchId: match, updateToken: ManagerFixtures.update(1),
+                environment: .production)
+            try await a.service.lifecycle.ingest(ManagerFixtures.football(match, home: 1, seq: 2), pollInterval: .seconds(10))
+            // A crash between saving and sending: an update A queued but never sent.
+            let left = try #require(a.sink.deliveries.last)
+            #expect(left.payload.aps.event == .update)
+            try await store.saveActivities([], enqueue: [left])
+            let sentByA = a.sink.deliveries.count
+
+            // A stops renewing (dead). Once its lease expires, B's lease round takes the match.
+            try await Task.sleep(for: .seconds(3))
+            await b.coordinator.leaseRound()
+            #expect(b.ownership.holds(match))
+            #expect(b.sink.deliveries.contains { $0.id == left.id }, "the outbox A left goes out with the same id")
+            #expect(!b.sink.deliveries.contains { $0.payload.aps.event == .start }, "nothing is started twice")
+
+            // B runs the match now: a new score reaches the device through B.
+            try await b.service.lifecycle.ingest(ManagerFixtures.football(match, home: 2, seq: 3), pollInterval: .seconds(10))
+            #expect(b.sink.deliveries.contains { $0.activityId == activityId && $0.payload.aps.event == .update })
+
+            // A wakes up believing it still runs the match: its write is refused, nothing is sent, it lets go.
+            let before = try await store.activity(id: activityId)
+            await #expect(throws: ServiceError.self) {
+                try await a.service.lifecycle.ingest(
+                    ManagerFixtures.football(match, home: 3, seq: 4), pollInterval: .seconds(10))
+            }
+            #expect(a.sink.deliveries.count == sentByA)
+            #expect(!a.ownership.holds(match))
+            let after = try await store.activity(id: activityId)
+            #expect(after == before)
+            let queued = try await store.queuedDeliveries(matchId: match)
+            let sentByB = Set(b.sink.deliveries.map(\.id))
+            #expect(queued.allSatisfy { sentByB.contains($0.id) }, "nothing of A's refused write was queued")
+        }
+    }
+}
