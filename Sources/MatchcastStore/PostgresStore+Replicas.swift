@@ -58,6 +58,8 @@ extension PostgresStore: ReplicaStore {
                 WHERE m.match_id IS NULL OR NOT ((m.snapshot::jsonb ->> 'status') = ANY(\(over)))
                 UNION
                 SELECT DISTINCT match_id FROM activity WHERE phase <> 'ended'
+                UNION
+                SELECT DISTINCT match_id FROM outbox WHERE match_id <> ''
                 ORDER BY 1
                 """,
                 logger: logger

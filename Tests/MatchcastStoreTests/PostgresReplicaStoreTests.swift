@@ -22,6 +22,11 @@ struct PostgresReplicaStoreTests {
             // Not followed, but an activity is still open (an end to deliver): needs a replica too.
             try await store.saveActivity(StoreFixture.activity("act-orphan", match: "m-unfollowed", token: "tok-3"))
             #expect(try await store.matchesNeedingOwner() == ["m-live", "m-over-open", "m-unfollowed", "m-unseen"])
+            // Over, nothing open, but an `end` still queued (its replica died before sending it): needs one too.
+            var end = Outbox.delivery("dlv-end", activity: "act-ended", .end)
+            end.matchId = "m-over"
+            try await store.saveActivities([], enqueue: [end])
+            #expect(try await store.matchesNeedingOwner() == ["m-live", "m-over", "m-over-open", "m-unfollowed", "m-unseen"])
         }
     }
 
