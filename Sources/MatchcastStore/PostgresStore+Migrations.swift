@@ -116,6 +116,8 @@ extension PostgresStore {
         // `match_command` until done (the poster reads the outcome, then forgets it).
         Migration(name: "v3", statements: [
             "ALTER TABLE outbox ADD COLUMN match_id text COLLATE \"C\" NOT NULL DEFAULT ''",
+            // Rows queued by an older broker learn their match from the delivery they hold.
+            "UPDATE outbox SET match_id = COALESCE(convert_from(delivery, 'UTF8')::jsonb ->> 'matchId', '')",
             "CREATE INDEX outbox_on_match_id ON outbox (match_id, seq)",
             """
             CREATE TABLE match_command (
