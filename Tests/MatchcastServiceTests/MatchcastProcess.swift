@@ -1,0 +1,91 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A `matchcast` child process, its output in a log file.
+final class MatchcastProcess: @unchecked Sendable {
+    private let process: Process
+
+    private init(process: Process) {
+        self.process = process
+    }
+
+    /// `matchcast` beside the test bundle (`swift build` puts both in the same folder).
+    static var binary: URL? {
+        let folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for candidate in [folder, folder.deletingLastPathComponent()] {
+            let url = candidate.appendingPathComponent("matchcast")
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        return nil
+    }
+
+    static func start(_ binary: URL, _ arguments: [String], log directory: URL, name: String) throws -> MatchcastProcess {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        let logURL = directory.appendingPathComponent("\(name).log")
+        FileManager.default.createFile(atPath: logURL.path, contents: nil)
+        let log = try FileHandle(forWritingTo: logURL)
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = log
+        try process.run()
+        return MatchcastProcess(process: process)
+    }
+
+    /// Whether the process has not exited yet.
+    var isRunning: Bool { process.isRunning }
+
+    /// SIGKILL: no handler runs, nothing is flushed.
+    func kill() {
+        guard process.isRunning else { return }
+        _ = Glibc.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    func terminate() {
+        guard process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    /// Every `*.log` in the folder, for a failure report.
+    static func logs(_ directory: URL) -> String {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return names.filter { $0.hasSuffix(".log") }.sorted().map { name in
+            let text = (try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)) ?? ""
+            return "--- \(name)\n" + text.split(separator: "\n").suffix(40).joined(separator: "\n")
+        }.joined(separator: "\n")
+    }
+
+    /// A port nothing listens on now (bound to 0, read, closed).
+    static func freePort() throws -> Int {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw PortError() }
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else { throw PortError() }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
+        }
+        guard named == 0 else { throw PortError() }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    struct PortError: Error {}
+
+    /// A 64-digit hex token, distinct per `(kind, index)`.
+    static func token(_ kind: UInt8, _ index: Int) -> String {
+        String(format: "%02x%08x", kind, index) + String(repeating: "0f", count: 27)
+    }
+}

@@ -1,0 +1,201 @@
+import AsyncHTTPClient
+import Foundation
+import MatchcastCore
+import MatchcastTesting
+import Testing
+
+/// Two real `matchcast serve` replicas on one PostgreSQL database, polling one `matchcast fake-feed` process over
+/// HTTP. The replica holding a live match's lease is killed with SIGKILL in the middle of a fan-out: the other takes
+/// the lease over once it expires, sends what the dead one left in the outbox and goes on, so every activity still
+/// gets its updates and its `end`, nothing starts twice, and a delivery seen twice is the same delivery.
+///
+/// Each replica sends to a webhook receiver of its own, so every delivery says which replica sent it.
+@Suite("Two replicas, one killed mid-match", .serialized)
+struct ReplicaFailoverTests {
+    static let followers = 24
+    /// Seconds; a replica that stops renewing loses its leases this long after its last renewal.
+    static let leaseTTL = 3
+    /// The match whose owner is killed; the other is followed too, so the survivor keeps its own match going.
+    static let killedMatch = "football"
+    static let otherMatch = "tennis-bo3"
+
+    @Test(
+        "the survivor takes over a killed replica's match: every activity gets updates and its end, nothing starts twice",
+        .enabled(if: ScratchPostgresDatabase.isConfigured, ScratchPostgresDatabase.skipMessage),
+        .timeLimit(.minutes(10)))
+    func killTheOwnerOfALiveMatch() async throws {
+        let binary = try #require(MatchcastProcess.binary, "the matchcast executable is not built beside the tests")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("matchcast-replicas-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = try await ScratchPostgresDatabase.create()
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+
+        // The feed outlives the replicas, as a real one would; at 90× a football match lasts about 80 s.
+        let feedPort = try MatchcastProcess.freePort()
+        let feed = try MatchcastProcess.start(
+            binary, ["fake-feed", "--port", "\(feedPort)", "--speed", "90", "--seed", "3"], log: directory, name: "feed")
+        let config = directory.appendingPathComponent("matchcast.yaml")
+        try """
+            polling:
+              minPollMs: 100
+            activities:
+              coalesceSeconds: 1
+              pushToStartSpacingSeconds: 1
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let arguments = [
+            "--config", config.path, "--store", database.url, "--feed", "http://127.0.0.1:\(feedPort)",
+            "--admin-key", CrashRecoveryTests.adminKey, "--lease-ttl", "\(Self.leaseTTL)",
+        ]
+        var replicas: [BrokerReplica] = []
+        func cleanUp() async {
+            for replica in replicas { await replica.stop() }
+            feed.terminate()
+            try? await client.shutdown()
+            do { try await database.drop() } catch { print("replica-failover: could not drop \(database.name): \(error)") }
+        }
+
+        do {
+            // Both start at once, as a rollout would start them: one migrates, the other waits for it.
+            for name in ["replica-a", "replica-b"] {
+                replicas.append(try await BrokerReplica.start(binary, name: name, arguments: arguments, client: client, log: directory))
+            }
+            for replica in replicas {
+                try await replica.waitUntilHealthy()
+                // Slow receivers: a fan-out is always part-way through when the owner is killed.
+                replica.receiver.answer(after: .milliseconds(150))
+            }
+            let (a, b) = (replicas[0], replicas[1])
+            try await #require(eventually(within: 90, every: .milliseconds(50)) {
+                guard try await a.api.matchIsLive(Self.killedMatch) else { return false }
+                return try await b.api.matchIsLive(Self.otherMatch)
+            }, "both matches are live")
+
+            // Followers spread over both APIs: each device registers on one replica, gives its push-to-start
+            // token and follows through the other, so every change has to reach the polling replica through the store.
+            var devices: [String: (device: BrokerAPI.Device, match: String)] = [:]  // by push-to-start token
+            for index in 0..<Self.followers {
+                let (first, second) = index % 2 == 0 ? (a, b) : (b, a)
+                let match = index % 3 == 2 ? Self.otherMatch : Self.killedMatch
+                let device = try await first.api.register(index: index)
+                let token = MatchcastProcess.token(0xaa, index)
+                try await second.api.setPushToStartToken(device, token: token)
+                try await second.api.follow(device, match: match)
+                devices[token] = (device, match)
+            }
+            var registered: [String: String] = [:]  // activity id → match
+            var started: Set<String> = []  // push-to-start tokens; a second activity for one is left unregistered
+            try await #require(eventually(within: 120, every: .milliseconds(50)) {
+                for start in replicas.flatMap(\.receiver.received)
+                where start.payload.aps.event == .start && registered[start.activityId] == nil {
+                    let (device, match) = try #require(devices[start.target.value], "a start to a token no device holds")
+                    guard started.insert(start.target.value).inserted else { continue }
+                    let replica = replicas[(device.index / 2) % 2]
+                    try await replica.api.putActivity(
+                        start.activityId, device: device, match: match,
+                        updateToken: MatchcastProcess.token(0xbb, device.index))
+                    registered[start.activityId] = match
+                }
+                return started.count == Self.followers
+            }, "every follower's activity started")
+
+            // The replica polling the match, killed as soon as one of its update fan-outs is on its way.
+            func holder(of match: String) -> BrokerReplica? {
+                replicas.compactMap { replica in replica.leaseTaken(of: match).map { (replica, $0.time) } }.max { $0.1 < $1.1 }?.0
+            }
+            var owner: BrokerReplica?
+            try await #require(eventually(within: 120, every: .milliseconds(20)) {
+                owner = holder(of: Self.killedMatch)
+                guard let owner, let other = replicas.first(where: { $0 !== owner }) else { return false }
+                // The other replica's receiver idle, so whatever it records after the kill was sent after it.
+                return owner.receiver.received.contains { $0.matchId == Self.killedMatch && $0.payload.aps.event == .update }
+                    && owner.receiver.arrivals > owner.receiver.requests && other.receiver.arrivals == other.receiver.requests
+            }, "a replica logged that it holds \(Self.killedMatch)'s lease and sends its updates")
+            let victim = try #require(owner)
+            let survivor = try #require(replicas.first { $0 !== victim })
+            let beforeKill = replicas.flatMap(\.receiver.received)
+            let otherHolder = holder(of: Self.otherMatch)?.name ?? "nobody"
+            try #require(!beforeKill.contains { $0.payload.aps.event == .end }, "the matches were still on at the kill")
+            victim.process.kill()
+            let killedAt = Date()
+            let killInstant = ContinuousClock.now
+            let survivorAtKill = survivor.receiver.received.count
+            // From now on the survivor's receiver answers at once, so it does not slow the takeover it measures.
+            survivor.receiver.answer(after: .zero)
+
+            // Takeover: the survivor's first delivery for the match, and its log line saying it took the match over.
+            try await #require(eventually(within: 120, every: .milliseconds(20)) {
+                survivor.receiver.received.dropFirst(survivorAtKill).contains { $0.matchId == Self.killedMatch }
+            }, "the survivor sent a delivery for \(Self.killedMatch) after the kill")
+            let firstDelivery = ContinuousClock.now - killInstant
+            try await #require(eventually(within: 60, every: .milliseconds(50)) {
+                (survivor.leaseTaken(of: Self.killedMatch)?.time ?? .distantPast) > killedAt
+            }, "the survivor logged that it holds \(Self.killedMatch)'s lease")
+            let takeover = try #require(survivor.leaseTaken(of: Self.killedMatch))
+            #expect(takeover.message == "match taken over", "the survivor logged '\(takeover.message)'")
+            #expect(try await survivor.metric("matchcast_lease_changes_total", label: #"reason="taken_over""#) >= 1)
+
+            let everyEnd = try await eventually(within: 300, every: .milliseconds(50)) {
+                Set(replicas.flatMap(\.receiver.received).filter { $0.payload.aps.event == .end }.map(\.activityId))
+                    .isSuperset(of: registered.keys)
+            }
+            let received = replicas.flatMap(\.receiver.received)
+            let afterKill = Array(survivor.receiver.received.dropFirst(survivorAtKill))
+            let ended = Set(received.filter { $0.payload.aps.event == .end }.map(\.activityId))
+            #expect(everyEnd, "ends for \(ended.count) of \(registered.count) activities")
+            let updatedAfterKill = Set(afterKill.filter { $0.payload.aps.event == .update }.map(\.activityId))
+            let stale = registered.filter { !updatedAfterKill.contains($0.key) }
+            #expect(stale.isEmpty, "no update after the kill for \(stale.count) activities: \(stale.values.sorted())")
+
+            // A delivery seen twice is the same delivery; one state of one activity has one id.
+            var byId: [String: DeliveryRecord] = [:]
+            var duplicates = 0
+            for delivery in received {
+                if let earlier = byId.updateValue(delivery, forKey: delivery.id) {
+                    duplicates += 1
+                    #expect(earlier == delivery, "delivery \(delivery.id) arrived twice with different content")
+                }
+            }
+            var idsByState: [String: Set<String>] = [:]
+            for delivery in received {
+                idsByState["\(delivery.activityId)/\(delivery.payload.aps.event)/\(delivery.payload.aps.timestamp)", default: []]
+                    .insert(delivery.id)
+            }
+            let reissued = idsByState.filter { $0.value.count > 1 }
+            #expect(reissued.isEmpty, "the same state went out under different ids: \(reissued.keys.sorted().prefix(5))")
+
+            // Nothing starts twice: no activity but the registered ones, one start and one end each.
+            let starts = received.filter { $0.payload.aps.event == .start }
+            #expect(Set(starts.map(\.activityId)) == Set(registered.keys), "a start for an activity nobody registered")
+            for event in [ActivityEvent.start, .end] {
+                let twice = Dictionary(grouping: received.filter { $0.payload.aps.event == event }, by: \.activityId)
+                    .filter { Set($0.value.map(\.id)).count > 1 }
+                #expect(twice.isEmpty, "\(twice.count) activities got two different \(event) deliveries")
+            }
+
+            let counts = replicas.map { "\($0.name) \($0.receiver.received.count)" }.joined(separator: ", ")
+            print(
+                """
+                replica-failover: killed \(victim.name) holding \(Self.killedMatch) (lease TTL \(Self.leaseTTL) s; \
+                \(Self.otherMatch) held by \(otherHolder)); \
+                \(survivor.name) logged '\(takeover.message)' \(Self.seconds(takeover.time.timeIntervalSince(killedAt))) \
+                after the kill, its first \(Self.killedMatch) delivery arrived after \(Self.seconds(firstDelivery)); \
+                \(received.count) deliveries (\(counts)), \(beforeKill.count) before the kill, \
+                \(duplicates) repeated with the same id, \(registered.count) activities
+                """)
+        } catch {
+            print(MatchcastProcess.logs(directory))
+            await cleanUp()
+            throw error
+        }
+        await cleanUp()
+    }
+
+    static func seconds(_ duration: Duration) -> String {
+        seconds(Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18)
+    }
+
+    static func seconds(_ value: TimeInterval) -> String {
+        String(format: "%.2f s", value)
+    }
+}
