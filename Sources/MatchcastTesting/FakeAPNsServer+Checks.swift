@@ -73,41 +73,53 @@ extension FakeAPNsServer {
             _ headers: HPACKHeaders, body: ByteBuffer, verify: (String) -> Result<Int64, Refusal>,
             bodyIsValid: (ByteBuffer) -> Bool
         ) -> Checked {
-            // One pass over the fields (names arrive lowercase over HTTP/2).
-            var fields: [String: String] = [:]
-            fields.reserveCapacity(12)
-            for field in headers where fields[field.name] == nil { fields[field.name] = field.value }
-            let path = fields[":path"] ?? ""
+            // One pass over the fields (names arrive lowercase over HTTP/2); the first of each counts.
+            var method: String?, path: String?, authorization: String?, pushTypeField: String?, topicField: String?
+            var priorityField: String?, expirationField: String?, apnsID: String?
+            for field in headers {
+                switch field.name {
+                case ":method": if method == nil { method = field.value }
+                case ":path": if path == nil { path = field.value }
+                case "authorization": if authorization == nil { authorization = field.value }
+                case "apns-push-type": if pushTypeField == nil { pushTypeField = field.value }
+                case "apns-topic": if topicField == nil { topicField = field.value }
+                case "apns-priority": if priorityField == nil { priorityField = field.value }
+                case "apns-expiration": if expirationField == nil { expirationField = field.value }
+                case "apns-id": if apnsID == nil { apnsID = field.value }
+                default: break
+                }
+            }
             let prefix = "/3/device/"
-            let token = path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : nil
-            let apnsID = fields["apns-id"]
-            let jwt = fields["authorization"].flatMap { value -> String? in
-                let parts = value.split(separator: " ", maxSplits: 1)
-                return parts.count == 2 && parts[0].lowercased() == "bearer" ? String(parts[1]) : nil
+            let token = path.flatMap { $0.hasPrefix(prefix) ? String($0.utf8.dropFirst(prefix.utf8.count))! : nil }
+            let jwt = authorization.flatMap { value -> String? in
+                // "bearer " (any case) and a non-empty token.
+                let utf8 = value.utf8
+                guard utf8.count > 7, utf8.prefix(7).lazy.map({ $0 | 0x20 }).elementsEqual("bearer ".utf8) else { return nil }
+                return String(utf8.dropFirst(7))
             }
             var checked = Checked(token: token, apnsID: apnsID, providerToken: jwt, result: .failure(Refusal(status: 500, reason: "InternalServerError")))
             checked.result = Result { () throws(Refusal) -> Notification in
-                guard fields[":method"] == "POST" else { throw Refusal(status: 405, reason: "MethodNotAllowed") }
+                guard method == "POST" else { throw Refusal(status: 405, reason: "MethodNotAllowed") }
                 guard let token else { throw Refusal(status: 404, reason: "BadPath") }
                 guard !token.isEmpty else { throw Refusal(status: 400, reason: "MissingDeviceToken") }
-                guard token.utf8.count % 2 == 0, token.allSatisfy(\.isHexDigit) else {
+                guard token.utf8.count % 2 == 0, token.utf8.allSatisfy(Self.isHexDigit) else {
                     throw Refusal(status: 400, reason: "BadDeviceToken")
                 }
                 guard let jwt else { throw Refusal(status: 403, reason: "MissingProviderToken") }
                 let issuedAt = try verify(jwt).get()
-                guard let pushType = fields["apns-push-type"], pushType == "liveactivity" else {
+                guard let pushType = pushTypeField, pushType == "liveactivity" else {
                     throw Refusal(status: 400, reason: "InvalidPushType")
                 }
-                guard let topic = fields["apns-topic"] else { throw Refusal(status: 400, reason: "MissingTopic") }
-                guard topic.hasSuffix(".push-type.liveactivity"), topic.count > ".push-type.liveactivity".count else {
+                guard let topic = topicField else { throw Refusal(status: 400, reason: "MissingTopic") }
+                guard topic.utf8.count > ".push-type.liveactivity".utf8.count, topic.utf8.reversed().starts(with: ".push-type.liveactivity".utf8.reversed()) else {
                     throw Refusal(status: 400, reason: "BadTopic")
                 }
-                guard let priority = fields["apns-priority"].flatMap(Int.init), priority == 5 || priority == 10 else {
+                guard let priority = priorityField.flatMap(Int.init), priority == 5 || priority == 10 else {
                     throw Refusal(status: 400, reason: "BadPriority")
                 }
-                guard let apnsID, UUID(uuidString: apnsID) != nil else { throw Refusal(status: 400, reason: "BadMessageId") }
+                guard let apnsID, Self.isUUID(apnsID) else { throw Refusal(status: 400, reason: "BadMessageId") }
                 var expiration: Int?
-                if let text = fields["apns-expiration"] {
+                if let text = expirationField {
                     guard let value = Int(text), value >= 0 else { throw Refusal(status: 400, reason: "BadExpirationDate") }
                     expiration = value
                 }
@@ -119,6 +131,24 @@ extension FakeAPNsServer {
                     apnsID: apnsID, providerToken: jwt, issuedAt: issuedAt, body: [], httpVersion: "2")
             }
             return checked
+        }
+
+        private static func isHexDigit(_ byte: UInt8) -> Bool {
+            (48...57).contains(byte) || (65...70).contains(byte) || (97...102).contains(byte)
+        }
+
+        /// `8-4-4-4-12` hex digits, as `UUID(uuidString:)` accepts them.
+        static func isUUID(_ text: String) -> Bool {
+            var count = 0
+            for byte in text.utf8 {
+                if count == 8 || count == 13 || count == 18 || count == 23 {
+                    guard byte == UInt8(ascii: "-") else { return false }
+                } else {
+                    guard isHexDigit(byte) else { return false }
+                }
+                count += 1
+            }
+            return count == 36
         }
 
         /// A JSON object with an `aps` object.

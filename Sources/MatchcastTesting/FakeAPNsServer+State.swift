@@ -77,7 +77,7 @@ extension FakeAPNsServer {
         /// requests take queued faults in arrival order.
         func decide(_ checked: RequestCheck.Checked, body: ByteBuffer, connection: Int, holder: Holder) -> Action {
             values.withLock { values in
-                if let token = checked.token, let left = values.dropConnection[token], left > 0 {
+                if !values.dropConnection.isEmpty, let token = checked.token, let left = values.dropConnection[token], left > 0 {
                     values.dropConnection[token] = left > 1 ? left - 1 : nil
                     if recording {
                         values.log.append(Exchange(
@@ -117,12 +117,15 @@ extension FakeAPNsServer {
                         reason: reason, connection: connection))
                 }
                 if let id = checked.apnsID {
-                    var entry = values.perID[id] ?? (0, false)
-                    if entry.final { values.duplicates += 1 }
-                    entry.requests += 1
                     let retryable = status == 429 || status >= 500 || reason == "ExpiredProviderToken"
-                    entry.final = entry.final || !retryable
-                    values.perID[id] = entry
+                    // One lookup: the entry is changed in place.
+                    func count(_ entry: inout (requests: Int, final: Bool)) -> Bool {
+                        let duplicate = entry.final
+                        entry.requests += 1
+                        entry.final = entry.final || !retryable
+                        return duplicate
+                    }
+                    if count(&values.perID[id, default: (0, false)]) { values.duplicates += 1 }
                 }
                 return .answer(status: status, reason: reason)
             }
@@ -134,8 +137,8 @@ extension FakeAPNsServer {
             if !values.expiredProviderTokens.isEmpty, values.expiredProviderTokens.contains(notification.providerToken) {
                 return .expiredProviderToken
             }
-            if let sticky = values.stickyFaults[notification.token] { return sticky }
-            if var queued = values.tokenFaults[notification.token], !queued.isEmpty {
+            if !values.stickyFaults.isEmpty, let sticky = values.stickyFaults[notification.token] { return sticky }
+            if !values.tokenFaults.isEmpty, var queued = values.tokenFaults[notification.token], !queued.isEmpty {
                 let failure = queued.removeFirst()
                 values.tokenFaults[notification.token] = queued.isEmpty ? nil : queued
                 return failure

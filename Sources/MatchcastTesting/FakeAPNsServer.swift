@@ -1,13 +1,12 @@
 import Crypto
 import Foundation
 import NIOCore
-import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import Synchronization
 
-/// A fake APNs on `127.0.0.1` (a free port) for tests and the benchmark: SwiftNIO HTTP/2 over TLS
-/// with a throwaway certificate (`TestCertificates`), ALPN `h2` only, up to `maxConcurrentStreams`
+/// A fake APNs on `127.0.0.1` (a free port) for tests and the benchmark: HTTP/2 framed by hand
+/// (`ConnectionHandler`) over SwiftNIO TLS with a throwaway certificate (`TestCertificates`), ALPN `h2` only, up to `maxConcurrentStreams`
 /// (1000 by default) streams per connection, and the checks APNs makes on a Live Activity push.
 /// It works at the frame level and verifies a provider token once per connection and token, so it
 /// stays far faster than a sender it measures.
@@ -130,12 +129,14 @@ public final class FakeAPNsServer: Sendable {
     /// (new ones by default) and advertises `maxConcurrentStreams`. With `recording` false (the
     /// benchmark) it keeps counts only, not `accepted` and `log`. With `threads`, it runs on event-loop
     /// threads of its own (as a separate server would), shut down by `stop()`; otherwise on the
-    /// process-wide singleton group.
+    /// process-wide singleton group. With `receiveWindow`, every stream may receive only that
+    /// many bytes (and the connection its default 64 KiB) before the fake hands them back
+    /// (WINDOW_UPDATE after each read), so a client has to split bodies and wait for windows.
     public static func start(
         publicKey: P256.Signing.PublicKey, keyId: String, teamId: String,
         certificates: TestCertificates? = nil, now: @escaping @Sendable () -> Date = { Date() },
         maxConcurrentStreams: Int = 1000, recording: Bool = true,
-        threads: Int? = nil
+        threads: Int? = nil, receiveWindow: Int? = nil
     ) async throws -> FakeAPNsServer {
         let ownGroup = threads.map { MultiThreadedEventLoopGroup(numberOfThreads: max(1, $0)) }
         let group: any EventLoopGroup = ownGroup ?? MultiThreadedEventLoopGroup.singleton
@@ -162,12 +163,8 @@ public final class FakeAPNsServer: Sendable {
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandlers([
                         NIOSSLServerHandler(context: sslContext),
-                        NIOHTTP2Handler(mode: .server, initialSettings: [
-                            HTTP2Setting(parameter: .maxConcurrentStreams, value: maxConcurrentStreams),
-                            HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
-                            HTTP2Setting(parameter: .maxHeaderListSize, value: 16 << 10),
-                        ], headerBlockValidation: .disabled, contentLengthValidation: .disabled),
-                        ConnectionHandler(state: state, number: number),
+                        ConnectionHandler(
+                            state: state, number: number, maxConcurrentStreams: maxConcurrentStreams, receiveWindow: receiveWindow),
                     ])
                 }
             }

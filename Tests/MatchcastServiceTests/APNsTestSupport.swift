@@ -50,10 +50,11 @@ enum APNsFixture {
     /// handshake on loopback has been seen to take over two seconds.
     static func withServer<T>(
         key: P256.Signing.PrivateKey, now: @escaping @Sendable () -> Date = { Date() }, maxConcurrentStreams: Int = 1000,
-        _ body: (FakeAPNsServer, HTTPClient) async throws -> T
+        receiveWindow: Int? = nil, _ body: (FakeAPNsServer, HTTPClient) async throws -> T
     ) async throws -> T {
         let server = try await FakeAPNsServer.start(
-            publicKey: key.publicKey, keyId: keyId, teamId: teamId, now: now, maxConcurrentStreams: maxConcurrentStreams)
+            publicKey: key.publicKey, keyId: keyId, teamId: teamId, now: now, maxConcurrentStreams: maxConcurrentStreams,
+            receiveWindow: receiveWindow)
         var configuration = HTTPClient.Configuration()
         configuration.timeout = .init(connect: .seconds(10), read: .seconds(15))
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)

@@ -19,7 +19,7 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmarks of the broker's pipeline (outside the test suite).",
-        subcommands: [FanoutBenchCommand.self]
+        subcommands: [FanoutBenchCommand.self, FakeAPNsBenchCommand.self]
     )
 }
 
@@ -39,11 +39,12 @@ struct FanoutBenchCommand: AsyncParsableCommand {
             Sinks: devnull (NDJSON to /dev/null), stdout (NDJSON to fd 1: run it with > /dev/null), \
             webhook (signed POSTs to a receiver in this process on 127.0.0.1 that only reads), \
             apns (one HTTP/2 request per delivery, through the APNs sink's connection pool, to the fake \
-            APNs of MatchcastTesting in this process on its own two event-loop threads: TLS, ALPN h2, 1000 \
-            streams per connection, the provider token checked once per connection, counts kept per apns-id). \
+            APNs of MatchcastTesting on two event-loop threads of its own, in a child process (`bench \
+            fake-apns`) or, with --apns-fake inline, in this process: TLS, ALPN h2, 1000 streams per \
+            connection, the provider token checked once per connection, counts kept per apns-id). \
             The APNs mode adds a line per update: requests answered, update→APNs latency p50/p99, CPU per \
-            request (getrusage, the whole process, fake included), connections, answers, and duplicates \
-            (requests for an apns-id that already had a final answer; must be 0). --apns-error-mix makes 10 % \
+            request (getrusage: this process, and the fake's own when it runs apart), connections, answers, \
+            and duplicates (requests for an apns-id that already had a final answer; must be 0). --apns-error-mix makes 10 % \
             of update tokens answer 410 and 1 % answer 429 to the first try of each notification (retried \
             after the sink's backoff, 1 s). The table goes to stderr. Build with -c release for meaningful figures.
 
@@ -89,6 +90,16 @@ struct FanoutBenchCommand: AsyncParsableCommand {
     @Flag(help: "APNs: 10 % of update tokens answer 410, 1 % answer 429 to the first try of each notification.")
     var apnsErrorMix = false
 
+    enum FakePlace: String, ExpressibleByArgument, CaseIterable {
+        case process, inline
+    }
+
+    @Option(help: """
+        APNs: where the fake APNs runs: process (a child process, `matchcast bench fake-apns`, as a separate \
+        server would) or inline (this process, on event-loop threads of its own).
+        """)
+    var apnsFake: FakePlace = .process
+
     @Option(help: """
         The store behind LifecycleManager: indexed (the benchmark's in-memory store with indexes), \
         memory (InMemoryStore: O(N²) setup and persisting, use N ≤ 5000) or sqlite (a temporary file).
@@ -114,7 +125,7 @@ struct FanoutBenchCommand: AsyncParsableCommand {
             throw ValidationError("--concurrency must be 1...256 (1...1000 for apns)")
         }
         if let apnsConnections, !(1...64).contains(apnsConnections) { throw ValidationError("--apns-connections must be 1...64") }
-        if (apnsConnections != nil || apnsErrorMix), sink != .apns { throw ValidationError("--apns-* options need --sink apns") }
+        if (apnsConnections != nil || apnsErrorMix || apnsFake != .process), sink != .apns { throw ValidationError("--apns-* options need --sink apns") }
         if sink == .stdout, isatty(1) == 1 {
             throw ValidationError("--sink stdout writes every delivery to stdout: redirect it (> /dev/null)")
         }
@@ -125,7 +136,8 @@ struct FanoutBenchCommand: AsyncParsableCommand {
         logger.logLevel = .error
         StandardStreams.err("load average (1, 5, 15 min) at the start: \(BenchTable.loadAverage)")
         let resources = try await BenchResources.make(
-            sink: sink, store: store, batch: batch, concurrency: concurrency, apnsConnections: apnsConnections, logger: logger)
+            sink: sink, store: store, batch: batch, concurrency: concurrency, apnsConnections: apnsConnections,
+            apnsFake: apnsFake, logger: logger)
         let report = resources.apnsReport
         let errorMix = apnsErrorMix
         let result: (setup: FanoutBenchmark.Setup, rows: [FanoutBenchmark.Row])
@@ -147,11 +159,12 @@ struct FanoutBenchCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         let received = resources.receiver?.totals
-        let duplicates = report?.server.duplicates ?? 0
+        let duplicates = report?.close().duplicates ?? 0
         await resources.close()
 
         let mode = sink.rawValue + (batch.map { " b=\($0)" } ?? "") + (concurrency.map { " c=\($0)" } ?? "")
             + (apnsConnections.map { " n=\($0)" } ?? "") + (apnsErrorMix ? " mix" : "")
+            + (sink == .apns && apnsFake == .inline ? " inline" : "")
         BenchTable.print(mode: mode, store: store.rawValue, rows: result.rows)
         StandardStreams.err("load average (1, 5, 15 min) at the end: \(BenchTable.loadAverage) on \(ProcessInfo.processInfo.activeProcessorCount) cores")
         report?.print()
@@ -177,7 +190,7 @@ private struct BenchResources {
     var sink: MeasuringSink
     var store: any MatchcastStore
     var receiver: DrainingReceiver?
-    var apnsServer: FakeAPNsServer?
+    var apnsServer: (any FakeAPNsProbe)?
     var apnsSink: APNsSink?
     var apnsReport: APNsBenchReport?
     var client: HTTPClient?
@@ -186,12 +199,13 @@ private struct BenchResources {
 
     static func make(
         sink kind: FanoutBenchCommand.SinkKind, store storeKind: FanoutBenchCommand.StoreKind,
-        batch: Int?, concurrency: Int?, apnsConnections: Int?, logger: Logger
+        batch: Int?, concurrency: Int?, apnsConnections: Int?, apnsFake: FanoutBenchCommand.FakePlace, logger: Logger
     ) async throws -> BenchResources {
         var resources = BenchResources(sink: MeasuringSink(inner: StdoutSink(), chunk: nil), store: IndexedMemoryStore())
         do {
             try await resources.start(
-                sink: kind, store: storeKind, batch: batch, concurrency: concurrency, apnsConnections: apnsConnections, logger: logger)
+                sink: kind, store: storeKind, batch: batch, concurrency: concurrency, apnsConnections: apnsConnections,
+                apnsFake: apnsFake, logger: logger)
             return resources
         } catch {
             // Whatever was started (a server, a client) is stopped before the error goes up.
@@ -203,7 +217,7 @@ private struct BenchResources {
     /// Opens the store and the sink (and what the sink talks to), noting each as it is made.
     private mutating func start(
         sink kind: FanoutBenchCommand.SinkKind, store storeKind: FanoutBenchCommand.StoreKind,
-        batch: Int?, concurrency: Int?, apnsConnections: Int?, logger: Logger
+        batch: Int?, concurrency: Int?, apnsConnections: Int?, apnsFake: FanoutBenchCommand.FakePlace, logger: Logger
     ) async throws {
         switch storeKind {
         case .indexed:
@@ -228,16 +242,24 @@ private struct BenchResources {
             // The fake's provider-token check needs the key pair; ids as in the APNs tests.
             let key = P256.Signing.PrivateKey()
             let (keyId, teamId) = ("ABC123DEFG", "DEF123GHIJ")
-            // The fake gets its own two event-loop threads, as a separate server would; the sink runs on
-            // the shared client's (the process-wide singleton group).
-            let server = try await FakeAPNsServer.start(
-                publicKey: key.publicKey, keyId: keyId, teamId: teamId, maxConcurrentStreams: 1000, recording: false, threads: 2)
+            // The fake gets its own two event-loop threads, in a process of its own by default (as a separate
+            // server would); the sink runs on the shared client's (the process-wide singleton group).
+            let server: any FakeAPNsProbe
+            switch apnsFake {
+            case .process:
+                server = try ChildProcessFakeAPNs(
+                    executable: Self.ownExecutable, publicKeyDER: key.publicKey.derRepresentation.base64EncodedString(),
+                    keyId: keyId, teamId: teamId, threads: 2)
+            case .inline:
+                server = InProcessFakeAPNs(server: try await FakeAPNsServer.start(
+                    publicKey: key.publicKey, keyId: keyId, teamId: teamId, maxConcurrentStreams: 1000, recording: false, threads: 2))
+            }
             let client = HTTPClient(eventLoopGroupProvider: .singleton)
             self.apnsServer = server
             self.client = client
             var configuration = APNsSinkConfiguration(
                 key: .pem(key.pemRepresentation), keyId: keyId, teamId: teamId, environment: .sandbox,
-                endpoint: server.url, trustRoots: .pem(server.certificates.caPEM))
+                endpoint: server.url, trustRoots: .pem(server.caPEM))
             if let concurrency { configuration.maxConcurrentRequests = concurrency }
             if let apnsConnections { configuration.maxConnections = apnsConnections }
             let counter = InvalidCounter()
@@ -245,7 +267,7 @@ private struct BenchResources {
                 configuration: configuration, client: client, deadLetters: InMemoryDeadLetters(),
                 onInvalidToken: { _, _ in counter.increment() },
                 logger: logger)
-            let report = APNsBenchReport(server: server, sink: apns, invalidReports: counter)
+            let report = APNsBenchReport(server: server, sink: apns, invalidReports: counter, separate: apnsFake == .process)
             self.apnsSink = apns
             self.apnsReport = report
             self.sink = MeasuringSink(inner: apns, chunk: nil)
@@ -261,6 +283,15 @@ private struct BenchResources {
                 configuration: configuration, client: client, deadLetters: InMemoryDeadLetters(), logger: logger)
             self.sink = MeasuringSink(inner: webhook, chunk: nil)
         }
+    }
+
+    /// This program's own file, to start `bench fake-apns` from.
+    static var ownExecutable: String {
+        #if os(Linux)
+        "/proc/self/exe"
+        #else
+        CommandLine.arguments[0]
+        #endif
     }
 
     func close() async {

@@ -1,22 +1,26 @@
 import NIOCore
 import NIOHPACK
-import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import NIOTLS
 
-/// One HTTP/2 connection to APNs, driven at the frame level: no child channel per stream, so a
-/// request costs two frame writes and a dictionary entry.
+/// One HTTP/2 connection to APNs, framed by hand on top of TLS: no HTTP/2 state machine per
+/// stream, no child channels. A request costs one HEADERS frame (a header block built from
+/// pre-encoded bytes: static-table indexes for `:method`/`:scheme`, literals without indexing for
+/// `:authority`, `:path`, `apns-id` and the shared fields) and one DATA frame with the shared
+/// payload bytes, all of a burst in one buffer and one flush.
 ///
-/// Pipeline: TLS (ALPN `h2`) → `NIOHTTP2Handler` (client) → this handler. It is ready once the
-/// server's first SETTINGS arrived; from then on it keeps up to `min(SETTINGS_MAX_CONCURRENT_STREAMS,
-/// maxStreamsPerConnection)` requests in flight, pulling more from the pool after each read that
-/// completed some. Answers are assembled from every DATA frame of their stream, and the
-/// connection's receive window is handed back as it is consumed (without that, a burst of error
-/// answers would starve the connection).
+/// Pipeline: TLS (ALPN `h2`) → this handler. It is ready once the server's first SETTINGS arrived;
+/// from then on it keeps up to `min(SETTINGS_MAX_CONCURRENT_STREAMS, maxStreamsPerConnection)`
+/// requests in flight, pulling more from the pool after each read that completed some. Of what
+/// the server sends it reads SETTINGS (acknowledged), PING (answered), WINDOW_UPDATE, GOAWAY,
+/// RST_STREAM, HEADERS/CONTINUATION (decoded with NIOHPACK, so the decoder's dynamic table stays
+/// in step) and DATA. Flow control both ways: DATA is sent only within the server's connection and
+/// stream windows (the rest waits for WINDOW_UPDATE), and the receive window is handed back as
+/// answers consume it, so a burst of error bodies never stalls the connection.
 final class APNsConnection: ChannelInboundHandler {
-    typealias InboundIn = HTTP2Frame
-    typealias OutboundOut = HTTP2Frame
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
     /// What the pool keeps of a connection: how to wake or close it from any thread.
     struct Reference: Sendable {
@@ -25,7 +29,7 @@ final class APNsConnection: ChannelInboundHandler {
 
         func wake() {
             let handler = handler
-            eventLoop.execute { handler.value.pull() }
+            eventLoop.execute { handler.value.wake() }
         }
 
         func close() {
@@ -44,13 +48,22 @@ final class APNsConnection: ChannelInboundHandler {
     private struct InFlight {
         var item: APNsConnectionPool.Pending
         var sentAt: NIODeadline
+        /// What the server's stream window still allows us to send.
+        var sendWindow: Int
+        /// Body bytes not yet sent (flow control held them back).
+        var unsent: ByteBuffer?
         var status: Int?
         var retryAfter: String?
+        var headers = HPACKHeaders()
         var body: [UInt8] = []
     }
 
     /// More than any APNs answer holds; a longer body is cut, not buffered.
     static let maxBodyBytes = 64 << 10
+    /// The stream window we advertise; answers are far smaller, so streams never need a WINDOW_UPDATE.
+    static let streamReceiveWindow = 1 << 20
+    /// Frames we accept (our SETTINGS_MAX_FRAME_SIZE is the default).
+    static let maxInboundFrame = HTTP2Wire.defaultMaxFrameSize
 
     let id: Int
     private let pool: APNsConnectionPool
@@ -59,18 +72,46 @@ final class APNsConnection: ChannelInboundHandler {
     private var phase = Phase.settingUp
     private var setupReported = false
     private var setupFailure: (kind: String, message: String)?
+    private var setupDeadline: Scheduled<Void>?
     private var maxInFlight = 0
     private var nextStreamID: Int32 = 1
     private var streams: [Int32: InFlight] = [:]
     private var lastRead = NIODeadline.now()
     private var answeredInRead = false
-    private var unacknowledgedBytes = 0
     private var timer: RepeatedTask?
+
+    // Framing state.
+    private var inbound: ByteBuffer?
+    private var output: ByteBuffer?
+    private var scratch = ByteBuffer()
+    private var decoder: HPACKDecoder
+    /// A header block waiting for its CONTINUATION frames.
+    private var pendingBlock: (stream: Int32, endStream: Bool, block: ByteBuffer)?
+    private var connectionSendWindow = HTTP2Wire.defaultWindow
+    private var peerInitialWindow = HTTP2Wire.defaultWindow
+    private var peerMaxFrameSize = HTTP2Wire.defaultMaxFrameSize
+    /// Streams with body bytes held back by flow control, oldest first.
+    private var blocked: [Int32] = []
+    private var unacknowledgedBytes = 0
+    /// Results of this event, handed to their jobs in one go.
+    private var completions: [(APNsConnectionPool.Pending, APNsExchange)] = []
+    /// `:method POST`, `:scheme https`, `:authority`: the start of every push's header block.
+    private let postPrefix: ByteBuffer
+    private let authorityField: ByteBuffer
 
     private init(id: Int, pool: APNsConnectionPool, eventLoop: any EventLoop) {
         self.id = id
         self.pool = pool
         self.eventLoop = eventLoop
+        decoder = HPACKDecoder(allocator: ByteBufferAllocator())
+        var authority = ByteBuffer()
+        HTTP2Wire.writeLiteral(nameIndex: HTTP2Wire.StaticName.authority, value: pool.settings.authority.utf8, into: &authority)
+        authorityField = authority
+        var prefix = ByteBuffer()
+        HTTP2Wire.writeIndexed(HTTP2Wire.StaticEntry.methodPOST, into: &prefix)
+        HTTP2Wire.writeIndexed(HTTP2Wire.StaticEntry.schemeHTTPS, into: &prefix)
+        prefix.writeImmutableBuffer(authority)
+        postPrefix = prefix
     }
 
     /// Starts setting up connection `id` on `eventLoop`; the outcome reaches the pool.
@@ -86,17 +127,7 @@ final class APNsConnection: ChannelInboundHandler {
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         let tls = try NIOSSLClientHandler(context: sslContext, serverHostname: serverName)
-                        // Header-block validation is off: our own headers are fixed and well formed, and of
-                        // the answers only `:status`, `retry-after` and the body are read.
-                        let http2 = NIOHTTP2Handler(
-                            mode: .client,
-                            initialSettings: [
-                                HTTP2Setting(parameter: .enablePush, value: 0),
-                                HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
-                                HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
-                            ],
-                            headerBlockValidation: .disabled, contentLengthValidation: .disabled)
-                        try channel.pipeline.syncOperations.addHandlers([tls, http2, handler.value])
+                        try channel.pipeline.syncOperations.addHandlers([tls, handler.value])
                     }
                 }
             // The whole set-up (TCP, TLS, the server's SETTINGS) has one deadline.
@@ -114,12 +145,11 @@ final class APNsConnection: ChannelInboundHandler {
         }
     }
 
-    private var setupDeadline: Scheduled<Void>?
-
     // MARK: - Channel events
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        scratch = context.channel.allocator.buffer(capacity: 1024)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -128,8 +158,10 @@ final class APNsConnection: ChannelInboundHandler {
         timer?.cancel()
         timer = nil
         setupDeadline?.cancel()
+        deliverCompletions()
         let unanswered = streams.values.map(\.item)
         streams.removeAll()
+        blocked.removeAll()
         if wasSettingUp {
             reportSetupFailure(
                 kind: setupFailure?.kind ?? "connect",
@@ -142,15 +174,6 @@ final class APNsConnection: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if let streamError = error as? NIOHTTP2Errors.StreamError {
-            let streamID = Int32(streamError.streamID)
-            if let stream = streams.removeValue(forKey: streamID) {
-                stream.item.job.complete(stream.item.index, with: .failed(APNsTransportError(
-                    kind: .streamReset, message: "stream error: \(streamError.baseError)")))
-                answeredInRead = true
-            }
-            return
-        }
         if phase == .settingUp {
             if setupFailure == nil {
                 let isTLS = String(reflecting: type(of: error)).contains("SSL")
@@ -163,141 +186,353 @@ final class APNsConnection: ChannelInboundHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if case .handshakeCompleted(let negotiated) = event as? TLSUserEvent, negotiated != "h2" {
-            setupFailure = ("tls", "the server did not negotiate HTTP/2 (ALPN h2; got \(negotiated ?? "none"))")
-            context.close(promise: nil)
+        if case .handshakeCompleted(let negotiated) = event as? TLSUserEvent {
+            if negotiated != "h2" {
+                setupFailure = ("tls", "the server did not negotiate HTTP/2 (ALPN h2; got \(negotiated ?? "none"))")
+                context.close(promise: nil)
+            } else {
+                // The connection preface: the magic, then our SETTINGS. The connection receive window
+                // stays at its default 64 KiB and is handed back as it is used.
+                var buffer = context.channel.allocator.buffer(capacity: 64)
+                buffer.writeBytes(HTTP2Wire.preface)
+                HTTP2Wire.writeSettings(into: &buffer, [
+                    (.enablePush, 0), (.maxConcurrentStreams, 100), (.initialWindowSize, Self.streamReceiveWindow),
+                ])
+                context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+            }
         }
         context.fireUserInboundEventTriggered(event)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
-        let streamID = Int32(frame.streamID)
-        switch frame.payload {
-        case .settings(.settings(let settings)):
-            for setting in settings where setting.parameter == .maxConcurrentStreams {
-                maxInFlight = min(setting.value, pool.settings.maxStreamsPerConnection)
+        guard phase != .closed else { return }
+        var buffer = unwrapInboundIn(data)
+        if inbound == nil {
+            inbound = buffer
+        } else {
+            inbound!.writeBuffer(&buffer)
+        }
+        do {
+            while let frame = try HTTP2Wire.nextFrame(from: &inbound!, maxFrameSize: Self.maxInboundFrame) {
+                try handle(frame)
+                guard phase != .closed, inbound != nil else { return }
             }
-            if phase == .settingUp {
-                if !settings.contains(where: { $0.parameter == .maxConcurrentStreams }) {
-                    // No limit advertised: HTTP/2 means "unlimited"; our own cap applies.
-                    maxInFlight = pool.settings.maxStreamsPerConnection
-                }
-                becomeReady(context: context)
-            }
-        case .headers(let headers):
-            guard var stream = streams[streamID] else { return }
-            if stream.status == nil, let status = headers.headers.first(name: ":status").flatMap(Int.init), status >= 200 {
-                stream.status = status
-                stream.retryAfter = headers.headers.first(name: "retry-after")
-            }
-            if headers.endStream {
-                streams[streamID] = nil
-                finish(stream)
-            } else {
-                streams[streamID] = stream
-            }
-        case .data(let data):
-            let length = data.data.readableBytes + (data.paddingBytes ?? 0)
-            unacknowledgedBytes += length
-            guard var stream = streams[streamID] else { return }
-            if case .byteBuffer(let buffer) = data.data, stream.body.count < Self.maxBodyBytes {
-                stream.body.append(contentsOf: buffer.readableBytesView.prefix(Self.maxBodyBytes - stream.body.count))
-            }
-            if data.endStream {
-                streams[streamID] = nil
-                finish(stream)
-            } else {
-                streams[streamID] = stream
-            }
-        case .rstStream(let code):
-            guard let stream = streams.removeValue(forKey: streamID) else { return }
-            answeredInRead = true
-            if code == .refusedStream {
-                // Not processed (RFC 9113 §8.7): safe to send again.
-                pool.resend([stream.item], from: id)
-            } else {
-                stream.item.job.complete(stream.item.index, with: .failed(APNsTransportError(
-                    kind: .streamReset, message: "the server reset the stream (\(code))")))
-            }
-        case .goAway(let lastStreamID, let code, _):
-            let last = Int32(lastStreamID)
-            if phase == .ready {
-                phase = .draining
-                pool.connectionDraining(id: id)
-            }
-            // Streams above the last one the server processed were not processed: send them again.
-            let dropped = streams.filter { $0.key > last }
-            for key in dropped.keys { streams[key] = nil }
-            pool.resend(dropped.values.map(\.item), from: id)
-            if code != .noError {
-                pool.connectionBroke(id: id, kind: "goaway", message: "the server sent GOAWAY (\(code))")
-            }
-            if streams.isEmpty { context.close(promise: nil) }
-        default:
-            break
+        } catch {
+            connectionError(error)
+            return
+        }
+        if inbound!.readableBytes == 0 {
+            inbound = nil
+        } else if inbound!.readerIndex > 64 << 10 {
+            inbound!.discardReadBytes()
         }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
         lastRead = .now()
         // Hand the connection window back once half of the initial 64 KiB is used.
-        var wrote = false
         if unacknowledgedBytes >= 32 << 10 {
-            context.write(wrapOutboundOut(HTTP2Frame(
-                streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: unacknowledgedBytes))), promise: nil)
+            appendOutput { HTTP2Wire.writeWindowUpdate(into: &$0, stream: 0, increment: unacknowledgedBytes) }
             unacknowledgedBytes = 0
-            wrote = true
         }
+        deliverCompletions()
         if answeredInRead, phase == .ready {
             answeredInRead = false
-            if pull() { wrote = false }
+            pull()
         }
-        if wrote { context.flush() }
+        flush()
         if phase == .draining, streams.isEmpty { context.close(promise: nil) }
         context.fireChannelReadComplete()
     }
 
+    // MARK: - Frames from the server
+
+    private func handle(_ frame: HTTP2Wire.Frame) throws(HTTP2Wire.WireError) {
+        if let pending = pendingBlock {
+            guard frame.type == HTTP2Wire.FrameType.continuation.rawValue, frame.streamID == pending.stream else {
+                throw HTTP2Wire.WireError(HTTP2Wire.ErrorCode.protocolError, "a header block was interrupted")
+            }
+            var block = pending.block
+            var payload = frame.payload
+            block.writeBuffer(&payload)
+            if frame.has(HTTP2Wire.Flag.endHeaders) {
+                pendingBlock = nil
+                try headerBlock(block, stream: frame.streamID, endStream: pending.endStream)
+            } else {
+                pendingBlock = (pending.stream, pending.endStream, block)
+            }
+            return
+        }
+        guard let type = HTTP2Wire.FrameType(rawValue: frame.type) else { return }  // unknown frames are ignored
+        switch type {
+        case .settings:
+            if frame.has(HTTP2Wire.Flag.ack) { return }
+            try applySettings(HTTP2Wire.settings(of: frame))
+        case .headers:
+            let block = try HTTP2Wire.unpadded(frame)
+            let endStream = frame.has(HTTP2Wire.Flag.endStream)
+            if frame.has(HTTP2Wire.Flag.endHeaders) {
+                try headerBlock(block, stream: frame.streamID, endStream: endStream)
+            } else {
+                pendingBlock = (frame.streamID, endStream, block)
+            }
+        case .data:
+            unacknowledgedBytes += frame.payload.readableBytes
+            let payload = try HTTP2Wire.unpadded(frame)
+            guard var stream = streams.removeValue(forKey: frame.streamID) else { return }
+            if stream.body.count < Self.maxBodyBytes {
+                stream.body.append(contentsOf: payload.readableBytesView.prefix(Self.maxBodyBytes - stream.body.count))
+            }
+            if frame.has(HTTP2Wire.Flag.endStream) {
+                finish(stream)
+            } else {
+                streams[frame.streamID] = stream
+            }
+        case .windowUpdate:
+            guard frame.payload.readableBytes == 4, let raw = frame.payload.getInteger(at: frame.payload.readerIndex, as: UInt32.self)
+            else { throw HTTP2Wire.WireError(HTTP2Wire.ErrorCode.frameSizeError, "a malformed WINDOW_UPDATE") }
+            let increment = Int(raw & 0x7FFF_FFFF)
+            if frame.streamID == 0 {
+                connectionSendWindow += increment
+                guard connectionSendWindow <= HTTP2Wire.maxWindow else {
+                    throw HTTP2Wire.WireError(HTTP2Wire.ErrorCode.flowControlError, "connection window over 2^31-1")
+                }
+            } else if streams[frame.streamID] != nil {
+                streams[frame.streamID]!.sendWindow += increment
+            }
+            if !blocked.isEmpty { sendBlocked() }
+        case .ping:
+            guard !frame.has(HTTP2Wire.Flag.ack), frame.payload.readableBytes == 8 else { return }
+            var payload = frame.payload
+            var out = output()
+            HTTP2Wire.writeFrameHeader(into: &out, length: 8, type: .ping, flags: HTTP2Wire.Flag.ack, stream: 0)
+            out.writeBuffer(&payload)
+            output = out
+        case .rstStream:
+            let code = frame.payload.getInteger(at: frame.payload.readerIndex, as: UInt32.self) ?? 0
+            guard let stream = streams.removeValue(forKey: frame.streamID) else { return }
+            answeredInRead = true
+            if code == HTTP2Wire.ErrorCode.refusedStream {
+                // Not processed (RFC 9113 §8.7): safe to send again.
+                pool.resend([stream.item], from: id)
+            } else {
+                completions.append((stream.item, .failed(APNsTransportError(
+                    kind: .streamReset, message: "the server reset the stream (\(HTTP2Wire.ErrorCode.name(code)))"))))
+            }
+        case .goAway:
+            var payload = frame.payload
+            guard let lastRaw = payload.readInteger(as: UInt32.self), let code = payload.readInteger(as: UInt32.self) else {
+                throw HTTP2Wire.WireError(HTTP2Wire.ErrorCode.frameSizeError, "a malformed GOAWAY")
+            }
+            goAway(last: Int32(bitPattern: lastRaw & 0x7FFF_FFFF), code: code)
+        case .pushPromise:
+            throw HTTP2Wire.WireError(HTTP2Wire.ErrorCode.protocolError, "PUSH_PROMISE with push disabled")
+        case .continuation:
+            throw HTTP2Wire.WireError(HTTP2Wire.ErrorCode.protocolError, "CONTINUATION without HEADERS")
+        case .priority:
+            break
+        }
+    }
+
+    private func applySettings(_ settings: [(UInt16, UInt32)]) throws(HTTP2Wire.WireError) {
+        var advertisedLimit = false
+        for (identifier, value) in settings {
+            switch HTTP2Wire.Setting(rawValue: identifier) {
+            case .maxConcurrentStreams:
+                advertisedLimit = true
+                maxInFlight = min(Int(value), pool.settings.maxStreamsPerConnection)
+            case .initialWindowSize:
+                guard value <= UInt32(HTTP2Wire.maxWindow) else {
+                    throw HTTP2Wire.WireError(HTTP2Wire.ErrorCode.flowControlError, "SETTINGS_INITIAL_WINDOW_SIZE over 2^31-1")
+                }
+                let delta = Int(value) - peerInitialWindow
+                peerInitialWindow = Int(value)
+                if delta != 0 {
+                    for key in streams.keys { streams[key]!.sendWindow += delta }
+                }
+            case .maxFrameSize:
+                guard (HTTP2Wire.defaultMaxFrameSize...(1 << 24 - 1)).contains(Int(value)) else {
+                    throw HTTP2Wire.WireError(HTTP2Wire.ErrorCode.protocolError, "SETTINGS_MAX_FRAME_SIZE \(value)")
+                }
+                peerMaxFrameSize = Int(value)
+            default:
+                // HEADER_TABLE_SIZE: our header blocks never use the dynamic table. Others do not apply.
+                break
+            }
+        }
+        appendOutput { HTTP2Wire.writeSettingsAck(into: &$0) }
+        if phase == .settingUp {
+            // No limit advertised: HTTP/2 means "unlimited"; our own cap applies.
+            if !advertisedLimit { maxInFlight = pool.settings.maxStreamsPerConnection }
+            becomeReady()
+        } else {
+            if !blocked.isEmpty { sendBlocked() }
+            answeredInRead = true  // the limit may have grown: pull at the end of this read
+        }
+    }
+
+    private func headerBlock(_ block: ByteBuffer, stream streamID: Int32, endStream: Bool) throws(HTTP2Wire.WireError) {
+        var block = block
+        let headers: HPACKHeaders
+        do {
+            // Always decoded, even for a stream we gave up on: the decoder's table must stay in step.
+            headers = try decoder.decodeHeaders(from: &block)
+        } catch {
+            throw HTTP2Wire.WireError(HTTP2Wire.ErrorCode.compressionError, "\(error)")
+        }
+        guard var stream = streams.removeValue(forKey: streamID) else { return }
+        if stream.status == nil, let status = headers.first(name: ":status").flatMap(Int.init), status >= 200 {
+            stream.status = status
+            stream.retryAfter = headers.first(name: "retry-after")
+            stream.headers = headers
+        }
+        if endStream {
+            finish(stream)
+        } else {
+            streams[streamID] = stream
+        }
+    }
+
+    private func goAway(last: Int32, code: UInt32) {
+        if phase == .ready {
+            phase = .draining
+            pool.connectionDraining(id: id)
+        }
+        // Streams above the last one the server processed were not processed: send them again.
+        let dropped = streams.filter { $0.key > last }
+        for key in dropped.keys { streams[key] = nil }
+        blocked.removeAll { dropped[$0] != nil }
+        pool.resend(dropped.values.map(\.item), from: id)
+        if code != HTTP2Wire.ErrorCode.noError {
+            pool.connectionBroke(id: id, kind: "goaway", message: "the server sent GOAWAY (\(HTTP2Wire.ErrorCode.name(code)))")
+        }
+        if streams.isEmpty { context?.close(promise: nil) }
+    }
+
+    /// A connection error (RFC 9113 §5.4.1): GOAWAY, then close; unanswered requests are resent.
+    private func connectionError(_ error: HTTP2Wire.WireError) {
+        guard let context else { return }
+        let last = nextStreamID - 2
+        appendOutput { HTTP2Wire.writeGoAway(into: &$0, lastStream: max(0, last), code: error.code) }
+        flush()
+        if phase == .settingUp {
+            setupFailure = setupFailure ?? ("protocol", "HTTP/2 error during set-up: \(error)")
+        } else {
+            pool.connectionBroke(id: id, kind: "protocol", message: "HTTP/2 error: \(error)")
+        }
+        context.close(promise: nil)
+    }
+
     // MARK: - Sending
 
-    /// Writes as many queued requests as there are free streams; true when it wrote (and flushed).
-    @discardableResult
-    func pull() -> Bool {
-        guard phase == .ready, let context else { return false }
+    /// Woken by the pool: requests are waiting.
+    private func wake() {
+        pull()
+        flush()
+    }
+
+    /// Writes (into the output buffer) as many queued requests as there are free streams.
+    private func pull() {
+        // Held-back bodies go first (on WINDOW_UPDATE); new streams only while the connection window is open.
+        guard phase == .ready, context != nil, blocked.isEmpty || connectionSendWindow > 0 else { return }
         let free = maxInFlight - streams.count
-        guard free > 0 else { return false }
+        guard free > 0 else { return }
         // Stream ids are 31 bits: a connection near the end of them drains and a new one takes over.
         guard nextStreamID < Int32.max - 2 * Int32(free) else {
             phase = .draining
             pool.connectionDraining(id: id)
-            if streams.isEmpty { context.close(promise: nil) }
-            return false
+            if streams.isEmpty { context?.close(promise: nil) }
+            return
         }
         let items = pool.take(for: id, max: free)
-        guard !items.isEmpty else { return false }
+        guard !items.isEmpty else { return }
         let now = NIODeadline.now()
-        let authority = pool.settings.authority
+        var out = output(capacity: items.count * 640)
         for item in items {
             let request = item.request
             let streamID = nextStreamID
             nextStreamID += 2
-            var headers = HPACKHeaders()
-            headers.reserveCapacity(5 + request.head.fields.count)
-            headers.add(name: ":method", value: "POST")
-            headers.add(name: ":scheme", value: "https")
-            headers.add(name: ":path", value: request.path, indexing: .nonIndexable)
-            headers.add(name: ":authority", value: authority)
-            for field in request.head.fields { headers.add(name: field.name, value: field.value) }
-            headers.add(name: "apns-id", value: request.apnsID, indexing: .nonIndexable)
-            streams[streamID] = InFlight(item: item, sentAt: now)
-            let id = HTTP2StreamID(streamID)
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .headers(.init(headers: headers)))), promise: nil)
-            context.write(
-                wrapOutboundOut(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(request.body), endStream: true)))),
-                promise: nil)
+            writeHeaders(for: request, stream: streamID, endStream: request.body.readableBytes == 0, into: &out)
+            var stream = InFlight(item: item, sentAt: now, sendWindow: peerInitialWindow)
+            if request.body.readableBytes > 0 {
+                stream.unsent = request.body
+                writeData(&stream, stream: streamID, into: &out)
+                if stream.unsent != nil { blocked.append(streamID) }
+            }
+            streams[streamID] = stream
         }
-        context.flush()
-        return true
+        output = out
+    }
+
+    /// The HEADERS frame (and CONTINUATION frames, for a block larger than the server's frame size).
+    private func writeHeaders(for request: APNsRequest, stream: Int32, endStream: Bool, into out: inout ByteBuffer) {
+        scratch.clear()
+        if request.head.method == "POST" {
+            scratch.writeImmutableBuffer(postPrefix)
+        } else {
+            HTTP2Wire.writeLiteral(nameIndex: HTTP2Wire.StaticName.method, value: request.head.method.utf8, into: &scratch)
+            HTTP2Wire.writeIndexed(HTTP2Wire.StaticEntry.schemeHTTPS, into: &scratch)
+            scratch.writeImmutableBuffer(authorityField)
+        }
+        HTTP2Wire.writeLiteral(nameIndex: HTTP2Wire.StaticName.path, value: request.path.utf8, into: &scratch)
+        scratch.writeImmutableBuffer(request.head.encodedFields)
+        if let apnsID = request.apnsID {
+            HTTP2Wire.writeLiteral(name: "apns-id".utf8, value: apnsID.utf8, into: &scratch)
+        }
+        let flags = endStream ? HTTP2Wire.Flag.endStream : 0
+        if scratch.readableBytes <= peerMaxFrameSize {
+            HTTP2Wire.writeFrameHeader(
+                into: &out, length: scratch.readableBytes, type: .headers, flags: flags | HTTP2Wire.Flag.endHeaders, stream: stream)
+            out.writeImmutableBuffer(scratch)
+            return
+        }
+        var first = true
+        while scratch.readableBytes > 0 {
+            var chunk = scratch.readSlice(length: min(scratch.readableBytes, peerMaxFrameSize))!
+            let last = scratch.readableBytes == 0
+            HTTP2Wire.writeFrameHeader(
+                into: &out, length: chunk.readableBytes, type: first ? .headers : .continuation,
+                flags: (first ? flags : 0) | (last ? HTTP2Wire.Flag.endHeaders : 0), stream: stream)
+            out.writeBuffer(&chunk)
+            first = false
+        }
+    }
+
+    /// Writes as much of the stream's unsent body as the windows allow; `unsent` is nil once all went.
+    private func writeData(_ stream: inout InFlight, stream streamID: Int32, into out: inout ByteBuffer) {
+        guard var body = stream.unsent else { return }
+        while body.readableBytes > 0 {
+            let size = min(body.readableBytes, connectionSendWindow, stream.sendWindow, peerMaxFrameSize)
+            guard size > 0 else { break }
+            let chunk = body.readSlice(length: size)!
+            connectionSendWindow -= size
+            stream.sendWindow -= size
+            HTTP2Wire.writeFrameHeader(
+                into: &out, length: size, type: .data, flags: body.readableBytes == 0 ? HTTP2Wire.Flag.endStream : 0,
+                stream: streamID)
+            out.writeImmutableBuffer(chunk)
+        }
+        stream.unsent = body.readableBytes == 0 ? nil : body
+    }
+
+    /// Sends held-back bodies, oldest first, as far as the windows now allow.
+    private func sendBlocked() {
+        var out = output()
+        var index = 0
+        while index < blocked.count, connectionSendWindow > 0 {
+            let streamID = blocked[index]
+            guard var stream = streams[streamID] else {
+                index += 1
+                continue
+            }
+            writeData(&stream, stream: streamID, into: &out)
+            streams[streamID] = stream
+            if stream.unsent != nil, stream.sendWindow > 0 { break }  // the connection window ran out
+            index += 1
+        }
+        output = out
+        blocked.removeAll { streams[$0]?.unsent == nil }
+        answeredInRead = true
     }
 
     func close() {
@@ -305,9 +540,34 @@ final class APNsConnection: ChannelInboundHandler {
         context.close(promise: nil)
     }
 
+    // MARK: - Output
+
+    /// The buffer this event's frames go into (taken out of `output`; callers put it back).
+    private func output(capacity: Int = 256) -> ByteBuffer {
+        if let existing = output {
+            output = nil
+            return existing
+        }
+        return context?.channel.allocator.buffer(capacity: max(capacity, 256)) ?? ByteBuffer()
+    }
+
+    private func appendOutput(_ body: (inout ByteBuffer) -> Void) {
+        var out = output()
+        body(&out)
+        output = out
+    }
+
+    /// Writes and flushes what this event produced.
+    private func flush() {
+        guard let buffer = output else { return }
+        output = nil
+        guard let context, buffer.readableBytes > 0 else { return }
+        context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+    }
+
     // MARK: - Private
 
-    private func becomeReady(context: ChannelHandlerContext) {
+    private func becomeReady() {
         setupDeadline?.cancel()
         setupDeadline = nil
         phase = .ready
@@ -326,19 +586,37 @@ final class APNsConnection: ChannelInboundHandler {
     private func finish(_ stream: InFlight) {
         answeredInRead = true
         guard let status = stream.status else {
-            stream.item.job.complete(stream.item.index, with: .failed(APNsTransportError(
-                kind: .streamReset, message: "the stream ended without a status")))
+            completions.append((stream.item, .failed(APNsTransportError(kind: .streamReset, message: "the stream ended without a status"))))
             return
         }
-        stream.item.job.complete(
-            stream.item.index, with: .answered(APNsResponse(status: status, retryAfter: stream.retryAfter, body: stream.body)))
+        completions.append((stream.item, .answered(APNsResponse(
+            status: status, retryAfter: stream.retryAfter, body: stream.body, headers: stream.headers))))
+    }
+
+    /// Hands this event's results to their jobs: one lock per job, not per request.
+    private func deliverCompletions() {
+        guard !completions.isEmpty else { return }
+        let done = completions
+        completions.removeAll(keepingCapacity: true)
+        var start = 0
+        while start < done.count {
+            let job = done[start].0.job
+            var end = start
+            var entries: [(index: Int, result: APNsExchange)] = []
+            while end < done.count, done[end].0.job === job {
+                entries.append((done[end].0.index, done[end].1))
+                end += 1
+            }
+            job.complete(entries)
+            start = end
+        }
     }
 
     /// Fails requests written more than `requestTimeout` ago. If nothing at all was read since the
     /// oldest of them was written, the connection has stopped answering: it is reported and closed
     /// (its other requests are then sent once more on another connection).
     private func expireRequests() {
-        guard phase == .ready || phase == .draining, let context else { return }
+        guard phase == .ready || phase == .draining, context != nil else { return }
         let now = NIODeadline.now()
         let timeout = pool.settings.requestTimeout
         var expired: [(Int32, InFlight)] = []
@@ -357,17 +635,22 @@ final class APNsConnection: ChannelInboundHandler {
             phase = .draining
             pool.connectionDraining(id: id)
         }
+        var out = output()
         for (streamID, stream) in expired {
             streams[streamID] = nil
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: HTTP2StreamID(streamID), payload: .rstStream(.cancel))), promise: nil)
-            stream.item.job.complete(stream.item.index, with: .failed(APNsTransportError(
-                kind: .timeout, message: "no answer within \(timeout.nanoseconds / 1_000_000) ms")))
+            HTTP2Wire.writeRstStream(into: &out, stream: streamID, code: HTTP2Wire.ErrorCode.cancel)
+            completions.append((stream.item, .failed(APNsTransportError(
+                kind: .timeout, message: "no answer within \(timeout.nanoseconds / 1_000_000) ms"))))
         }
-        context.flush()
+        output = out
+        blocked.removeAll { streams[$0] == nil }
+        deliverCompletions()
         if stalled {
-            context.close(promise: nil)
+            flush()
+            context?.close(promise: nil)
         } else {
             pull()
+            flush()
         }
     }
 

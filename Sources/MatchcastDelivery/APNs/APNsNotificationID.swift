@@ -7,17 +7,30 @@ import Crypto
 /// `10` (an RFC 9562 version 8, "custom", UUID), written lowercase as `8-4-4-4-12` hex digits.
 public enum APNsNotificationID {
     public static func uuid(forDeliveryId id: String) -> String {
-        var bytes = Array(SHA256.hash(data: Array(id.utf8)).prefix(16))
-        bytes[6] = (bytes[6] & 0x0F) | 0x80
-        bytes[8] = (bytes[8] & 0x3F) | 0x80
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(36)
-        for (index, byte) in bytes.enumerated() {
-            if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0xF)])
+        var id = id
+        let digest = id.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer($0)) }
+        return digest.withUnsafeBytes { hash in
+            String(unsafeUninitializedCapacity: 36) { text in
+                var position = 0
+                for index in 0..<16 {
+                    var byte = hash[index]
+                    if index == 6 { byte = (byte & 0x0F) | 0x80 }
+                    if index == 8 { byte = (byte & 0x3F) | 0x80 }
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        text[position] = UInt8(ascii: "-")
+                        position += 1
+                    }
+                    text[position] = hexDigit(byte >> 4)
+                    text[position + 1] = hexDigit(byte & 0xF)
+                    position += 2
+                }
+                return position
+            }
         }
-        return String(decoding: text, as: UTF8.self)
+    }
+
+    @inline(__always)
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? 48 + value : 87 + value
     }
 }

@@ -4,30 +4,48 @@ import Synchronization
 
 /// The headers every request of one update shares: everything but `:path` and `apns-id`. Built
 /// once per update and provider token, referenced by every request (a class, so a request is a
-/// few words, never a copy of the fields).
+/// few words, never a copy of the fields). The fields are HPACK-encoded once, here, and copied as
+/// bytes into every request's header block.
 final class APNsRequestHead: Sendable {
+    /// `:method`: `POST` for pushes; channel management also uses `GET` and `DELETE`.
+    let method: String
     /// Regular header fields, in sending order (pseudo-headers are added by the connection).
     let fields: [(name: String, value: String)]
+    /// `fields` as HPACK literals without indexing (no Huffman), ready to copy.
+    let encodedFields: ByteBuffer
 
-    init(authorization jwt: String, pushType: String, topic: String, priority: Int, expiration: Int) {
-        fields = [
+    /// Any request: `fields` are regular (not pseudo) header fields, names lowercase.
+    init(method: String = "POST", fields: [(name: String, value: String)]) {
+        self.method = method
+        self.fields = fields
+        var buffer = ByteBuffer()
+        for field in fields { HTTP2Wire.writeField(name: field.name, value: field.value, into: &buffer) }
+        encodedFields = buffer
+    }
+
+    /// A push: `POST /3/device/<token>`.
+    convenience init(authorization jwt: String, pushType: String, topic: String, priority: Int, expiration: Int) {
+        self.init(fields: [
             ("authorization", "bearer " + jwt),
             ("apns-push-type", pushType),
             ("apns-topic", topic),
             ("apns-priority", String(priority)),
             ("apns-expiration", String(expiration)),
             ("content-type", "application/json"),
-        ]
+        ])
     }
 }
 
-/// One `POST /3/device/<token>`: the shared head, the path, the `apns-id` and the payload bytes
-/// (a `ByteBuffer` sharing the update's one storage).
+/// One request: the shared head, the path, the `apns-id` and the body (a `ByteBuffer` sharing the
+/// update's one storage). A push is `POST /3/device/<token>`; any other path (broadcast sends,
+/// channel management) goes through the same connections.
 struct APNsRequest: Sendable {
     var head: APNsRequestHead
-    /// `/3/device/<token>`.
+    /// `/3/device/<token>` for a push.
     var path: String
-    var apnsID: String
+    /// Sent as `apns-id` when set.
+    var apnsID: String?
+    /// Empty for a request without a body (its HEADERS end the stream).
     var body: ByteBuffer
 }
 
@@ -36,6 +54,8 @@ struct APNsResponse: Sendable {
     var status: Int
     var retryAfter: String?
     var body: [UInt8]
+    /// Every header field of the answer (`:status` included), as decoded.
+    var headers: HPACKHeaders = HPACKHeaders()
 }
 
 /// Why a request got no answer. `kind` is a short fixed label for metrics.
@@ -79,17 +99,18 @@ final class APNsSendJob: Sendable {
         var results: [APNsExchange?]
         var remaining: Int
         var continuation: CheckedContinuation<[APNsExchange], Never>?
-        var cancelled = false
     }
 
     private let state: Mutex<State>
+    /// Read for every request a connection takes: an atomic, not the lock.
+    private let cancelled = Atomic<Bool>(false)
 
     init(requests: [APNsRequest]) {
         self.requests = requests
         state = Mutex(State(results: Array(repeating: nil, count: requests.count), remaining: requests.count))
     }
 
-    var isCancelled: Bool { state.withLock { $0.cancelled } }
+    var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
 
     /// Installs the continuation; resumes it at once when everything already finished.
     func wait(_ continuation: CheckedContinuation<[APNsExchange], Never>) {
@@ -115,10 +136,24 @@ final class APNsSendJob: Sendable {
         if let (continuation, results) = resume { continuation.resume(returning: results) }
     }
 
+    /// Records several results under one lock (a connection completes what one read answered at once).
+    func complete(_ entries: [(index: Int, result: APNsExchange)]) {
+        let resume: (CheckedContinuation<[APNsExchange], Never>, [APNsExchange])? = state.withLock { state in
+            for (index, result) in entries where state.results[index] == nil {
+                state.results[index] = result
+                state.remaining -= 1
+            }
+            guard state.remaining == 0, let continuation = state.continuation else { return nil }
+            state.continuation = nil
+            return (continuation, state.results.map { $0! })
+        }
+        if let (continuation, results) = resume { continuation.resume(returning: results) }
+    }
+
     /// Fails every request without a result yet; requests still queued are then skipped.
     func cancel(_ error: APNsTransportError) {
+        cancelled.store(true, ordering: .relaxed)
         let indices: [Int] = state.withLock { state in
-            state.cancelled = true
             return state.results.indices.filter { state.results[$0] == nil }
         }
         for index in indices { complete(index, with: .failed(error)) }

@@ -32,6 +32,10 @@ extension APNsSink {
         }
     }
 
+    /// Requests handed to the pool at once: small enough that the first are answered while the
+    /// rest of a large round is built, large enough that the pool's queue is never short of work.
+    static var sendChunk: Int { 4096 }
+
     /// The shared header fields of one request, keyed by what they hold.
     private struct HeadKey: Hashable {
         var jwt: String
@@ -66,38 +70,51 @@ extension APNsSink {
                 active.removeAll { progress[$0].done }
                 continue
             }
-            var requests: [APNsRequest] = []
-            requests.reserveCapacity(due.count)
+            // The round goes out in chunks: the first requests are on the wire while later ones are built.
+            var exchanges = [APNsExchange?](repeating: nil, count: due.count)
             var lastHead: (key: HeadKey, head: APNsRequestHead)?
-            for index in due {
-                if progress[index].firstAttempt == nil { progress[index].firstAttempt = now }
-                let item = progress[index].item
-                let apns = item.delivery.apns
-                let key = HeadKey(
-                    jwt: providerToken.jwt, pushType: apns.pushType, topic: apns.topic, priority: apns.priority,
-                    expiration: apns.expiration)
-                let head: APNsRequestHead
-                if let lastHead, lastHead.key == key {
-                    head = lastHead.head
-                } else if let known = heads[key] {
-                    head = known
-                } else {
-                    head = APNsRequestHead(
-                        authorization: key.jwt, pushType: key.pushType, topic: key.topic, priority: key.priority,
-                        expiration: key.expiration)
-                    heads[key] = head
+            await withTaskGroup(of: (Int, [APNsExchange]).self) { group in
+                var first = 0
+                while first < due.count {
+                    let end = min(first + Self.sendChunk, due.count)
+                    var requests: [APNsRequest] = []
+                    requests.reserveCapacity(end - first)
+                    for index in due[first..<end] {
+                        if progress[index].firstAttempt == nil { progress[index].firstAttempt = now }
+                        let item = progress[index].item
+                        let apns = item.delivery.apns
+                        let key = HeadKey(
+                            jwt: providerToken.jwt, pushType: apns.pushType, topic: apns.topic, priority: apns.priority,
+                            expiration: apns.expiration)
+                        let head: APNsRequestHead
+                        if let lastHead, lastHead.key == key {
+                            head = lastHead.head
+                        } else if let known = heads[key] {
+                            head = known
+                        } else {
+                            head = APNsRequestHead(
+                                authorization: key.jwt, pushType: key.pushType, topic: key.topic, priority: key.priority,
+                                expiration: key.expiration)
+                            heads[key] = head
+                        }
+                        lastHead = (key, head)
+                        requests.append(APNsRequest(
+                            head: head, path: "/3/device/" + item.delivery.target.value, apnsID: item.apnsID, body: item.body))
+                    }
+                    let offset = first
+                    group.addTask { [pool] in (offset, await pool.send(requests)) }
+                    first = end
                 }
-                lastHead = (key, head)
-                requests.append(APNsRequest(
-                    head: head, path: "/3/device/" + item.delivery.target.value, apnsID: item.apnsID, body: item.body))
+                for await (offset, results) in group {
+                    for (position, result) in results.enumerated() { exchanges[offset + position] = result }
+                }
             }
-            let exchanges = await pool.send(requests)
             if Task.isCancelled { throw CancellationError() }
 
             var answers: [AnswerKey: Int] = [:]
             var errors: [String: Int] = [:]
             for (position, index) in due.enumerated() {
-                switch exchanges[position] {
+                switch exchanges[position]! {
                 case .answered(let response):
                     let reason = response.body.isEmpty ? nil : APNsAnswer.reason(fromBody: response.body)
                     answers[AnswerKey(status: response.status, reason: reason), default: 0] += 1

@@ -190,6 +190,8 @@ public struct APNsSink: DeliverySink {
     private func prepare(_ batch: [Delivery]) async -> [TokenQueue] {
         var queues: [TokenQueue] = []
         var queueIndex: [String: Int] = [:]
+        queues.reserveCapacity(batch.count)
+        queueIndex.reserveCapacity(batch.count)
         var buffers: [[UInt8]: ByteBuffer] = [:]
         var last: (bytes: [UInt8], buffer: ByteBuffer)?
         var channels: [Delivery] = []
