@@ -96,7 +96,7 @@ struct ServeCommand: AsyncParsableCommand {
         flags["apns.caFile"] = apnsCaFile
         flags["apns.maxConcurrentRequests"] = apnsMaxConcurrentRequests.map(String.init)
         flags["replica.id"] = replicaId
-        flags["replica.leaseTTL"] = leaseTtl.map { String($0) }
+        flags["replica.leaseSeconds"] = leaseTtl.map { String($0) }
         flags["log.format"] = logFormat
         flags["log.level"] = logLevel
         return try ConfigurationLoader.load(fileText: fileText, environment: environment, flags: flags)

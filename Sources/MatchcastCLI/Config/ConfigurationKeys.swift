@@ -83,7 +83,7 @@ struct ConfigurationKey: Sendable {
         seconds("activities.restartAfterSeconds", \.restartAfterSeconds, 60...28800),
         seconds("activities.pushToStartSpacingSeconds", \.pushToStartSpacingSeconds, 0...3600),
         text("replica.id", \.replicaId, allowEmpty: true),
-        seconds("replica.leaseTTL", \.leaseTTLSeconds, 1...3600),
+        seconds("replica.leaseSeconds", \.leaseTTLSeconds, 1...3600),
         ConfigurationKey(path: "log.level") { config, value throws(ConfigurationError) in
             guard let level = Logger.Level(rawValue: value.lowercased()) else {
                 throw ConfigurationError(key: "log.level", reason: "'\(value.prefix(40))' is not one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
