@@ -102,7 +102,7 @@ extension FakeAPNsServer {
                 guard method == "POST" else { throw Refusal(status: 405, reason: "MethodNotAllowed") }
                 guard let token else { throw Refusal(status: 404, reason: "BadPath") }
                 guard !token.isEmpty else { throw Refusal(status: 400, reason: "MissingDeviceToken") }
-                guard token.utf8.count % 2 == 0, token.utf8.allSatisfy(Self.isHexDigit) else {
+                guard token.utf8.count % 2 == 0, Self.allHex(token) else {
                     throw Refusal(status: 400, reason: "BadDeviceToken")
                 }
                 guard let jwt else { throw Refusal(status: 403, reason: "MissingProviderToken") }
@@ -111,7 +111,7 @@ extension FakeAPNsServer {
                     throw Refusal(status: 400, reason: "InvalidPushType")
                 }
                 guard let topic = topicField else { throw Refusal(status: 400, reason: "MissingTopic") }
-                guard topic.utf8.count > ".push-type.liveactivity".utf8.count, topic.utf8.reversed().starts(with: ".push-type.liveactivity".utf8.reversed()) else {
+                guard Self.hasLiveActivitySuffix(topic) else {
                     throw Refusal(status: 400, reason: "BadTopic")
                 }
                 guard let priority = priorityField.flatMap(Int.init), priority == 5 || priority == 10 else {
@@ -137,18 +137,36 @@ extension FakeAPNsServer {
             (48...57).contains(byte) || (65...70).contains(byte) || (97...102).contains(byte)
         }
 
+        /// Even-length hex is checked by the caller; this is the digits (over the contiguous bytes).
+        private static func allHex(_ text: String) -> Bool {
+            var text = text
+            return text.withUTF8 { bytes in bytes.allSatisfy(isHexDigit) }
+        }
+
+        private static let liveActivitySuffix = Array(".push-type.liveactivity".utf8)
+
+        /// Ends in `.push-type.liveactivity`, with something before it.
+        private static func hasLiveActivitySuffix(_ topic: String) -> Bool {
+            var topic = topic
+            return topic.withUTF8 { bytes in
+                bytes.count > liveActivitySuffix.count && bytes.suffix(liveActivitySuffix.count).elementsEqual(liveActivitySuffix)
+            }
+        }
+
         /// `8-4-4-4-12` hex digits, as `UUID(uuidString:)` accepts them.
         static func isUUID(_ text: String) -> Bool {
-            var count = 0
-            for byte in text.utf8 {
-                if count == 8 || count == 13 || count == 18 || count == 23 {
-                    guard byte == UInt8(ascii: "-") else { return false }
-                } else {
-                    guard isHexDigit(byte) else { return false }
+            var text = text
+            return text.withUTF8 { bytes in
+                guard bytes.count == 36 else { return false }
+                for index in 0..<36 {
+                    if index == 8 || index == 13 || index == 18 || index == 23 {
+                        guard bytes[index] == UInt8(ascii: "-") else { return false }
+                    } else {
+                        guard isHexDigit(bytes[index]) else { return false }
+                    }
                 }
-                count += 1
+                return true
             }
-            return count == 36
         }
 
         /// A JSON object with an `aps` object.
