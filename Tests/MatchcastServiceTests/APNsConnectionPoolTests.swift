@@ -204,6 +204,8 @@ struct APNsConnectionPoolTests {
             #expect(server.connectionsAccepted == 3)
             #expect(server.peakConcurrentStreams <= 5)
             #expect(sink.connectionStatus.peakOpen == 3)
+            // Each connection kept the server's limit in flight.
+            #expect(sink.connectionStatus.peakInFlight == 5)
             // One provider-token check per connection, not per request.
             #expect(server.providerTokenVerifications <= 3)
         }

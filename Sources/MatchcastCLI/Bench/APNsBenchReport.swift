@@ -74,10 +74,10 @@ final class APNsBenchReport: Sendable {
         }
         let line = String(
             format: "apns update #%d: %d requests answered, the last %.0f ms after ingest (%.0f/s); update→APNs latency p50 %.1f ms, p99 %.1f ms; "
-                + "%@; connections %d (peak open %d, opened %d, resent %d); answers %@; duplicates %d",
+                + "%@; connections %d (peak open %d, opened %d, resent %d; at most %d requests in flight on one); answers %@; duplicates %d",
             update, answered, last.milliseconds, Double(answered) / max(last.seconds, 1e-9),
             Self.percentile(arrivals, 0.50).milliseconds, Self.percentile(arrivals, 0.99).milliseconds,
-            cpuText as NSString, figures.connections, status.peakOpen, status.opened, status.resent,
+            cpuText as NSString, figures.connections, status.peakOpen, status.opened, status.resent, status.peakInFlight,
             mix.joined(separator: " ") as NSString, figures.duplicates)
         lines.withLock { $0.append(line) }
     }

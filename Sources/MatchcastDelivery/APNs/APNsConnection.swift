@@ -79,6 +79,8 @@ final class APNsConnection: ChannelInboundHandler {
     private var lastRead = NIODeadline.now()
     private var answeredInRead = false
     private var timer: RepeatedTask?
+    /// The most requests in flight so far (told to the pool when it grows).
+    private var peakInFlight = 0
 
     // Framing state.
     private var inbound: ByteBuffer?
@@ -462,6 +464,10 @@ final class APNsConnection: ChannelInboundHandler {
             streams[streamID] = stream
         }
         output = out
+        if streams.count > peakInFlight {
+            peakInFlight = streams.count
+            pool.noteInFlight(peakInFlight)
+        }
     }
 
     /// The HEADERS frame (and CONTINUATION frames, for a block larger than the server's frame size).

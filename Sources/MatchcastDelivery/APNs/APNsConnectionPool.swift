@@ -51,6 +51,8 @@ final class APNsConnectionPool: Sendable {
         var resent: Int
         var healthy: Bool
         var lastConnectError: String?
+        /// The most requests in flight at once on one connection.
+        var peakInFlight = 0
     }
 
     private struct Entry {
@@ -222,6 +224,11 @@ final class APNsConnectionPool: Sendable {
         }
         metrics.connectionError(kind: kind)
         logger.error("APNs connection failed", metadata: ["apns.connection": "\(id)", "apns.error": "\(message)", "apns.kind": "\(kind)"])
+    }
+
+    /// A connection reached `count` requests in flight, more than it ever had.
+    func noteInFlight(_ count: Int) {
+        state.withLock { $0.statistics.peakInFlight = Swift.max($0.statistics.peakInFlight, count) }
     }
 
     /// The server sent GOAWAY: no new requests go to `id`.

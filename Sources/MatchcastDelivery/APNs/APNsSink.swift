@@ -104,6 +104,8 @@ public struct APNsSink: DeliverySink {
         public var failedSetups: Int
         /// Requests sent a second time because their connection closed before an answer.
         public var resent: Int
+        /// The most requests in flight at once on one connection.
+        public var peakInFlight: Int
     }
 
     /// False after a connection set-up failed or a connection stopped answering, until the next
@@ -119,7 +121,7 @@ public struct APNsSink: DeliverySink {
         let statistics = pool.statistics
         return ConnectionStatus(
             open: statistics.open, opened: statistics.opened, peakOpen: statistics.peakOpen,
-            failedSetups: statistics.failedSetups, resent: statistics.resent)
+            failedSetups: statistics.failedSetups, resent: statistics.resent, peakInFlight: statistics.peakInFlight)
     }
 
     /// Closes the connections and fails whatever is still waiting; a later `deliver` fails at once
