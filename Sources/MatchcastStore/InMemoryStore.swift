@@ -18,6 +18,8 @@ public actor InMemoryStore: MatchcastStore {
     private var matchesById: [String: MatchRecord] = [:]
     private var outbox = OutboxQueue()
     private var letters = DeadLetterList()
+    /// Broadcast channels by match id (`InMemoryStore+Channels.swift`).
+    var channelsByMatch: [String: MatchChannelRecord] = [:]
 
     public init() {}
 

@@ -132,7 +132,19 @@ extension PostgresStore {
             """,
             "CREATE INDEX match_command_pending ON match_command (match_id, id) WHERE done_at IS NULL",
         ]),
-        // Later migrations go here (`v4`, ...).
+        // Broadcast channels (iOS 18): a match's channel and its state machine (JSON), kept until APNs deleted it.
+        Migration(name: "v4", statements: [
+            """
+            CREATE TABLE match_channel (
+                match_id text COLLATE "C" PRIMARY KEY,
+                channel_id text NOT NULL,
+                phase text NOT NULL,
+                state text NOT NULL,
+                updated_at timestamptz(3) NOT NULL
+            )
+            """,
+        ]),
+        // Later migrations go here (`v5`, ...).
     ]
 
     /// Applies the pending migrations, on a connection of its own (the client need not run yet).

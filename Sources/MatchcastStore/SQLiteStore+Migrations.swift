@@ -83,7 +83,20 @@ extension SQLiteStore {
                 """)
         }
 
-        // Later migrations go here (`v3`, ...).
+        // Broadcast channels (iOS 18): a match's channel and its state machine (JSON), kept until APNs deleted it.
+        migrator.registerMigration("v3") { db in
+            try db.execute(sql: """
+                CREATE TABLE matchChannel (
+                    matchId TEXT NOT NULL PRIMARY KEY,
+                    channelId TEXT NOT NULL,
+                    phase TEXT NOT NULL,
+                    state TEXT NOT NULL,
+                    updatedAt DATETIME NOT NULL
+                );
+                """)
+        }
+
+        // Later migrations go here (`v4`, ...).
 
         return migrator
     }

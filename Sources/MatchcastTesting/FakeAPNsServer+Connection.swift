@@ -263,6 +263,12 @@ extension FakeAPNsServer {
             guard let stream = streams.removeValue(forKey: id) else { return }
             state.arrived()
             let body = stream.body ?? ByteBuffer()
+            // Channel management and broadcasts: FakeAPNsServer+Channels.swift (never a device push's path).
+            if !Self.isDevicePush(stream.headers),
+               let reply = FakeAPNsServer.channelReply(stream.headers, body: body, state: state, verify: { verify($0) }) {
+                if !reply.unanswered { answer(id, status: reply.status, reason: nil, apnsID: nil, extra: reply.headers, body: reply.body) }
+                return
+            }
             let checked = RequestCheck.check(
                 stream.headers, body: body, verify: { verify($0) },
                 bodyIsValid: { body in
@@ -272,6 +278,12 @@ extension FakeAPNsServer {
                     return true
                 })
             act(on: id, checked: checked, body: body)
+        }
+
+        /// Whether `:path` is a device push's, `/3/device/...` (the first field of that name).
+        private static func isDevicePush(_ headers: HPACKHeaders) -> Bool {
+            for field in headers where field.name == ":path" { return field.value.utf8.starts(with: "/3/device/".utf8) }
+            return false
         }
 
         private func act(on id: Int32, checked: RequestCheck.Checked, body: ByteBuffer) {

@@ -33,6 +33,8 @@ extension FakeAPNsServer {
             var throttledShare = 0.0
             var recordArrivals = false
             var arrivals: [ContinuousClock.Instant] = []
+            /// Broadcast channels and broadcasts (`FakeAPNsServer+Channels.swift`).
+            var channels = ChannelBook()
         }
 
         /// A connection holding unanswered requests, to be told when answering resumes.

@@ -91,13 +91,22 @@ struct BrokerRunner {
             store: store, transport: transport, sinks: sinks, settings: settings, timing: timing, clock: clock,
             now: { Date() }, replicaId: config.replicaId.isEmpty ? Broker.defaultReplicaId : config.replicaId,
             leaseTTL: .milliseconds(Int64(config.leaseTTLSeconds * 1000)), logger: logger)
+        let channels: BroadcastChannels?
+        do {
+            channels = try SinkFactory(configuration: config, client: client, logger: logger)
+                .broadcastChannels(sinks: sinks, store: store, settings: settings, clock: clock)
+        } catch {
+            StandardStreams.err("matchcast serve: \(error)")
+            throw ExitCode(2)
+        }
+        if let channels { await broker.useBroadcastChannels(channels) }
         try await broker.restore()
         let app = buildApplication(
             service: broker.service,
             configuration: APIConfiguration(
                 host: config.host, port: config.port, adminKey: config.adminKey.isEmpty ? nil : config.adminKey,
                 maxBodyBytes: config.maxBodyBytes),
-            registry: registry, services: broker.services + [deadTokens.applying(to: broker.service, logger: logger)],
+            registry: registry, services: broker.services + (channels.map { [$0] } ?? []) + [deadTokens.applying(to: broker.service, logger: logger)],
             logger: logger)
         logger.info("matchcast serve", metadata: [
             "listen": "\(config.host):\(config.port)", "store": "\((try? StoreURL(config.store))?.description ?? "?")", "feed": "\(feedSpec)",

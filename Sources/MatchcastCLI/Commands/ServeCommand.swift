@@ -52,6 +52,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "https://host:port instead of Apple's endpoint (a test server).") var apnsEndpoint: String?
     @Option(help: "A PEM file of the only certificates to trust for APNs (a test server's CA).") var apnsCaFile: String?
     @Option(help: "APNs requests in flight per connection.") var apnsMaxConcurrentRequests: Int?
+    @Option(help: "https://host:port instead of Apple's channel management endpoint.") var apnsChannelsEndpoint: String?
+    @Option(help: "Broadcast channels (iOS 18): a live match with at least N followers gets one; 0 is off.")
+    var broadcastMinFollowers: Int?
     @Option(help: "This replica's name in the lease rows (PostgreSQL store); default <host>:<pid>.") var replicaId: String?
     @Option(help: "Seconds a replica's match leases last unless renewed (PostgreSQL store).") var leaseTtl: Double?
     @Option(help: "text or json.") var logFormat: String?
@@ -95,6 +98,8 @@ struct ServeCommand: AsyncParsableCommand {
         flags["apns.endpoint"] = apnsEndpoint
         flags["apns.caFile"] = apnsCaFile
         flags["apns.maxConcurrentRequests"] = apnsMaxConcurrentRequests.map(String.init)
+        flags["apns.channelsEndpoint"] = apnsChannelsEndpoint
+        flags["broadcast.minFollowers"] = broadcastMinFollowers.map(String.init)
         flags["replica.id"] = replicaId
         flags["replica.leaseSeconds"] = leaseTtl.map { String($0) }
         flags["log.format"] = logFormat

@@ -1,7 +1,10 @@
 import AsyncHTTPClient
 import Foundation
 import Logging
+import MatchcastCore
 import MatchcastDelivery
+import MatchcastService
+import MatchcastStore
 
 /// Builds the delivery sinks `sinks` names (`stdout`, `webhook:URL`, `apns`), in that order, for
 /// `serve`. Whatever a sink reads at start (webhook secret, APNs key and CA files) is read here,
@@ -70,6 +73,41 @@ struct SinkFactory {
             }
             throw ConfigurationError(key: key, reason: "\(error)")
         }
+    }
+
+    /// The channel management client for broadcast channel mode (`broadcast.minFollowers` > 0), sharing
+    /// the APNs sink's key and provider token; nil when the mode is off.
+    func channelClient(for sinks: [any DeliverySink]) throws(ConfigurationError) -> APNsChannelClient? {
+        guard configuration.broadcastMinFollowers > 0 else { return nil }
+        guard let apns = sinks.lazy.compactMap({ $0 as? APNsSink }).first else {
+            throw ConfigurationError(key: "broadcast.minFollowers", reason: "broadcast channels need the apns sink (--sink apns)")
+        }
+        let endpoint = configuration.apns.channelsEndpoint.trimmed
+        do {
+            return try APNsChannelClient(
+                sink: apns, bundleId: configuration.topicBundleId, endpoint: endpoint.isEmpty ? nil : endpoint,
+                eventLoopGroup: client?.eventLoopGroup,
+                logger: logger)
+        } catch {
+            throw ConfigurationError(key: error.reason == "config" && "\(error)".contains("endpoint") ? "apns.channelsEndpoint" : "bundleId",
+                                     reason: "\(error)")
+        }
+    }
+
+    /// Broadcast channel mode for `serve`, when `broadcast.minFollowers` > 0: run it with the broker's
+    /// services, after `Broker.useBroadcastChannels`. Its store must keep channels (SQLite, memory, PostgreSQL).
+    func broadcastChannels(
+        sinks: [any DeliverySink], store: any MatchcastStore, settings: BrokerSettings, clock: any Clock<Duration>
+    ) throws(ConfigurationError) -> BroadcastChannels? {
+        guard let client = try channelClient(for: sinks) else { return nil }
+        guard let channelStore = store as? any MatchcastStore & ChannelStore else {
+            client.shutdown()
+            throw ConfigurationError(key: "store", reason: "this store keeps no broadcast channels (broadcast.minFollowers)")
+        }
+        return BroadcastChannels(
+            client: client, store: channelStore, settings: settings,
+            policy: ChannelPolicy(minFollowers: configuration.broadcastMinFollowers), clock: clock, now: { Date() },
+            logger: logger)
     }
 
     private func webhookSink(url: String, deadLetters: any DeadLetterRecorder) throws(ConfigurationError) -> WebhookSink {

@@ -15,6 +15,8 @@ public struct BrokerConfiguration: Sendable, Hashable {
     public var webhookSecret = ""
     public var bundleId = "com.example.matchcast"
     public var apns = APNs()
+    /// Broadcast channel mode: a live match with at least this many followers gets a channel; 0 is off.
+    public var broadcastMinFollowers = 0
     public var defaultPollMs = 10000
     public var minPollMs = 2000
     public var maxPollMs = 300_000
@@ -56,6 +58,8 @@ public struct BrokerConfiguration: Sendable, Hashable {
         public var caFile = ""
         /// Requests in flight at once on one connection (HTTP/2 streams), capped by the server's limit.
         public var maxConcurrentRequests = 1000
+        /// An https URL replacing Apple's channel management endpoint; empty for Apple's (or `endpoint`'s server).
+        public var channelsEndpoint = ""
 
         public init() {}
     }

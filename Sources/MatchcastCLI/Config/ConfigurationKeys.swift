@@ -58,19 +58,9 @@ struct ConfigurationKey: Sendable {
             }
             config.apns.environment = environment
         },
-        ConfigurationKey(path: "apns.endpoint") { config, value throws(ConfigurationError) in
-            let endpoint = value.trimmingCharacters(in: .whitespaces)
-            if !endpoint.isEmpty {
-                var base = endpoint
-                while base.hasSuffix("/") { base.removeLast() }
-                guard let url = URL(string: base), url.scheme?.lowercased() == "https", url.host?.isEmpty == false,
-                      url.path.isEmpty, url.query == nil
-                else {
-                    throw ConfigurationError(key: "apns.endpoint", reason: "'\(value.prefix(80))' is not an https URL without a path (https://host:port)")
-                }
-            }
-            config.apns.endpoint = endpoint
-        },
+        endpoint("apns.endpoint", \.apns.endpoint),
+        endpoint("apns.channelsEndpoint", \.apns.channelsEndpoint),
+        int("broadcast.minFollowers", \.broadcastMinFollowers, 0...10_000_000),
         text("apns.caFile", \.apns.caFile, allowEmpty: true),
         int("apns.maxConcurrentRequests", \.apns.maxConcurrentRequests, 1...10000),
         int("polling.defaultMs", \.defaultPollMs, 1...86_400_000),
@@ -106,6 +96,23 @@ struct ConfigurationKey: Sendable {
                 throw ConfigurationError(key: path, reason: "must not be empty")
             }
             config[keyPath: keyPath] = value
+        }
+    }
+
+    /// Empty, or an https URL without a path (`https://host:port`).
+    private static func endpoint(_ path: String, _ keyPath: WritableKeyPath<BrokerConfiguration, String> & Sendable) -> ConfigurationKey {
+        ConfigurationKey(path: path) { config, value throws(ConfigurationError) in
+            let endpoint = value.trimmingCharacters(in: .whitespaces)
+            if !endpoint.isEmpty {
+                var base = endpoint
+                while base.hasSuffix("/") { base.removeLast() }
+                guard let url = URL(string: base), url.scheme?.lowercased() == "https", url.host?.isEmpty == false,
+                      url.path.isEmpty, url.query == nil
+                else {
+                    throw ConfigurationError(key: path, reason: "'\(value.prefix(80))' is not an https URL without a path (https://host:port)")
+                }
+            }
+            config[keyPath: keyPath] = endpoint
         }
     }
 

@@ -75,6 +75,11 @@ public enum ConfigurationLoader {
         if config.sinks.contains("apns") {
             try validateAPNs(config.apns)
         }
+        if config.broadcastMinFollowers > 0, !config.sinks.contains("apns") {
+            throw ConfigurationError(
+                key: "broadcast.minFollowers",
+                reason: "broadcast channels are created and sent through APNs: add --sink apns, or set it to 0")
+        }
     }
 
     /// What the `apns` sink cannot start without. The key file itself is read when the sink is built

@@ -1,9 +1,11 @@
 /// A push the lifecycle decided on; the manager turns it into a `Delivery` (id, token, topic).
 public struct PushIntent: Sendable, Hashable {
-    /// Who receives it: the device's push-to-start token (for `start`) or the activity's update token.
+    /// Who receives it: the device's push-to-start token (for `start`), the activity's update token,
+    /// or every activity listening on a broadcast channel (iOS 18; `update` and `end` only).
     public enum Recipient: Sendable, Hashable {
         case pushToStart
         case updateToken(String)
+        case channel(String)
     }
 
     public var recipient: Recipient

@@ -10,6 +10,13 @@ import Foundation
 /// ```
 /// An activity the app started itself is created `active` (adopted). Near Apple's 8-hour limit
 /// a live activity is ended and `.restart` asks the manager for a fresh one.
+///
+/// Broadcast channels (iOS 18): a start from an update that carries the match's `channelId` puts
+/// `input-push-channel` in the payload, and the started activity listens on that channel. From then
+/// on it sends nothing of its own (the match's `MatchChannel` broadcasts updates and the end to every
+/// listener at once); it ends quietly with the match and restarts near the 8-hour limit like any
+/// other. Should the app report an update token for it, the token is kept, so an unfollow can still
+/// send it an `end`.
 public struct ActivityLifecycle: Sendable, Hashable, Codable {
     /// Where the activity stands.
     public enum Phase: String, Sendable, Hashable, Codable {
@@ -40,6 +47,8 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     /// The match went final before an update token arrived: `end` goes out with the token.
     public private(set) var endHeld: Bool
     private var finalBox: ContentBox?
+    /// The broadcast channel this activity was started on: its updates come from the channel.
+    public private(set) var channelId: String?
 
     /// A follow that will start when its match is in progress.
     public init(activityId: String, matchId: String) {
@@ -75,6 +84,13 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
             guard update.status.isInProgress else { return [] }
             return [start(update, now: now, policy: policy, staleness: staleness)]
         case .starting, .active:
+            if channelId != nil {
+                // Listening on the channel: the match's broadcast updates and ends it.
+                guard update.status.isFinal else { return [] }
+                phase = .ended
+                heldBox = nil
+                return [.finished]
+            }
             if update.status.isFinal {
                 return finish(content: update.contentBox, alert: update.alert, now: now, policy: policy)
             }
@@ -109,6 +125,8 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
         case .starting, .active:
             updateToken = token
             phase = .active
+            // A channel listener keeps its updates from the channel; the token only serves an unfollow's end.
+            if channelId != nil { return [] }
             if endHeld {
                 return finish(content: finalBox ?? heldBox ?? sentBox, alert: nil, now: now, policy: policy)
             }
@@ -154,7 +172,7 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
             heldBox = nil
             return actions + [.restart]
         }
-        guard phase == .active, let token = updateToken else { return [] }
+        guard phase == .active, channelId == nil, let token = updateToken else { return [] }
         if let content = heldBox, let due = coalesceDue(policy), now >= due {
             return [sendUpdate(content, alert: nil, priority: 5, token: token, now: now,
                                staleness: heldStaleness ?? policy.minimumStaleness)]
@@ -169,6 +187,7 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     public func nextDeadline(policy: ActivityPolicy, feedIsFresh: Bool = true) -> Date? {
         guard phase == .active || phase == .starting else { return nil }
         let restart = startedAt.map { $0.addingTimeInterval(policy.restartAfter.seconds) }
+        if channelId != nil { return restart }
         let flush = heldBox != nil && phase == .active ? coalesceDue(policy) : nil
         let refresh = heldBox == nil && phase == .active && feedIsFresh ? refreshDue(policy) : nil
         return [restart, flush, refresh].compactMap { $0 }.min()
@@ -183,6 +202,7 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
             && lhs.sentStaleDate == rhs.sentStaleDate && lhs.startedAt == rhs.startedAt
             && ContentBox.same(lhs.heldBox, rhs.heldBox) && lhs.heldStaleness == rhs.heldStaleness
             && lhs.endHeld == rhs.endHeld && ContentBox.same(lhs.finalBox, rhs.finalBox)
+            && lhs.channelId == rhs.channelId
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -199,11 +219,12 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
         hasher.combine(heldStaleness)
         hasher.combine(endHeld)
         hasher.combine(finalBox?.value)
+        hasher.combine(channelId)
     }
 
     private enum CodingKeys: String, CodingKey {
         case activityId, matchId, phase, updateToken, lastTimestamp, sentContent, sentAt, sentStaleDate, startedAt
-        case held, heldStaleness, endHeld, finalContent
+        case held, heldStaleness, endHeld, finalContent, channelId
     }
 
     public init(from decoder: any Decoder) throws {
@@ -221,6 +242,7 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
         heldStaleness = try container.decodeIfPresent(Duration.self, forKey: .heldStaleness)
         endHeld = try container.decode(Bool.self, forKey: .endHeld)
         finalBox = try container.decodeIfPresent(ContentState.self, forKey: .finalContent).map(ContentBox.init)
+        channelId = try container.decodeIfPresent(String.self, forKey: .channelId)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -238,6 +260,7 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
         try container.encodeIfPresent(heldStaleness, forKey: .heldStaleness)
         try container.encode(endHeld, forKey: .endHeld)
         try container.encodeIfPresent(finalBox?.value, forKey: .finalContent)
+        try container.encodeIfPresent(channelId, forKey: .channelId)
     }
 
     // MARK: Internals
@@ -271,9 +294,13 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
         let stale = ts + Int(staleness.seconds)
         let alert = update.alert ?? APS.Alert(
             title: update.content.summary, body: "\(update.snapshot.home.name) v \(update.snapshot.away.name)")
-        let aps = APS(
+        var aps = APS(
             timestamp: ts, event: .start, content: update.contentBox, staleDate: stale, alert: alert,
             attributes: ActivityAttributes(activityId: activityId, snapshot: update.snapshot))
+        if let channel = update.channelId {
+            aps.inputPushChannel = channel
+            channelId = channel
+        }
         sentBox = update.contentBox
         sentAt = now
         sentStaleDate = stale

@@ -4,8 +4,16 @@ public struct MatchTracker: Sendable, Hashable {
     public private(set) var current: RenderedMatch?
     /// The latest update handed out, for activities that join later.
     public private(set) var latest: MatchUpdate?
+    /// The match's broadcast channel, carried by every update from now on (nil: per token).
+    public private(set) var channelId: String?
 
     public init() {}
+
+    /// The match got (or lost) a broadcast channel: the latest update and every later one carry it.
+    public mutating func attach(channelId: String?) {
+        self.channelId = channelId
+        latest?.channelId = channelId
+    }
 
     /// Takes a snapshot; returns the update to fan out, or nil when the content-state did not change
     /// and there is no key event. Throws when the snapshot's score cannot be interpreted.
@@ -19,7 +27,8 @@ public struct MatchTracker: Sendable, Hashable {
             self.latest?.pollInterval = pollInterval
             return nil
         }
-        let update = MatchUpdate(rendered: rendered, content: content, keyEvents: events, pollInterval: pollInterval)
+        var update = MatchUpdate(rendered: rendered, content: content, keyEvents: events, pollInterval: pollInterval)
+        update.channelId = channelId
         latest = update
         return update
     }
@@ -32,5 +41,6 @@ public struct MatchTracker: Sendable, Hashable {
         content.event = event
         current = rendered
         latest = MatchUpdate(rendered: rendered, content: content, keyEvents: [], pollInterval: pollInterval)
+        latest?.channelId = channelId
     }
 }

@@ -17,6 +17,9 @@ public struct MatchUpdate: Sendable, Hashable {
     public private(set) var alert: APS.Alert?
     /// The content, shared by reference with every lifecycle and push that takes it.
     private(set) var contentBox: ContentBox
+    /// The match's broadcast channel (iOS 18), when it has one: activities started from this update
+    /// listen on it (`input-push-channel`) and get their updates from it, not per token.
+    public var channelId: String?
 
     public init(rendered: RenderedMatch, content: ContentState, keyEvents: [KeyEvent], pollInterval: Duration) {
         self.rendered = rendered
@@ -37,7 +40,7 @@ public struct MatchUpdate: Sendable, Hashable {
     // `alert` follows from `keyEvents`, so it takes no part in equality.
     public static func == (lhs: MatchUpdate, rhs: MatchUpdate) -> Bool {
         lhs.rendered == rhs.rendered && ContentBox.same(lhs.contentBox, rhs.contentBox)
-            && lhs.keyEvents == rhs.keyEvents && lhs.pollInterval == rhs.pollInterval
+            && lhs.keyEvents == rhs.keyEvents && lhs.pollInterval == rhs.pollInterval && lhs.channelId == rhs.channelId
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -45,5 +48,6 @@ public struct MatchUpdate: Sendable, Hashable {
         hasher.combine(contentBox.value)
         hasher.combine(keyEvents)
         hasher.combine(pollInterval)
+        hasher.combine(channelId)
     }
 }

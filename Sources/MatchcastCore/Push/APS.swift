@@ -27,6 +27,7 @@ public struct APS: Sendable, Hashable, Codable {
         var alert: Alert?
         var attributesType: String?
         var attributes: ActivityAttributes?
+        var inputPushChannel: String?
     }
 
     private final class Storage: Sendable {
@@ -82,6 +83,13 @@ public struct APS: Sendable, Hashable, Codable {
         set { fields.attributes = newValue }
     }
 
+    /// On a push-to-start `start` (iOS 18): the broadcast channel the started activity listens on
+    /// (`input-push-channel`), instead of giving the app an update token.
+    public var inputPushChannel: String? {
+        get { storage.fields.inputPushChannel }
+        set { fields.inputPushChannel = newValue }
+    }
+
     public init(
         timestamp: Int, event: ActivityEvent, contentState: ContentState, staleDate: Int? = nil,
         dismissalDate: Int? = nil, alert: Alert? = nil, attributes: ActivityAttributes? = nil
@@ -108,6 +116,7 @@ public struct APS: Sendable, Hashable, Codable {
         return l.timestamp == r.timestamp && l.event == r.event && ContentBox.same(l.content, r.content)
             && l.staleDate == r.staleDate && l.dismissalDate == r.dismissalDate && l.alert == r.alert
             && l.attributesType == r.attributesType && l.attributes == r.attributes
+            && l.inputPushChannel == r.inputPushChannel
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -120,6 +129,7 @@ public struct APS: Sendable, Hashable, Codable {
         hasher.combine(f.alert)
         hasher.combine(f.attributesType)
         hasher.combine(f.attributes)
+        hasher.combine(f.inputPushChannel)
     }
 
     enum CodingKeys: String, CodingKey {
@@ -128,6 +138,7 @@ public struct APS: Sendable, Hashable, Codable {
         case staleDate = "stale-date"
         case dismissalDate = "dismissal-date"
         case attributesType = "attributes-type"
+        case inputPushChannel = "input-push-channel"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -140,7 +151,8 @@ public struct APS: Sendable, Hashable, Codable {
             dismissalDate: try container.decodeIfPresent(Int.self, forKey: .dismissalDate),
             alert: try container.decodeIfPresent(Alert.self, forKey: .alert),
             attributesType: try container.decodeIfPresent(String.self, forKey: .attributesType),
-            attributes: try container.decodeIfPresent(ActivityAttributes.self, forKey: .attributes)))
+            attributes: try container.decodeIfPresent(ActivityAttributes.self, forKey: .attributes),
+            inputPushChannel: try container.decodeIfPresent(String.self, forKey: .inputPushChannel)))
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -154,5 +166,6 @@ public struct APS: Sendable, Hashable, Codable {
         try container.encodeIfPresent(f.alert, forKey: .alert)
         try container.encodeIfPresent(f.attributesType, forKey: .attributesType)
         try container.encodeIfPresent(f.attributes, forKey: .attributes)
+        try container.encodeIfPresent(f.inputPushChannel, forKey: .inputPushChannel)
     }
 }

@@ -26,6 +26,8 @@ public struct DeliveryBuilder: Sendable {
             target = PushTarget(kind: .pushToStartToken, value: token)
         case .updateToken(let token):
             target = PushTarget(kind: .updateToken, value: token)
+        case .channel(let channelId):
+            target = PushTarget(kind: .channel, value: channelId)
         }
         let payload = try payload(for: intent.aps)
         let id = Identifier.make(prefix: "dlv_", milliseconds: Int64(now.timeIntervalSince1970 * 1000), using: &rng)

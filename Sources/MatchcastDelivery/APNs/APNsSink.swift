@@ -139,8 +139,11 @@ public struct APNsSink: DeliverySink {
     /// Cancellation stops sending and throws `CancellationError`.
     public func deliver(_ batch: [Delivery]) async throws {
         guard !batch.isEmpty else { return }
-        let queues = await prepare(batch)
-        let total = try await send(queues)
+        // Broadcasts (target.kind == channel) go after the device pushes: see APNsSink+Broadcast.swift.
+        let broadcasts = batch.contains { $0.target.kind == .channel } ? batch.filter { $0.target.kind == .channel } : []
+        let queues = await prepare(broadcasts.isEmpty ? batch : batch.filter { $0.target.kind != .channel })
+        var total = try await send(queues)
+        if !broadcasts.isEmpty { total.merge(try await broadcast(broadcasts)) }
         metrics.deliveries(outcome: "delivered", count: total.delivered)
         metrics.deliveries(outcome: "invalid_token", count: total.invalid)
         metrics.deliveries(outcome: "dead_letter", count: total.deadLettered)

@@ -36,7 +36,8 @@ public struct MatchView: Sendable, Hashable, Codable {
     public var updatedAt: Date?
     /// Exactly what an update delivery would carry now.
     public var contentState: ContentState?
-    /// Broadcast channel id when channel mode is on (not yet).
+    /// The match's open broadcast channel (iOS 18 channel mode), for an app that starts its own
+    /// activity with `pushType: .channel(id)`; absent when the match goes per token.
     public var channelId: String?
 }
 

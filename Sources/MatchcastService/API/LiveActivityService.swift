@@ -195,7 +195,8 @@ public final class LiveActivityService: Sendable {
         let snapshot = record.snapshot
         let content = await lifecycle.latest(matchId: snapshot.id)?.content ?? (try? MatchRenderer.render(snapshot))?.contentState
         return MatchView(id: snapshot.id, sport: snapshot.sport, status: snapshot.status, home: snapshot.home,
-                         away: snapshot.away, updatedAt: snapshot.updatedAt ?? record.updatedAt, contentState: content)
+                         away: snapshot.away, updatedAt: snapshot.updatedAt ?? record.updatedAt, contentState: content,
+                         channelId: await lifecycle.broadcastChannelId(matchId: snapshot.id))
     }
 
     // MARK: Internals

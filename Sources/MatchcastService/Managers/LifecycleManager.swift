@@ -109,6 +109,8 @@ public actor LifecycleManager {
     private let logger: Logger
     private var builder: DeliveryBuilder
     private var matches: [String: MatchState] = [:]
+    /// Broadcast channel mode, when on (`useBroadcastChannels`, LifecycleManager+Broadcast.swift).
+    var broadcast: BroadcastChannels?
     /// Earliest time the next push-to-start may go to each device.
     private var startGate: [String: Date] = [:]
     /// Commands that change activities run one at a time (see `AsyncSerialGate`).
@@ -213,6 +215,12 @@ public actor LifecycleManager {
         // place, so no second copy of the match's activities is alive while they change.
         _ = try await openActivities(matchId: matchId)
         let ids = matches[matchId, default: MatchState()].orderedIds()
+        var update = update
+        if let broadcast {
+            // Channel mode: the match's broadcast channel (made now if the rule says so) rides on the update.
+            update = await broadcast.attach(update, matchId: matchId, followers: matches[matchId]?.activities?.count ?? 0)
+            matches[matchId]?.tracker.attach(channelId: update.channelId)
+        }
         var deliveries: [Delivery] = []
         deliveries.reserveCapacity(ids.count)
         var changed = ChangeSet(capacity: ids.count)
@@ -222,7 +230,9 @@ public actor LifecycleManager {
             let actions = record.lifecycle.matchChanged(update, now: now(), policy: policy)
             try await execute(actions, on: &record, into: &deliveries, changed: &changed)
         }
+        if let broadcast { deliveries += await broadcast.matchChanged(update, matchId: matchId) }
         try await finish(deliveries, changed)
+        await broadcast?.commit()
     }
 
     /// Reads through `inout` so the match's state is not copied for one record.
@@ -396,6 +406,13 @@ public actor LifecycleManager {
                 matches[matchId] = nil
             }
         }
+        if let broadcast {
+            // Channel mode: coalesced broadcasts and stale-date refreshes of the matches' channels.
+            let (broadcasts, due) = await broadcast.tick(fresh: Set(matches.keys.filter { feedIsFresh($0, at: moment) }))
+            try await finish(broadcasts, ChangeSet())
+            await broadcast.commit()
+            if let due { next = min(next ?? due, due) }
+        }
         startGate = startGate.filter { $0.value > moment }
         return next
     }
@@ -414,6 +431,7 @@ public actor LifecycleManager {
         for (matchId, activities) in byMatch { matches[matchId, default: MatchState()].activities = activities }
         let records = try await persist { try await self.store.matches() }
         for record in records { resume(from: record) }
+        for (matchId, channelId) in try await broadcast?.restore() ?? [:] { matches[matchId]?.tracker.attach(channelId: channelId) }
         for matchId in matches.keys.sorted() {
             guard let latest = latest(matchId: matchId) else { continue }
             try await fanOut(latest, to: matchId)
