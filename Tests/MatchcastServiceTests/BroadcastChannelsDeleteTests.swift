@@ -1,0 +1,98 @@
+import Foundation
+import Logging
+import MatchcastCore
+import MatchcastService
+import MatchcastStore
+import MatchcastTesting
+import Testing
+
+/// A channel management API that refuses the first deletes it is asked for.
+private actor RefusingDeletes: ChannelManagement {
+    private var refusals: Int
+    private(set) var created: [String] = []
+    private(set) var deleteCalls: [String] = []
+
+    init(refusing refusals: Int) { self.refusals = refusals }
+
+    func createChannel() async throws -> String {
+        let id = "Y2hhbm5lbC0\(created.count)"
+        created.append(id)
+        return id
+    }
+
+    func deleteChannel(_ channelId: String) async throws {
+        deleteCalls.append(channelId)
+        if refusals > 0 {
+            refusals -= 1
+            throw APNsUnavailable()
+        }
+    }
+
+    struct APNsUnavailable: Error {}
+}
+
+/// `BroadcastChannels` deleting a channel after its match: not while the end is still queued, again and
+/// again while APNs refuses, and only then forgotten by the store. Manual clock, in-memory store.
+@Suite("broadcast channels: deleting after the match")
+struct BroadcastChannelsDeleteTests {
+    static func update(_ status: MatchStatus, _ home: Int) -> MatchUpdate {
+        let snapshot = MatchSnapshot(
+            id: "epl-mun-liv", sport: .football, status: status, competition: "Premier League",
+            home: Team(id: "mun", name: "Manchester United", short: "MUN"), away: Team(id: "liv", name: "Liverpool", short: "LIV"),
+            score: .teamTotals(TeamScore(home: home, away: 0, period: "2H", clock: "90'")))
+        let rendered = try! MatchRenderer.render(snapshot)
+        return MatchUpdate(rendered: rendered, content: rendered.contentState, keyEvents: [], pollInterval: .seconds(5))
+    }
+
+    @Test func aRefusedDeleteIsTriedAgainAndTheChannelIsForgottenOnlyOnceDeleted() async throws {
+        let clock = ManualClock()
+        let now: @Sendable () -> Date = { Date(timeIntervalSince1970: 1_800_000_000 + clock.now.offset.seconds) }
+        let store = InMemoryStore()
+        let apns = RefusingDeletes(refusing: 2)
+        let channels = BroadcastChannels(
+            client: apns, store: store, settings: BrokerSettings(seed: 1),
+            policy: ChannelPolicy(minFollowers: 2, deleteDelay: .seconds(10)), clock: clock, now: now,
+            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+
+        // Below the threshold: no channel; at it: one, saved at once.
+        #expect(await channels.attach(Self.update(.live, 0), matchId: "epl-mun-liv", followers: 1).channelId == nil)
+        let live = await channels.attach(Self.update(.live, 0), matchId: "epl-mun-liv", followers: 2)
+        let channelId = try #require(live.channelId)
+        #expect(try await store.channel(matchId: "epl-mun-liv")?.channelId == channelId)
+
+        // The end: one broadcast, queued in the outbox as the lifecycle would.
+        let end = await channels.matchChanged(Self.update(.completed, 1), matchId: "epl-mun-liv")
+        #expect(end.map(\.target) == [PushTarget(kind: .channel, value: channelId)])
+        #expect(end.first?.payload.aps.event == .end)
+        try await store.saveActivities([], enqueue: end)
+        await channels.commit()
+        #expect(try await store.channel(matchId: "epl-mun-liv")?.channel.phase == .closing)
+        #expect(await channels.channelId(matchId: "epl-mun-liv") == nil)
+
+        // Not before deleteDelay; not while the end is queued.
+        await channels.deleteDue()
+        #expect(await apns.deleteCalls.isEmpty)
+        clock.advance(by: .seconds(10))
+        await channels.deleteDue()
+        #expect(await apns.deleteCalls.isEmpty, "the end is still in the outbox")
+        try await store.removeQueuedDeliveries(ids: end.map(\.id))
+
+        // Refused twice (5 s, then 10 s later), deleted the third time; kept in the store until then.
+        clock.advance(by: .seconds(10))
+        await channels.deleteDue()
+        clock.advance(by: .seconds(4))
+        await channels.deleteDue()
+        #expect(await apns.deleteCalls.count == 1)
+        clock.advance(by: .seconds(1))
+        await channels.deleteDue()
+        #expect(await apns.deleteCalls.count == 2)
+        await channels.commit()
+        #expect(try await store.channel(matchId: "epl-mun-liv")?.channel.deleteAttempts == 2)
+        clock.advance(by: .seconds(10))
+        await channels.deleteDue()
+        #expect(await apns.deleteCalls == [channelId, channelId, channelId])
+        #expect(try await store.channels().isEmpty)
+        #expect(await channels.all().isEmpty)
+        #expect(await apns.created == [channelId])
+    }
+}
