@@ -151,15 +151,15 @@ extension PostgresStore {
     public func migrate() async throws(StoreError) {
         let configuration = self.configuration
         let logger = self.logger
+        // Per schema: tests (and brokers sharing a database) migrate their own schemas side by side. Taken before
+        // the schema is created: two `CREATE SCHEMA IF NOT EXISTS` at once can still collide.
+        let lockKey = "matchcast.migrate." + (configuration.schema ?? "")
         try await withMigrationConnection { connection in
+            try await connection.query("SELECT pg_advisory_lock(hashtext(\(lockKey)))", logger: logger).consume()
             if let schema = configuration.schema {
                 try await connection.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA IF NOT EXISTS \"\(schema)\""), logger: logger)
                     .consume()
             }
-            // Per schema: tests (and brokers sharing a database) migrate their own schemas side by side.
-            try await connection.query(
-                "SELECT pg_advisory_lock(hashtext('matchcast.migrate.' || current_schema()))", logger: logger
-            ).consume()
             try await connection.query(
                 """
                 CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -187,9 +187,7 @@ extension PostgresStore {
                 logger.info("applied migration", metadata: ["migration": "\(migration.name)"])
             }
             // Closing the connection releases the lock too; this is for when closing fails.
-            try await connection.query(
-                "SELECT pg_advisory_unlock(hashtext('matchcast.migrate.' || current_schema()))", logger: logger
-            ).consume()
+            try await connection.query("SELECT pg_advisory_unlock(hashtext(\(lockKey)))", logger: logger).consume()
         }
     }
 

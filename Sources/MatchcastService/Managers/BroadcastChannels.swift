@@ -116,6 +116,27 @@ public actor BroadcastChannels: Service {
         return open
     }
 
+    /// A replica took the match over: its stored channel, if any, replaces what this process knew of it.
+    /// Returns the channel's id when it is open, for the tracker.
+    public func restore(matchId: String) async throws(ServiceError) -> String? {
+        let record: MatchChannelRecord?
+        do {
+            record = try await store.channel(matchId: matchId)
+        } catch {
+            logger.error("cannot read the match's broadcast channel", metadata: ["match": "\(matchId)", "error": "\(error)"])
+            throw ServiceError(.unavailable, "storage is unavailable (\(error.reason))")
+        }
+        channels[matchId] = record?.channel
+        gauge()
+        return record.flatMap { $0.channel.phase == .open ? $0.channelId : nil }
+    }
+
+    /// This replica no longer runs the match: its channel is the new owner's to broadcast to and delete.
+    public func forget(matchId: String) {
+        channels[matchId] = nil
+        gauge()
+    }
+
     /// The update as the match's activities should see it: carrying the match's open channel, which is
     /// created now when the rule says so (at most one try per `createRetryInterval`; a failed create
     /// leaves the match per token). `followers`: the match's open activities.

@@ -468,6 +468,9 @@ public actor LifecycleManager {
         }
         _ = try await openActivities(matchId: matchId)
         if let record = try await persist({ try await self.store.match(id: matchId) }) { resume(from: record) }
+        if let broadcast, let channelId = try await broadcast.restore(matchId: matchId) {
+            matches[matchId]?.tracker.attach(channelId: channelId)
+        }
         if let latest = latest(matchId: matchId) { try await fanOut(latest, to: matchId) }
     }
 
@@ -476,6 +479,7 @@ public actor LifecycleManager {
         await serial.enter()
         defer { serial.leave() }
         matches[matchId] = nil
+        await broadcast?.forget(matchId: matchId)
     }
 
     /// Whether the match needs this replica any more: false once it is over and none of its activities is open.
@@ -605,6 +609,7 @@ public actor LifecycleManager {
                 for matchId in fence.generations.keys {
                     matches[matchId] = nil
                     ownership.lost(matchId)
+                    await broadcast?.forget(matchId: matchId)
                 }
                 logger.warning("match moved to another replica", metadata: ["matches": "\(fence.generations.keys.sorted())"])
                 throw ServiceError(.unavailable, "the match moved to another replica; retry")
