@@ -9,9 +9,10 @@ public protocol MatchLeases: Sendable {
     /// Claims the match for `owner` for `ttl`: the lease when the match was free, expired, or already
     /// `owner`'s (then renewed); `nil` when another owner holds it.
     func claim(matchId: String, owner: String, ttl: Duration) async throws(StoreError) -> MatchLeaseChange?
-    /// Extends `owner`'s lease by `ttl` from now; `nil` when it is no longer `owner`'s (expired and taken
-    /// over, or released): the owner must stop polling the match.
-    func renew(matchId: String, owner: String, ttl: Duration) async throws(StoreError) -> MatchLeaseChange?
+    /// Extends by `ttl` from now each of these leases that is still `owner`'s, in one round trip, and returns
+    /// them (sorted by match id). A match missing from the answer is no longer `owner`'s (expired and taken over,
+    /// or released): the owner must stop running it.
+    func renew(matchIds: [String], owner: String, ttl: Duration) async throws(StoreError) -> [MatchLease]
     /// Gives the match up; false when `owner` did not hold it.
     @discardableResult
     func release(matchId: String, owner: String) async throws(StoreError) -> Bool
@@ -88,16 +89,17 @@ public final class LocalMatchLeases: MatchLeases {
         }
     }
 
-    public func renew(matchId: String, owner: String, ttl: Duration) -> MatchLeaseChange? {
+    public func renew(matchIds: [String], owner: String, ttl: Duration) -> [MatchLease] {
         let now = self.now()
-        return table.withLock { table in
-            guard let held = table[matchId], held.owner == owner else {
-                LeaseCounter.count("lost")
-                return nil
+        let leases = table.withLock { table in
+            matchIds.sorted().compactMap { matchId -> MatchLease? in
+                guard let held = table[matchId], held.owner == owner, !owner.isEmpty else { return nil }
+                table[matchId]?.expiresAt = now.addingTimeInterval(ttl.seconds)
+                return table[matchId]
             }
-            table[matchId]?.expiresAt = now.addingTimeInterval(ttl.seconds)
-            return MatchLeaseChange(lease: table[matchId]!, reason: .renewed)
         }
+        LeaseCounter.countLost(asked: matchIds, renewed: leases)
+        return leases
     }
 
     @discardableResult
@@ -127,6 +129,14 @@ enum LeaseCounter {
 
     static func count(_ reason: String) {
         Counter(label: "matchcast_lease_changes_total", dimensions: [("reason", reason)]).increment()
+    }
+
+    /// A renewal refused: each asked-for lease that did not come back.
+    static func countLost(asked: [String], renewed: [MatchLease]) {
+        let lost = Set(asked).subtracting(renewed.map(\.matchId)).count
+        if lost > 0 {
+            Counter(label: "matchcast_lease_changes_total", dimensions: [("reason", "lost")]).increment(by: lost)
+        }
     }
 }
 

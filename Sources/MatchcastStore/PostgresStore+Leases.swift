@@ -43,26 +43,24 @@ extension PostgresStore: MatchLeases {
         return LeaseCounter.count(MatchLeaseChange(lease: lease, reason: reason))
     }
 
-    public func renew(matchId: String, owner: String, ttl: Duration) async throws(StoreError) -> MatchLeaseChange? {
+    public func renew(matchIds: [String], owner: String, ttl: Duration) async throws(StoreError) -> [MatchLease] {
+        guard !matchIds.isEmpty else { return [] }
         let logger = self.logger
         let seconds = ttl.seconds
-        let renewed = try await withConnection("renewing the lease of match '\(matchId)'") { connection in
+        let rows = try await withConnection("renewing \(matchIds.count) leases") { connection in
             try await connection.query(
                 """
                 UPDATE match_lease SET expires_at = now() + \(seconds) * interval '1 second'
-                WHERE match_id = \(matchId) AND owner = \(owner) AND owner <> ''
-                RETURNING expires_at, generation
+                WHERE match_id = ANY(\(matchIds)) AND owner = \(owner) AND owner <> ''
+                RETURNING match_id, expires_at, generation
                 """,
                 logger: logger
-            ).collect((Date, Int).self).first
+            ).collect((String, Date, Int).self)
         }
-        guard let (expiresAt, generation) = renewed else {
-            LeaseCounter.count("lost")
-            return nil
-        }
-        return MatchLeaseChange(
-            lease: MatchLease(matchId: matchId, owner: owner, expiresAt: expiresAt.readBack, generation: generation),
-            reason: .renewed)
+        let leases = rows.map { MatchLease(matchId: $0.0, owner: owner, expiresAt: $0.1.readBack, generation: $0.2) }
+            .sorted { $0.matchId < $1.matchId }
+        LeaseCounter.countLost(asked: matchIds, renewed: leases)
+        return leases
     }
 
     @discardableResult

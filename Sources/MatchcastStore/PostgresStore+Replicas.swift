@@ -144,16 +144,19 @@ extension PostgresStore: ReplicaStore {
         return CommandOutcome(refusal: CommandRefusal(code: code, message: message ?? ""))
     }
 
-    public func forgetCommands(id: Int64?, olderThan: Duration) async throws(StoreError) {
+    public func forgetCommand(id: Int64) async throws(StoreError) {
         let logger = self.logger
-        let seconds = olderThan.seconds
-        try await withConnection("forgetting done commands") { connection in
+        try await withConnection("forgetting command \(id)") { connection in
+            try await connection.query("DELETE FROM match_command WHERE id = \(id)", logger: logger).consume()
+        }
+    }
+
+    public func forgetCommands(postedBefore age: Duration) async throws(StoreError) {
+        let logger = self.logger
+        let seconds = age.seconds
+        try await withConnection("forgetting old commands") { connection in
             try await connection.query(
-                """
-                DELETE FROM match_command WHERE done_at IS NOT NULL
-                AND (id = \(id ?? -1) OR done_at < now() - \(seconds) * interval '1 second')
-                """,
-                logger: logger
+                "DELETE FROM match_command WHERE posted_at < now() - \(seconds) * interval '1 second'", logger: logger
             ).consume()
         }
     }

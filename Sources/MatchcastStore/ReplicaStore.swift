@@ -23,8 +23,11 @@ public protocol ReplicaStore: MatchcastStore, MatchLeases {
     func completeCommand(id: Int64, refusal: CommandRefusal?) async throws(StoreError)
     /// Where a posted command stands: `nil` while pending (or once forgotten).
     func commandOutcome(id: Int64) async throws(StoreError) -> CommandOutcome?
-    /// Forgets done commands: the one given, and any done longer than `olderThan` ago.
-    func forgetCommands(id: Int64?, olderThan: Duration) async throws(StoreError)
+    /// Forgets a command whose outcome its poster has read.
+    func forgetCommand(id: Int64) async throws(StoreError)
+    /// Forgets every command posted more than `age` ago, done or not: outcomes nobody came back for, and
+    /// changes no replica ran in that time (their callers were told to retry long ago).
+    func forgetCommands(postedBefore age: Duration) async throws(StoreError)
     /// Calls `onPost` with the match id of every command posted by any replica, until cancelled or the connection
     /// fails (then it throws: listen again).
     func listenForCommands(_ onPost: @escaping @Sendable (String) -> Void) async throws

@@ -148,21 +148,7 @@ struct ReplicaFailoverTests {
             #expect(stale.isEmpty, "no update after the kill for \(stale.count) activities: \(stale.values.sorted())")
 
             // A delivery seen twice is the same delivery; one state of one activity has one id.
-            var byId: [String: DeliveryRecord] = [:]
-            var duplicates = 0
-            for delivery in received {
-                if let earlier = byId.updateValue(delivery, forKey: delivery.id) {
-                    duplicates += 1
-                    #expect(earlier == delivery, "delivery \(delivery.id) arrived twice with different content")
-                }
-            }
-            var idsByState: [String: Set<String>] = [:]
-            for delivery in received {
-                idsByState["\(delivery.activityId)/\(delivery.payload.aps.event)/\(delivery.payload.aps.timestamp)", default: []]
-                    .insert(delivery.id)
-            }
-            let reissued = idsByState.filter { $0.value.count > 1 }
-            #expect(reissued.isEmpty, "the same state went out under different ids: \(reissued.keys.sorted().prefix(5))")
+            let duplicates = auditDeliveryIds(received)
 
             // Nothing starts twice: no activity but the registered ones, one start and one end each.
             let starts = received.filter { $0.payload.aps.event == .start }

@@ -40,15 +40,20 @@ struct PostgresLeaseTests {
             let again = try #require(try await leases.claim(matchId: "m1", owner: "replica-a", ttl: .seconds(30)))
             #expect(again.reason == .renewed)
             #expect(again.lease.generation == 1)
-            #expect(try await leases.renew(matchId: "m1", owner: "replica-a", ttl: .seconds(30))?.reason == .renewed)
-            #expect(try await leases.renew(matchId: "m1", owner: "replica-b", ttl: .seconds(30)) == nil)
+            #expect(try await leases.renew(matchIds: ["m1"], owner: "replica-a", ttl: .seconds(30)).map(\.matchId) == ["m1"])
+            #expect(try await leases.renew(matchIds: ["m1"], owner: "replica-b", ttl: .seconds(30)).isEmpty)
+            // Several at once, in one call: only the owner's come back.
+            _ = try await leases.claim(matchId: "m2", owner: "replica-b", ttl: .seconds(30))
+            #expect(try await leases.renew(matchIds: ["m2", "m1"], owner: "replica-a", ttl: .seconds(30)).map(\.matchId) == ["m1"])
+            #expect(try await leases.renew(matchIds: ["m1", "m2"], owner: "replica-b", ttl: .seconds(30)).map(\.matchId) == ["m2"])
+            try await leases.release(matchId: "m2", owner: "replica-b")
             #expect(try await leases.leases().map(\.owner) == ["replica-a"])
 
             #expect(try await leases.release(matchId: "m1", owner: "replica-b") == false)
             #expect(try await leases.release(matchId: "m1", owner: "replica-a"))
             #expect(try await leases.release(matchId: "m1", owner: "replica-a") == false)
             #expect(try await leases.leases().isEmpty)
-            #expect(try await leases.renew(matchId: "m1", owner: "replica-a", ttl: .seconds(30)) == nil)
+            #expect(try await leases.renew(matchIds: ["m1"], owner: "replica-a", ttl: .seconds(30)).isEmpty)
 
             // After a release the match is free, and the generation (the fencing token) still grows.
             let next = try #require(try await leases.claim(matchId: "m1", owner: "replica-b", ttl: .seconds(30)))
@@ -69,7 +74,7 @@ struct PostgresLeaseTests {
             #expect(takeover.lease.owner == "replica-b")
             #expect(takeover.lease.generation == 2)
             // The old owner finds out at its next renewal, and must stop polling the match.
-            #expect(try await leases.renew(matchId: "m1", owner: "replica-a", ttl: .seconds(30)) == nil)
+            #expect(try await leases.renew(matchIds: ["m1"], owner: "replica-a", ttl: .seconds(30)).isEmpty)
             // Its live lease elsewhere is untouched.
             #expect(try await leases.claim(matchId: "m2", owner: "replica-b", ttl: .seconds(30)) == nil)
             #expect(try await leases.leases().map { "\($0.matchId)=\($0.owner)" } == ["m1=replica-b", "m2=replica-a"])

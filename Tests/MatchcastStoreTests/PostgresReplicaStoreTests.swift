@@ -92,10 +92,16 @@ struct PostgresReplicaStoreTests {
             #expect(try await store.pendingCommands(matchIds: ["m1"]).isEmpty)
             #expect(try await store.commandOutcome(id: first) == CommandOutcome(refusal: nil))
             #expect(try await store.commandOutcome(id: second)?.refusal == CommandRefusal(code: "forbidden", message: "not yours"))
-            try await store.forgetCommands(id: first, olderThan: .seconds(600))
+            try await store.forgetCommand(id: first)
             #expect(try await store.commandOutcome(id: first) == nil)
             #expect(try await store.commandOutcome(id: second) != nil)
             #expect(try await store.pendingCommands(matchIds: ["m2"]).count == 1)
+            // Nothing is old enough yet; then everything is (done or pending alike).
+            try await store.forgetCommands(postedBefore: .seconds(600))
+            #expect(try await store.commandOutcome(id: second) != nil)
+            try await store.forgetCommands(postedBefore: .seconds(-60))
+            #expect(try await store.commandOutcome(id: second) == nil)
+            #expect(try await store.pendingCommands(matchIds: ["m2"]).isEmpty)
         }
     }
 }

@@ -459,7 +459,7 @@ public actor LifecycleManager {
         await serial.enter()
         defer { serial.leave() }
         matches[matchId] = nil
-        if let replicas = store as? any ReplicaStore {
+        if let replicas = ownership.shared?.store {
             let left = try await persist { try await replicas.queuedDeliveries(matchId: matchId) }
             if !left.isEmpty {
                 logger.info("outbox of a taken match", metadata: ["match": "\(matchId)", "deliveries": "\(left.count)"])
@@ -478,6 +478,11 @@ public actor LifecycleManager {
     public func release(matchId: String) async {
         await serial.enter()
         defer { serial.leave() }
+        await forget(matchId: matchId)
+    }
+
+    /// Drops what this process knew of the match (its cache, its broadcast channel).
+    private func forget(matchId: String) async {
         matches[matchId] = nil
         await broadcast?.forget(matchId: matchId)
     }
@@ -594,8 +599,8 @@ public actor LifecycleManager {
     private func finish(_ deliveries: [Delivery], _ changed: ChangeSet) async throws(ServiceError) {
         let records = changed.all
         guard !records.isEmpty || !deliveries.isEmpty else { return }
-        if let replicas = store as? any ReplicaStore,
-           let fence = ownership.fence(for: Set(records.map(\.matchId)).union(deliveries.map(\.matchId))) {
+        if let replicas = ownership.shared?.store,
+           let fence = ownership.fence(for: Self.matchIds(records.lazy.map(\.matchId), deliveries.lazy.map(\.matchId))) {
             let saved = try await persist { () async throws -> Bool in
                 do {
                     try await replicas.saveActivities(records, enqueue: deliveries, fence: fence)
@@ -607,9 +612,8 @@ public actor LifecycleManager {
             guard saved else {
                 // Another replica runs the match now: nothing was written or sent; let it go here.
                 for matchId in fence.generations.keys {
-                    matches[matchId] = nil
                     ownership.lost(matchId)
-                    await broadcast?.forget(matchId: matchId)
+                    await forget(matchId: matchId)
                 }
                 logger.warning("match moved to another replica", metadata: ["matches": "\(fence.generations.keys.sorted())"])
                 throw ServiceError(.unavailable, "the match moved to another replica; retry")
@@ -618,6 +622,22 @@ public actor LifecycleManager {
             try await persist { try await self.store.saveActivities(records, enqueue: deliveries) }
         }
         await relay.submit(deliveries)
+    }
+
+    /// The distinct match ids of an operation's records and deliveries: one or a few, in long runs, so a
+    /// repeat of the previous id is skipped before it is hashed.
+    private static func matchIds(_ first: some Sequence<String>, _ second: some Sequence<String>) -> Set<String> {
+        var ids: Set<String> = []
+        var previous: String?
+        for id in first where id != previous {
+            ids.insert(id)
+            previous = id
+        }
+        for id in second where id != previous {
+            ids.insert(id)
+            previous = id
+        }
+        return ids
     }
 
     private func persist<T: Sendable>(_ operation: @Sendable () async throws -> T) async throws(ServiceError) -> T {

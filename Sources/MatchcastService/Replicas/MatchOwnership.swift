@@ -80,22 +80,22 @@ public final class MatchOwnership: Sendable {
     /// Renews every held lease; returns the matches whose lease was lost (now let go).
     public func renewAll() async -> [String] {
         guard let shared else { return [] }
-        var lost: [String] = []
-        for matchId in heldMatches {
-            let renewed: MatchLeaseChange?
-            do {
-                renewed = try await shared.store.renew(matchId: matchId, owner: shared.replicaId, ttl: shared.leaseTTL)
-            } catch {
-                // The database did not answer: keep the lease for now; the fence refuses writes if it expired and
-                // moved, and the next renewal tells.
-                continue
-            }
-            if renewed?.lease.generation != held.withLock({ $0[matchId] }) {
-                held.withLock { _ = $0.removeValue(forKey: matchId) }
-                lost.append(matchId)
-            }
+        let asked = heldMatches
+        let renewed: [MatchLease]
+        do {
+            renewed = try await shared.store.renew(matchIds: asked, owner: shared.replicaId, ttl: shared.leaseTTL)
+        } catch {
+            // The database did not answer: keep the leases for now; the fence refuses writes if one expired and
+            // moved, and the next renewal tells.
+            return []
         }
-        return lost
+        let generations = Dictionary(renewed.map { ($0.matchId, $0.generation) }, uniquingKeysWith: { first, _ in first })
+        return held.withLock { held in
+            // Only the leases it asked for can be lost (one claimed meanwhile is not in the answer).
+            let lost = asked.filter { held[$0] != nil && generations[$0] != held[$0] }
+            for matchId in lost { held[matchId] = nil }
+            return lost
+        }
     }
 
     /// Gives the match up (its lease becomes free at once for another replica).

@@ -34,7 +34,7 @@ struct MatchRouter: Sendable {
         let deadline = clock.now.advanced(by: answerTimeout)
         while clock.now < deadline {
             if let outcome = try await access(store, { try await $0.commandOutcome(id: id) }) {
-                try? await store.forgetCommands(id: id, olderThan: .seconds(600))
+                try? await store.forgetCommand(id: id)
                 if let refusal = outcome.refusal {
                     throw ServiceError(ServiceError.Code(rawValue: refusal.code) ?? .unavailable, refusal.message)
                 }
@@ -104,14 +104,11 @@ struct MatchRouter: Sendable {
         }
     }
 
+    /// Store calls fail as every service store call does (`StoreAccess`).
     private func access<T: Sendable>(
         _ store: any ReplicaStore, _ operation: @Sendable (any ReplicaStore) async throws -> T
     ) async throws(ServiceError) -> T {
-        do {
-            return try await operation(store)
-        } catch {
-            logger.error("store failed", metadata: ["error": "\(error)"])
-            throw ServiceError(.unavailable, "storage is unavailable")
-        }
+        let access = StoreAccess(store: store, logger: logger)
+        return try await access { _ in try await operation(store) }
     }
 }

@@ -90,6 +90,8 @@ public struct ReplicaCoordinator: Service {
             logger.info("match lease released", metadata: ["match": "\(matchId)"])
         }
         if gained { service.pollersShouldLook() }
+        // Outcomes their posters never came back for, and changes nobody ran for 10 minutes.
+        try? await shared.store.forgetCommands(postedBefore: .seconds(600))
     }
 
     // MARK: Commands
@@ -137,6 +139,5 @@ public struct ReplicaCoordinator: Service {
                 logger.error("cannot mark command done", metadata: ["id": "\(posted.id)", "error": "\(error)"])
             }
         }
-        try? await store.forgetCommands(id: nil, olderThan: .seconds(600))
     }
 }
