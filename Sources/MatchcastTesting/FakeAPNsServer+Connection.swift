@@ -46,12 +46,10 @@ extension FakeAPNsServer {
 
         // Framing state.
         private var prefaceSeen = false
-        private var inbound: ByteBuffer?
+        private var inbound = HTTP2Wire.FrameReader()
         private var output: ByteBuffer?
         /// Header lists up to 64 KiB (what the fake advertises), so a client's CONTINUATION frames can be tested.
-        private var decoder = HPACKDecoder(
-            allocator: ByteBufferAllocator(), maxDynamicTableSize: HPACKDecoder.maxDynamicTableSize, maxHeaderListSize: 64 << 10)
-        private var pendingBlock: (stream: Int32, endStream: Bool, block: ByteBuffer)?
+        private var headerBlocks = HTTP2Wire.HeaderBlockReader(maxHeaderListSize: 64 << 10)
         private var lastStreamID: Int32 = 0
         private var sendWindow = HTTP2Wire.defaultWindow
         private var clientMaxFrameSize = HTTP2Wire.defaultMaxFrameSize
@@ -89,21 +87,17 @@ extension FakeAPNsServer {
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             guard !dropping else { return }
             var buffer = unwrapInboundIn(data)
-            if inbound == nil {
-                inbound = buffer
-            } else {
-                inbound!.writeBuffer(&buffer)
-            }
+            inbound.append(&buffer)
             if !prefaceSeen {
-                guard inbound!.readableBytes >= HTTP2Wire.preface.count else { return }
-                guard inbound!.readBytes(length: HTTP2Wire.preface.count) == HTTP2Wire.preface else {
+                guard let preface = inbound.readPreface() else { return }
+                guard preface else {
                     context.close(promise: nil)
                     return
                 }
                 prefaceSeen = true
             }
             do {
-                while !dropping, let frame = try HTTP2Wire.nextFrame(from: &inbound!, maxFrameSize: HTTP2Wire.defaultMaxFrameSize) {
+                while !dropping, let frame = try inbound.next(maxFrameSize: HTTP2Wire.defaultMaxFrameSize) {
                     try handle(frame)
                 }
             } catch {
@@ -115,11 +109,7 @@ extension FakeAPNsServer {
                 return
             }
             if dropping { return }
-            if inbound!.readableBytes == 0 {
-                inbound = nil
-            } else if inbound!.readerIndex > 64 << 10 {
-                inbound!.discardReadBytes()
-            }
+            inbound.endRead()
         }
 
         func channelReadComplete(context: ChannelHandlerContext) {
@@ -145,31 +135,14 @@ extension FakeAPNsServer {
         // MARK: - Frames from the client
 
         private func handle(_ frame: HTTP2Wire.Frame) throws(HTTP2Wire.WireError) {
-            if let pending = pendingBlock {
-                guard frame.type == HTTP2Wire.FrameType.continuation.rawValue, frame.streamID == pending.stream else {
-                    throw HTTP2Wire.WireError(HTTP2Wire.ErrorCode.protocolError, "a header block was interrupted")
-                }
-                var block = pending.block
-                var payload = frame.payload
-                block.writeBuffer(&payload)
-                if frame.has(HTTP2Wire.Flag.endHeaders) {
-                    pendingBlock = nil
-                    try headerBlock(block, stream: pending.stream, endStream: pending.endStream)
-                } else {
-                    pendingBlock = (pending.stream, pending.endStream, block)
-                }
+            if headerBlocks.takes(frame) {
+                if let block = try headerBlocks.read(frame) { try headerBlock(block) }
                 return
             }
             guard let type = HTTP2Wire.FrameType(rawValue: frame.type) else { return }
             switch type {
-            case .headers:
-                let block = try HTTP2Wire.unpadded(frame)
-                let endStream = frame.has(HTTP2Wire.Flag.endStream)
-                if frame.has(HTTP2Wire.Flag.endHeaders) {
-                    try headerBlock(block, stream: frame.streamID, endStream: endStream)
-                } else {
-                    pendingBlock = (frame.streamID, endStream, block)
-                }
+            case .headers, .continuation:
+                break  // the header block reader's
             case .data:
                 unacknowledgedBytes += frame.payload.readableBytes
                 let payload = try HTTP2Wire.unpadded(frame)
@@ -199,23 +172,19 @@ extension FakeAPNsServer {
                 HTTP2Wire.writeSettingsAck(into: &out)
                 output = out
             case .windowUpdate:
-                guard frame.streamID == 0, let raw = frame.payload.getInteger(at: frame.payload.readerIndex, as: UInt32.self) else { return }
-                sendWindow += Int(raw & 0x7FFF_FFFF)
+                let increment = try HTTP2Wire.windowIncrement(of: frame)
+                guard frame.streamID == 0 else { return }
+                sendWindow += increment
                 sendWaitingData()
             case .ping:
-                guard !frame.has(HTTP2Wire.Flag.ack), frame.payload.readableBytes == 8 else { return }
-                var payload = frame.payload
                 var out = takeOutput()
-                HTTP2Wire.writeFrameHeader(into: &out, length: 8, type: .ping, flags: HTTP2Wire.Flag.ack, stream: 0)
-                out.writeBuffer(&payload)
+                HTTP2Wire.writePingAck(answering: frame, into: &out)
                 output = out
             case .rstStream:
                 streams[frame.streamID] = nil
                 held.removeAll { $0.0 == frame.streamID }
             case .goAway:
                 context?.close(promise: nil)
-            case .continuation:
-                throw HTTP2Wire.WireError(HTTP2Wire.ErrorCode.protocolError, "CONTINUATION without HEADERS")
             case .pushPromise:
                 throw HTTP2Wire.WireError(HTTP2Wire.ErrorCode.protocolError, "PUSH_PROMISE from a client")
             case .priority:
@@ -223,14 +192,8 @@ extension FakeAPNsServer {
             }
         }
 
-        private func headerBlock(_ block: ByteBuffer, stream id: Int32, endStream: Bool) throws(HTTP2Wire.WireError) {
-            var block = block
-            let headers: HPACKHeaders
-            do {
-                headers = try decoder.decodeHeaders(from: &block)
-            } catch {
-                throw HTTP2Wire.WireError(HTTP2Wire.ErrorCode.compressionError, "\(error)")
-            }
+        private func headerBlock(_ block: HTTP2Wire.HeaderBlockReader.Block) throws(HTTP2Wire.WireError) {
+            let (id, headers) = (block.stream, block.headers)
             if var stream = streams[id] {
                 // Trailers.
                 stream.headers.add(contentsOf: headers)
@@ -254,7 +217,7 @@ extension FakeAPNsServer {
                     state.locked { $0.peakStreams = max($0.peakStreams, peak) }
                 }
             }
-            if endStream { process(id) }
+            if block.endStream { process(id) }
         }
 
         // MARK: - Answers

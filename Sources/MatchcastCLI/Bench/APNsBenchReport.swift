@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
 import MatchcastDelivery
 import MatchcastTesting
@@ -40,12 +35,12 @@ final class APNsBenchReport: Sendable {
     func begin() {
         server.recordArrivals()
         let figures = server.figures()
-        mark.withLock { $0 = Mark(cpu: Self.rusageCPU(), fakeCPU: figures.cpuMicroseconds, figures: figures) }
+        mark.withLock { $0 = Mark(cpu: Duration.microseconds(processCPUMicroseconds()), fakeCPU: figures.cpuMicroseconds, figures: figures) }
     }
 
     /// After update `update`, which was ingested at `started`.
     func updateDone(_ update: Int, started: ContinuousClock.Instant) {
-        let cpu = Self.rusageCPU()
+        let cpu = Duration.microseconds(processCPUMicroseconds())
         let start = MonotonicTime.of(started)
         let figures = server.take()
         server.recordArrivals()
@@ -102,19 +97,9 @@ final class APNsBenchReport: Sendable {
 
     private static func percentile(_ sorted: [Duration], _ fraction: Double) -> Duration {
         guard !sorted.isEmpty else { return .zero }
-        return sorted[min(sorted.count - 1, Int((Double(sorted.count) * fraction).rounded(.up)) - 1 < 0 ? 0 : Int((Double(sorted.count) * fraction).rounded(.up)) - 1)]
-    }
-
-    /// User plus system CPU of this process so far (`getrusage(RUSAGE_SELF)`).
-    static func rusageCPU() -> Duration {
-        var usage = rusage()
-        #if canImport(Glibc)
-        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
-        #else
-        getrusage(RUSAGE_SELF, &usage)
-        #endif
-        return .seconds(Int64(usage.ru_utime.tv_sec) + Int64(usage.ru_stime.tv_sec))
-            + .microseconds(Int64(usage.ru_utime.tv_usec) + Int64(usage.ru_stime.tv_usec))
+        // Nearest rank: the smallest value with at least `fraction` of them at or below it.
+        let rank = Int((Double(sorted.count) * fraction).rounded(.up))
+        return sorted[min(max(rank, 1), sorted.count) - 1]
     }
 }
 

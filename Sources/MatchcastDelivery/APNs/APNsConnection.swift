@@ -83,12 +83,10 @@ final class APNsConnection: ChannelInboundHandler {
     private var peakInFlight = 0
 
     // Framing state.
-    private var inbound: ByteBuffer?
+    private var inbound = HTTP2Wire.FrameReader()
     private var output: ByteBuffer?
     private var scratch = ByteBuffer()
-    private var decoder: HPACKDecoder
-    /// A header block waiting for its CONTINUATION frames.
-    private var pendingBlock: (stream: Int32, endStream: Bool, block: ByteBuffer)?
+    private var headerBlocks = HTTP2Wire.HeaderBlockReader()
     private var connectionSendWindow = HTTP2Wire.defaultWindow
     private var peerInitialWindow = HTTP2Wire.defaultWindow
     private var peerMaxFrameSize = HTTP2Wire.defaultMaxFrameSize
@@ -105,7 +103,6 @@ final class APNsConnection: ChannelInboundHandler {
         self.id = id
         self.pool = pool
         self.eventLoop = eventLoop
-        decoder = HPACKDecoder(allocator: ByteBufferAllocator())
         var authority = ByteBuffer()
         HTTP2Wire.writeLiteral(nameIndex: HTTP2Wire.StaticName.authority, value: pool.settings.authority.utf8, into: &authority)
         authorityField = authority
@@ -209,25 +206,17 @@ final class APNsConnection: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard phase != .closed else { return }
         var buffer = unwrapInboundIn(data)
-        if inbound == nil {
-            inbound = buffer
-        } else {
-            inbound!.writeBuffer(&buffer)
-        }
+        inbound.append(&buffer)
         do {
-            while let frame = try HTTP2Wire.nextFrame(from: &inbound!, maxFrameSize: Self.maxInboundFrame) {
+            while let frame = try inbound.next(maxFrameSize: Self.maxInboundFrame) {
                 try handle(frame)
-                guard phase != .closed, inbound != nil else { return }
+                guard phase != .closed else { return }
             }
         } catch {
             connectionError(error)
             return
         }
-        if inbound!.readableBytes == 0 {
-            inbound = nil
-        } else if inbound!.readerIndex > 64 << 10 {
-            inbound!.discardReadBytes()
-        }
+        inbound.endRead()
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -250,19 +239,8 @@ final class APNsConnection: ChannelInboundHandler {
     // MARK: - Frames from the server
 
     private func handle(_ frame: HTTP2Wire.Frame) throws(HTTP2Wire.WireError) {
-        if let pending = pendingBlock {
-            guard frame.type == HTTP2Wire.FrameType.continuation.rawValue, frame.streamID == pending.stream else {
-                throw HTTP2Wire.WireError(HTTP2Wire.ErrorCode.protocolError, "a header block was interrupted")
-            }
-            var block = pending.block
-            var payload = frame.payload
-            block.writeBuffer(&payload)
-            if frame.has(HTTP2Wire.Flag.endHeaders) {
-                pendingBlock = nil
-                try headerBlock(block, stream: frame.streamID, endStream: pending.endStream)
-            } else {
-                pendingBlock = (pending.stream, pending.endStream, block)
-            }
+        if headerBlocks.takes(frame) {
+            if let block = try headerBlocks.read(frame) { headerBlock(block) }
             return
         }
         guard let type = HTTP2Wire.FrameType(rawValue: frame.type) else { return }  // unknown frames are ignored
@@ -270,14 +248,8 @@ final class APNsConnection: ChannelInboundHandler {
         case .settings:
             if frame.has(HTTP2Wire.Flag.ack) { return }
             try applySettings(HTTP2Wire.settings(of: frame))
-        case .headers:
-            let block = try HTTP2Wire.unpadded(frame)
-            let endStream = frame.has(HTTP2Wire.Flag.endStream)
-            if frame.has(HTTP2Wire.Flag.endHeaders) {
-                try headerBlock(block, stream: frame.streamID, endStream: endStream)
-            } else {
-                pendingBlock = (frame.streamID, endStream, block)
-            }
+        case .headers, .continuation:
+            break  // the header block reader's
         case .data:
             unacknowledgedBytes += frame.payload.readableBytes
             let payload = try HTTP2Wire.unpadded(frame)
@@ -291,9 +263,7 @@ final class APNsConnection: ChannelInboundHandler {
                 streams[frame.streamID] = stream
             }
         case .windowUpdate:
-            guard frame.payload.readableBytes == 4, let raw = frame.payload.getInteger(at: frame.payload.readerIndex, as: UInt32.self)
-            else { throw HTTP2Wire.WireError(HTTP2Wire.ErrorCode.frameSizeError, "a malformed WINDOW_UPDATE") }
-            let increment = Int(raw & 0x7FFF_FFFF)
+            let increment = try HTTP2Wire.windowIncrement(of: frame)
             if frame.streamID == 0 {
                 connectionSendWindow += increment
                 guard connectionSendWindow <= HTTP2Wire.maxWindow else {
@@ -304,12 +274,7 @@ final class APNsConnection: ChannelInboundHandler {
             }
             if !blocked.isEmpty { sendBlocked() }
         case .ping:
-            guard !frame.has(HTTP2Wire.Flag.ack), frame.payload.readableBytes == 8 else { return }
-            var payload = frame.payload
-            var out = output()
-            HTTP2Wire.writeFrameHeader(into: &out, length: 8, type: .ping, flags: HTTP2Wire.Flag.ack, stream: 0)
-            out.writeBuffer(&payload)
-            output = out
+            appendOutput { HTTP2Wire.writePingAck(answering: frame, into: &$0) }
         case .rstStream:
             let code = frame.payload.getInteger(at: frame.payload.readerIndex, as: UInt32.self) ?? 0
             guard let stream = streams.removeValue(forKey: frame.streamID) else { return }
@@ -329,8 +294,6 @@ final class APNsConnection: ChannelInboundHandler {
             goAway(last: Int32(bitPattern: lastRaw & 0x7FFF_FFFF), code: code)
         case .pushPromise:
             throw HTTP2Wire.WireError(HTTP2Wire.ErrorCode.protocolError, "PUSH_PROMISE with push disabled")
-        case .continuation:
-            throw HTTP2Wire.WireError(HTTP2Wire.ErrorCode.protocolError, "CONTINUATION without HEADERS")
         case .priority:
             break
         }
@@ -373,22 +336,18 @@ final class APNsConnection: ChannelInboundHandler {
         }
     }
 
-    private func headerBlock(_ block: ByteBuffer, stream streamID: Int32, endStream: Bool) throws(HTTP2Wire.WireError) {
-        var block = block
-        let headers: HPACKHeaders
-        do {
-            // Always decoded, even for a stream we gave up on: the decoder's table must stay in step.
-            headers = try decoder.decodeHeaders(from: &block)
-        } catch {
-            throw HTTP2Wire.WireError(HTTP2Wire.ErrorCode.compressionError, "\(error)")
-        }
+    /// An answer's headers (or trailers); a block for a stream we gave up on is dropped (it was
+    /// still decoded, for the decoder's table).
+    private func headerBlock(_ block: HTTP2Wire.HeaderBlockReader.Block) {
+        let streamID = block.stream
+        let headers = block.headers
         guard var stream = streams.removeValue(forKey: streamID) else { return }
         if stream.status == nil, let status = headers.first(name: ":status").flatMap(Int.init), status >= 200 {
             stream.status = status
             stream.retryAfter = headers.first(name: "retry-after")
             stream.headers = headers
         }
-        if endStream {
+        if block.endStream {
             finish(stream)
         } else {
             streams[streamID] = stream
@@ -607,13 +566,9 @@ final class APNsConnection: ChannelInboundHandler {
         var start = 0
         while start < done.count {
             let job = done[start].0.job
-            var end = start
-            var entries: [(index: Int, result: APNsExchange)] = []
-            while end < done.count, done[end].0.job === job {
-                entries.append((done[end].0.index, done[end].1))
-                end += 1
-            }
-            job.complete(entries)
+            var end = start + 1
+            while end < done.count, done[end].0.job === job { end += 1 }
+            job.complete(done[start..<end].lazy.map { (index: $0.0.index, result: $0.1) })
             start = end
         }
     }

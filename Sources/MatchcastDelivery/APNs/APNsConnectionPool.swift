@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import NIOCore
 import NIOSSL
@@ -346,5 +347,23 @@ final class APNsConnectionPool: Sendable {
 
     private func fail(_ items: [Pending], _ error: APNsTransportError) {
         for item in items { item.job.complete(item.index, with: .failed(error)) }
+    }
+}
+
+extension APNsConnectionPool.Settings {
+    /// Settings for an `https://host[:port]` URL (an IPv6 literal loses its brackets for the
+    /// socket, keeps them in `:authority`); nil for a URL without a host.
+    init?(
+        url: URL, tls: TLSConfiguration, maxConnections: Int, maxStreamsPerConnection: Int,
+        connectTimeout: Duration, requestTimeout: Duration
+    ) {
+        guard let host = url.host, !host.isEmpty else { return nil }
+        let port = url.port ?? 443
+        self.init(
+            host: host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host,
+            port: port, authority: url.port == nil ? host : "\(host):\(port)", tls: tls,
+            maxConnections: maxConnections, maxStreamsPerConnection: maxStreamsPerConnection,
+            connectTimeout: .nanoseconds(connectTimeout.wholeNanoseconds),
+            requestTimeout: .nanoseconds(requestTimeout.wholeNanoseconds))
     }
 }

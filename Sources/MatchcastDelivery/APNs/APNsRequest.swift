@@ -9,15 +9,12 @@ import Synchronization
 final class APNsRequestHead: Sendable {
     /// `:method`: `POST` for pushes; channel management also uses `GET` and `DELETE`.
     let method: String
-    /// Regular header fields, in sending order (pseudo-headers are added by the connection).
-    let fields: [(name: String, value: String)]
-    /// `fields` as HPACK literals without indexing (no Huffman), ready to copy.
+    /// The regular header fields as HPACK literals without indexing (no Huffman), ready to copy.
     let encodedFields: ByteBuffer
 
     /// Any request: `fields` are regular (not pseudo) header fields, names lowercase.
     init(method: String = "POST", fields: [(name: String, value: String)]) {
         self.method = method
-        self.fields = fields
         var buffer = ByteBuffer()
         for field in fields { HTTP2Wire.writeField(name: field.name, value: field.value, into: &buffer) }
         encodedFields = buffer
@@ -125,19 +122,12 @@ final class APNsSendJob: Sendable {
     /// Records the result of request `index` unless it already has one (a late answer after a
     /// timeout, say, is dropped).
     func complete(_ index: Int, with result: APNsExchange) {
-        let resume: (CheckedContinuation<[APNsExchange], Never>, [APNsExchange])? = state.withLock { state in
-            guard state.results[index] == nil else { return nil }
-            state.results[index] = result
-            state.remaining -= 1
-            guard state.remaining == 0, let continuation = state.continuation else { return nil }
-            state.continuation = nil
-            return (continuation, state.results.map { $0! })
-        }
-        if let (continuation, results) = resume { continuation.resume(returning: results) }
+        complete(CollectionOfOne((index: index, result: result)))
     }
 
-    /// Records several results under one lock (a connection completes what one read answered at once).
-    func complete(_ entries: [(index: Int, result: APNsExchange)]) {
+    /// Records several results under one lock (a connection completes what one read answered at
+    /// once); each only if its request has none yet.
+    func complete(_ entries: some Sequence<(index: Int, result: APNsExchange)>) {
         let resume: (CheckedContinuation<[APNsExchange], Never>, [APNsExchange])? = state.withLock { state in
             for (index, result) in entries where state.results[index] == nil {
                 state.results[index] = result
@@ -153,9 +143,7 @@ final class APNsSendJob: Sendable {
     /// Fails every request without a result yet; requests still queued are then skipped.
     func cancel(_ error: APNsTransportError) {
         cancelled.store(true, ordering: .relaxed)
-        let indices: [Int] = state.withLock { state in
-            return state.results.indices.filter { state.results[$0] == nil }
-        }
-        for index in indices { complete(index, with: .failed(error)) }
+        // Requests answered in the meantime keep their answer.
+        complete(requests.indices.lazy.map { (index: $0, result: APNsExchange.failed(error)) })
     }
 }

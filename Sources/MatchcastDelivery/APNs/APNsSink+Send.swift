@@ -49,7 +49,7 @@ extension APNsSink {
     /// due goes into one `pool.send`; then each answer moves its token on (next delivery, dead, retry
     /// after a backoff). When no token is due, the sink sleeps on `clock` until the first is.
     func send(_ queues: [TokenQueue]) async throws -> QueueResult {
-        let elapsed = Self.stopwatch(clock)
+        let elapsed = Stopwatch.start(clock)
         var progress = queues.map { Progress(queue: $0) }
         var active = Array(progress.indices)
         var heads: [HeadKey: APNsRequestHead] = [:]
@@ -213,24 +213,5 @@ extension APNsSink {
         progress.result.failedTokens = 1
         progress.result.problem = problem
         progress.done = true
-    }
-
-    /// Time since the call, on `clock`, whatever its instant type.
-    private static func stopwatch(_ clock: any Clock<Duration>) -> @Sendable () -> Duration {
-        stopwatch(opened: clock)
-    }
-
-    private static func stopwatch<C: Clock>(opened clock: C) -> @Sendable () -> Duration where C.Duration == Duration {
-        let start = clock.now
-        return { start.duration(to: clock.now) }
-    }
-}
-
-extension Duration {
-    /// Whole nanoseconds, rounded down, saturating.
-    var wholeNanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        return overflow ? .max : product + attoseconds / 1_000_000_000
     }
 }

@@ -38,8 +38,6 @@ public struct APNsSink: DeliverySink {
     let clock: any Clock<Duration>
     let metrics: APNsMetrics
     let logger: Logger
-    /// The base URL, without a trailing slash.
-    let endpoint: String
 
     /// - Parameters:
     ///   - client: lends its event loops to the sink's connections (requests no longer go through
@@ -63,7 +61,7 @@ public struct APNsSink: DeliverySink {
         logger: Logger = Logger(label: "matchcast.apns"),
         eventLoopGroup: (any EventLoopGroup)? = nil
     ) throws(APNsError) {
-        endpoint = try configuration.validate()
+        let endpoint = try configuration.validate()
         let tls = try configuration.tlsConfiguration()
         signer = try APNsTokenSigner(
             credentials: configuration.credentials(), refreshInterval: configuration.tokenRefreshInterval, now: now)
@@ -76,16 +74,15 @@ public struct APNsSink: DeliverySink {
         var logger = logger
         logger[metadataKey: "apns.endpoint"] = "\(endpoint)"
         self.logger = logger
-        guard let url = URL(string: endpoint), let host = url.host else { throw .invalidConfiguration("endpoint has no host") }
-        let port = url.port ?? 443
-        let bareHost = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        guard let url = URL(string: endpoint),
+              let settings = APNsConnectionPool.Settings(
+                  url: url, tls: tls, maxConnections: configuration.maxConnections,
+                  maxStreamsPerConnection: configuration.maxConcurrentRequests,
+                  connectTimeout: configuration.connectTimeout, requestTimeout: configuration.requestTimeout)
+        else { throw .invalidConfiguration("endpoint has no host") }
         do {
             pool = try APNsConnectionPool(
-                settings: APNsConnectionPool.Settings(
-                    host: bareHost, port: port, authority: url.port == nil ? host : "\(host):\(port)", tls: tls,
-                    maxConnections: configuration.maxConnections, maxStreamsPerConnection: configuration.maxConcurrentRequests,
-                    connectTimeout: .nanoseconds(configuration.connectTimeout.wholeNanoseconds),
-                    requestTimeout: .nanoseconds(configuration.requestTimeout.wholeNanoseconds)),
+                settings: settings,
                 group: eventLoopGroup ?? client.eventLoopGroup, metrics: metrics, logger: logger)
         } catch {
             throw .invalidConfiguration("TLS configuration: \(error)")

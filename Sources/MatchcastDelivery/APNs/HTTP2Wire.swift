@@ -1,4 +1,5 @@
 import NIOCore
+import NIOHPACK
 
 /// The few pieces of HTTP/2 (RFC 9113) and HPACK (RFC 7541) that the APNs sender and the fake APNs
 /// speak by hand: frame headers, a frame reader over a cumulation buffer, SETTINGS, and the HPACK
@@ -117,7 +118,114 @@ package enum HTTP2Wire {
         buffer.writeInteger(code)
     }
 
+    /// The ACK of a PING, echoing its payload; nothing for a PING that is itself an ACK or malformed.
+    package static func writePingAck(answering ping: Frame, into buffer: inout ByteBuffer) {
+        guard !ping.has(Flag.ack), ping.payload.readableBytes == 8 else { return }
+        writeFrameHeader(into: &buffer, length: 8, type: .ping, flags: Flag.ack, stream: 0)
+        buffer.writeImmutableBuffer(ping.payload)
+    }
+
     // MARK: - Reading frames
+
+    /// The bytes read so far and not yet taken as frames (a cumulation buffer): a channel handler
+    /// appends what each read brought, takes whole frames, and calls `endRead()` at the end.
+    package struct FrameReader {
+        private var buffer: ByteBuffer?
+
+        package init() {}
+
+        /// Adds what a read brought (kept as is when nothing was waiting: no copy).
+        package mutating func append(_ bytes: inout ByteBuffer) {
+            if buffer == nil {
+                buffer = bytes
+            } else {
+                buffer!.writeBuffer(&bytes)
+            }
+        }
+
+        /// Takes the client connection preface off the front: nil while it has not all arrived,
+        /// false when the bytes are something else.
+        package mutating func readPreface() -> Bool? {
+            guard let available = buffer?.readableBytes, available >= preface.count else { return nil }
+            return buffer!.readBytes(length: preface.count) == preface
+        }
+
+        /// The next whole frame, or nil when it has not all arrived.
+        /// Throws FRAME_SIZE_ERROR for a frame longer than `maxFrameSize`.
+        package mutating func next(maxFrameSize: Int) throws(WireError) -> Frame? {
+            guard buffer != nil else { return nil }
+            return try nextFrame(from: &buffer!, maxFrameSize: maxFrameSize)
+        }
+
+        /// Drops the buffer once it is all read, or its read bytes once they are many.
+        package mutating func endRead() {
+            guard let readable = buffer?.readableBytes else { return }
+            if readable == 0 {
+                buffer = nil
+            } else if buffer!.readerIndex > 64 << 10 {
+                buffer!.discardReadBytes()
+            }
+        }
+    }
+
+    /// Joins a HEADERS frame and its CONTINUATION frames into one header block and decodes it with
+    /// NIOHPACK's decoder (every block, so the decoder's dynamic table stays in step with the peer's).
+    package struct HeaderBlockReader {
+        /// A decoded header block and the stream it belongs to.
+        package struct Block {
+            package var stream: Int32
+            package var endStream: Bool
+            package var headers: HPACKHeaders
+        }
+
+        private var decoder: HPACKDecoder
+        /// A header block waiting for its CONTINUATION frames.
+        private var pending: (stream: Int32, endStream: Bool, block: ByteBuffer)?
+
+        package init(maxHeaderListSize: Int = HPACKDecoder.defaultMaxHeaderListSize) {
+            decoder = HPACKDecoder(
+                allocator: ByteBufferAllocator(), maxDynamicTableSize: HPACKDecoder.maxDynamicTableSize,
+                maxHeaderListSize: maxHeaderListSize)
+        }
+
+        /// Whether `frame` is this reader's: a HEADERS or CONTINUATION frame, or any frame while a
+        /// block waits for its CONTINUATION (which `read` then refuses).
+        package func takes(_ frame: Frame) -> Bool {
+            pending != nil || frame.type == FrameType.headers.rawValue || frame.type == FrameType.continuation.rawValue
+        }
+
+        /// The block once its last frame (END_HEADERS) is in; nil while more is to come.
+        /// Throws PROTOCOL_ERROR for an interrupted block or a stray CONTINUATION, COMPRESSION_ERROR
+        /// for a block HPACK cannot decode.
+        package mutating func read(_ frame: Frame) throws(WireError) -> Block? {
+            let stream: Int32
+            let endStream: Bool
+            var block: ByteBuffer
+            if let waiting = pending {
+                guard frame.type == FrameType.continuation.rawValue, frame.streamID == waiting.stream else {
+                    throw WireError(ErrorCode.protocolError, "a header block was interrupted")
+                }
+                (stream, endStream, block) = waiting
+                pending = nil
+                var payload = frame.payload
+                block.writeBuffer(&payload)
+            } else {
+                guard frame.type == FrameType.headers.rawValue else {
+                    throw WireError(ErrorCode.protocolError, "CONTINUATION without HEADERS")
+                }
+                (stream, endStream, block) = (frame.streamID, frame.has(Flag.endStream), try unpadded(frame))
+            }
+            guard frame.has(Flag.endHeaders) else {
+                pending = (stream, endStream, block)
+                return nil
+            }
+            do {
+                return Block(stream: stream, endStream: endStream, headers: try decoder.decodeHeaders(from: &block))
+            } catch {
+                throw WireError(ErrorCode.compressionError, "\(error)")
+            }
+        }
+    }
 
     /// Takes the next whole frame off the front of `buffer`, or nil when it has not all arrived.
     /// Throws FRAME_SIZE_ERROR for a frame longer than `maxFrameSize`.
@@ -151,6 +259,13 @@ package enum HTTP2Wire {
         }
         guard padding <= payload.readableBytes else { throw WireError(ErrorCode.protocolError, "padding longer than the frame") }
         return payload.getSlice(at: payload.readerIndex, length: payload.readableBytes - padding)!
+    }
+
+    /// The increment of a WINDOW_UPDATE frame. Throws FRAME_SIZE_ERROR for a malformed one.
+    package static func windowIncrement(of frame: Frame) throws(WireError) -> Int {
+        guard frame.payload.readableBytes == 4, let raw = frame.payload.getInteger(at: frame.payload.readerIndex, as: UInt32.self)
+        else { throw WireError(ErrorCode.frameSizeError, "a malformed WINDOW_UPDATE") }
+        return Int(raw & 0x7FFF_FFFF)
     }
 
     /// The SETTINGS of a non-ACK SETTINGS frame, in order.

@@ -104,7 +104,7 @@ public struct WebhookSink: DeliverySink {
 
     /// One request, retried until acknowledged, refused, or out of attempts.
     private func send(_ batch: WebhookBatch) async throws -> Result {
-        let elapsed = Self.stopwatch(clock)
+        let elapsed = Stopwatch.start(clock)
         var logger = logger
         logger[metadataKey: "webhook.id"] = "\(batch.id)"
         logger[metadataKey: "webhook.count"] = "\(batch.deliveries.count)"
@@ -194,7 +194,7 @@ public struct WebhookSink: DeliverySink {
             request.headers.add(name: header.name, value: header.value)
         }
         request.body = .bytes(batch.body)
-        let response = try await client.execute(request, timeout: .nanoseconds(configuration.requestTimeout.nanoseconds))
+        let response = try await client.execute(request, timeout: .nanoseconds(configuration.requestTimeout.wholeNanoseconds))
         let status = Int(response.status.code)
         let keep = (200..<300).contains(status) ? 0 : configuration.maxErrorBodyBytes
         var body: [UInt8] = []
@@ -206,26 +206,5 @@ public struct WebhookSink: DeliverySink {
             if read > 1 << 20 { break }
         }
         return Answer(status: status, retryAfter: response.headers.first(name: "retry-after"), body: body)
-    }
-
-    /// Time since the call, on `clock`, whatever its instant type.
-    private static func stopwatch(_ clock: any Clock<Duration>) -> @Sendable () -> Duration {
-        // Opened from a parameter: opening the stored existential directly fails to type-check once
-        // Foundation is imported (Swift 6.3).
-        stopwatch(opened: clock)
-    }
-
-    private static func stopwatch<C: Clock>(opened clock: C) -> @Sendable () -> Duration where C.Duration == Duration {
-        let start = clock.now
-        return { start.duration(to: clock.now) }
-    }
-}
-
-extension Duration {
-    /// Whole nanoseconds, rounded down, saturating.
-    fileprivate var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        return overflow ? .max : product + attoseconds / 1_000_000_000
     }
 }

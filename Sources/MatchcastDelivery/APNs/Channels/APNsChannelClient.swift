@@ -60,7 +60,7 @@ public struct APNsChannelClient: Sendable {
         let chosen = endpoint ?? configuration.endpoint ?? Self.defaultEndpoint(for: configuration.environment)
         var base = chosen.trimmingCharacters(in: .whitespaces)
         while base.hasSuffix("/") { base.removeLast() }
-        guard let url = URL(string: base), url.scheme?.lowercased() == "https", let host = url.host, !host.isEmpty,
+        guard let url = URL(string: base), url.scheme?.lowercased() == "https", url.host?.isEmpty == false,
               url.path.isEmpty, url.query == nil
         else { throw .config("channels endpoint must be an https URL without a path (https://host:port)") }
         guard !bundleId.isEmpty, bundleId.utf8.count <= 255,
@@ -72,16 +72,12 @@ public struct APNsChannelClient: Sendable {
         var logger = logger
         logger[metadataKey: "apns.channels.endpoint"] = "\(base)"
         self.logger = logger
-        let port = url.port ?? 443
-        let bareHost = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         do {
             let tls = try configuration.tlsConfiguration()
             pool = try APNsConnectionPool(
                 settings: APNsConnectionPool.Settings(
-                    host: bareHost, port: port, authority: url.port == nil ? host : "\(host):\(port)", tls: tls,
-                    maxConnections: 1, maxStreamsPerConnection: 16,
-                    connectTimeout: .nanoseconds(configuration.connectTimeout.wholeNanoseconds),
-                    requestTimeout: .nanoseconds(configuration.requestTimeout.wholeNanoseconds)),
+                    url: url, tls: tls, maxConnections: 1, maxStreamsPerConnection: 16,
+                    connectTimeout: configuration.connectTimeout, requestTimeout: configuration.requestTimeout)!,  // the host was checked above
                 group: eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton, metrics: APNsMetrics(factory: metricsFactory), logger: logger)
         } catch {
             throw .config("TLS configuration: \(error)")

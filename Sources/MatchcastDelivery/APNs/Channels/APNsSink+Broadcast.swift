@@ -40,7 +40,7 @@ extension APNsSink {
                 lanes.append(Lane(items: [delivery]))
             }
         }
-        let elapsed = Self.broadcastStopwatch(clock)
+        let elapsed = Stopwatch.start(clock)
         var result = QueueResult()
         var active = Array(lanes.indices)
         while !active.isEmpty {
@@ -144,16 +144,6 @@ extension APNsSink {
             active.removeAll { lanes[$0].done }
         }
         return result
-    }
-
-    /// Time since the call, on the sink's clock (what retries sleep on), whatever its instant type.
-    private static func broadcastStopwatch(_ clock: any Clock<Duration>) -> @Sendable () -> Duration {
-        broadcastStopwatch(opened: clock)
-    }
-
-    private static func broadcastStopwatch<C: Clock>(opened clock: C) -> @Sendable () -> Duration where C.Duration == Duration {
-        let start = clock.now
-        return { start.duration(to: clock.now) }
     }
 
     private func giveUpLane(_ rest: ArraySlice<Delivery>, problem: String, into result: inout QueueResult) {
