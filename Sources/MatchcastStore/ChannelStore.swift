@@ -24,6 +24,17 @@ public struct MatchChannelRecord: Sendable, Hashable, Codable {
     }
 }
 
+extension MatchChannelRecord {
+    /// A record from a row of SQLite or PostgreSQL: `matchId, state` (the channel as JSON), `updatedAt`.
+    init(column row: (String, String, Date)) throws(StoreError) {
+        let channel = try JSONColumn.decode(MatchChannel.self, from: row.1, "broadcast channel of match '\(row.0)'")
+        guard channel.matchId == row.0 else {
+            throw .corrupt("stored broadcast channel of match '\(row.0)' holds match '\(channel.matchId)'")
+        }
+        self.init(channel: channel, updatedAt: row.2)
+    }
+}
+
 /// Where broadcast channels (iOS 18) are kept across restarts: SQLite (`v3`), PostgreSQL (`v4`) and in
 /// memory. Separate from `MatchcastStore` so stores that have no use for channels (the benchmark's, test
 /// doubles) need not carry them; a broker with channel mode on needs its store to be one.

@@ -43,14 +43,3 @@ extension SQLiteStore: ChannelStore {
         }
     }
 }
-
-extension MatchChannelRecord {
-    /// A record from `matchId, state, updatedAt`.
-    init(column row: (String, String, Date)) throws(StoreError) {
-        let channel = try JSONColumn.decode(MatchChannel.self, from: row.1, "broadcast channel of match '\(row.0)'")
-        guard channel.matchId == row.0 else {
-            throw .corrupt("stored broadcast channel of match '\(row.0)' holds match '\(channel.matchId)'")
-        }
-        self.init(channel: channel, updatedAt: row.2)
-    }
-}

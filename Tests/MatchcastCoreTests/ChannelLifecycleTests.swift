@@ -83,9 +83,15 @@ struct ChannelLifecycleTests {
     @Test func theLifecycleRoundTripsItsChannelThroughJSON() throws {
         var lifecycle = ActivityLifecycle(activityId: "act_1", matchId: "epl-mun-liv")
         _ = lifecycle.matchChanged(F.update(.live, channel: F.channelId), now: F.at(0), policy: F.policy)
-        let decoded = try JSON.decoder().decode(ActivityLifecycle.self, from: JSON.encoder().encode(lifecycle))
+        let json = try JSON.encoder().encode(lifecycle)
+        let decoded = try JSON.decoder().decode(ActivityLifecycle.self, from: json)
         #expect(decoded == lifecycle)
         #expect(decoded.channelId == F.channelId)
+        // Stored under the names stored lifecycles have always had.
+        let object = try #require(try JSONSerialization.jsonObject(with: json) as? [String: Any])
+        #expect((object["sentContent"] as? [String: Any])?["status"] as? String == lifecycle.sentContent?.status)
+        #expect(object["channelId"] as? String == F.channelId)
+        #expect(object["sentBox"] == nil)
     }
 
     @Test func theRuleWantsALiveMatchWithEnoughFollowers() {

@@ -36,11 +36,7 @@ private actor RefusingDeletes: ChannelManagement {
 @Suite("broadcast channels: deleting after the match")
 struct BroadcastChannelsDeleteTests {
     static func update(_ status: MatchStatus, _ home: Int) -> MatchUpdate {
-        let snapshot = MatchSnapshot(
-            id: "epl-mun-liv", sport: .football, status: status, competition: "Premier League",
-            home: Team(id: "mun", name: "Manchester United", short: "MUN"), away: Team(id: "liv", name: "Liverpool", short: "LIV"),
-            score: .teamTotals(TeamScore(home: home, away: 0, period: "2H", clock: "90'")))
-        let rendered = try! MatchRenderer.render(snapshot)
+        let rendered = try! MatchRenderer.render(ManagerFixtures.football("epl-mun-liv", status, home: home, period: "2H", clock: "90'"))
         return MatchUpdate(rendered: rendered, content: rendered.contentState, keyEvents: [], pollInterval: .seconds(5))
     }
 

@@ -5,21 +5,15 @@ import Testing
 
 /// A match's broadcast channel, open or closing, as `BroadcastChannels` keeps it.
 private enum Channels {
-    static let epoch: TimeInterval = 1_776_780_000
-
     static func update(_ status: MatchStatus, _ home: Int) -> MatchUpdate {
-        let snapshot = MatchSnapshot(
-            id: "epl-mun-liv", sport: .football, status: status, competition: "Premier League",
-            home: Team(id: "mun", name: "Manchester United", short: "MUN"), away: Team(id: "liv", name: "Liverpool", short: "LIV"),
-            score: .teamTotals(TeamScore(home: home, away: 0, period: "1H", clock: "9'")))
-        let rendered = try! MatchRenderer.render(snapshot)
+        let rendered = try! MatchRenderer.render(StoreFixture.football(status, home, 0, clock: "9'"))
         return MatchUpdate(rendered: rendered, content: rendered.contentState, keyEvents: [], pollInterval: .seconds(5))
     }
 
     static func channel(_ matchId: String = "epl-mun-liv", id: String = "Y2gtMQ==") -> MatchChannel {
         MatchChannel(
             matchId: matchId, channelId: id, activityId: "act_ch_\(matchId)", current: update(.live, 0),
-            now: Date(timeIntervalSince1970: epoch), policy: ActivityPolicy())
+            now: StoreFixture.at(0), policy: StoreFixture.policy)
     }
 }
 
@@ -32,7 +26,7 @@ struct ChannelContractTests {
             #expect(try await channels.channels().isEmpty)
             #expect(try await channels.channel(matchId: "epl-mun-liv") == nil)
 
-            let saved = Date(timeIntervalSince1970: Channels.epoch + 1)
+            let saved = StoreFixture.at(1)
             let first = MatchChannelRecord(channel: Channels.channel(), updatedAt: saved)
             let other = MatchChannelRecord(channel: Channels.channel("atp-final", id: "Y2gtMg=="), updatedAt: saved)
             try await channels.saveChannel(first)
@@ -43,10 +37,10 @@ struct ChannelContractTests {
             // The match ends: the channel closes (end broadcast), waiting for its delete; replaced in place.
             var closing = first.channel
             _ = closing.matchChanged(
-                Channels.update(.completed, 1), now: Date(timeIntervalSince1970: Channels.epoch + 60), policy: ActivityPolicy(),
+                Channels.update(.completed, 1), now: StoreFixture.at(60), policy: StoreFixture.policy,
                 channels: ChannelPolicy(minFollowers: 1))
             #expect(closing.phase == .closing)
-            let replaced = MatchChannelRecord(channel: closing, updatedAt: Date(timeIntervalSince1970: Channels.epoch + 61))
+            let replaced = MatchChannelRecord(channel: closing, updatedAt: StoreFixture.at(61))
             try await channels.saveChannel(replaced)
             let read = try #require(try await channels.channel(matchId: "epl-mun-liv"))
             #expect(read == replaced)
@@ -63,7 +57,7 @@ struct ChannelContractTests {
     func aRecordWithoutIdsIsRefused(_ kind: StoreKind) async throws {
         try await kind.withStore { store in
             let channels = try #require(store as? any ChannelStore)
-            let empty = MatchChannelRecord(channel: Channels.channel(id: ""), updatedAt: Date(timeIntervalSince1970: Channels.epoch))
+            let empty = MatchChannelRecord(channel: Channels.channel(id: ""), updatedAt: StoreFixture.at(0))
             await #expect(throws: StoreError.self) { try await channels.saveChannel(empty) }
             #expect(try await channels.channels().isEmpty)
         }

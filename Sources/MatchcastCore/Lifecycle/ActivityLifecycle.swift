@@ -102,7 +102,7 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
                 return [sendUpdate(update.contentBox, alert: update.alert, priority: 10, token: token, now: now, staleness: staleness)]
             }
             // Back to what the device shows (a goal ruled out): a held, superseded change must not be flushed.
-            guard !ContentBox.same(update.contentBox, sentBox) else { heldBox = nil; heldStaleness = nil; return [] }
+            guard update.contentBox != sentBox else { heldBox = nil; heldStaleness = nil; return [] }
             if let sentAt, now < sentAt.addingTimeInterval(policy.coalesceInterval.seconds) {
                 hold(update.contentBox, staleness: staleness)
                 return []
@@ -130,7 +130,7 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
             if endHeld {
                 return finish(content: finalBox ?? heldBox ?? sentBox, alert: nil, now: now, policy: policy)
             }
-            guard let content = heldBox, !ContentBox.same(content, sentBox) else {
+            guard let content = heldBox, content != sentBox else {
                 heldBox = nil
                 return []
             }
@@ -193,74 +193,13 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
         return [restart, flush, refresh].compactMap { $0 }.min()
     }
 
-    // MARK: Hashable, Codable: as the synthesized ones were, contents compared and coded by value
-
-    public static func == (lhs: ActivityLifecycle, rhs: ActivityLifecycle) -> Bool {
-        lhs.activityId == rhs.activityId && lhs.matchId == rhs.matchId && lhs.phase == rhs.phase
-            && lhs.updateToken == rhs.updateToken && lhs.lastTimestamp == rhs.lastTimestamp
-            && ContentBox.same(lhs.sentBox, rhs.sentBox) && lhs.sentAt == rhs.sentAt
-            && lhs.sentStaleDate == rhs.sentStaleDate && lhs.startedAt == rhs.startedAt
-            && ContentBox.same(lhs.heldBox, rhs.heldBox) && lhs.heldStaleness == rhs.heldStaleness
-            && lhs.endHeld == rhs.endHeld && ContentBox.same(lhs.finalBox, rhs.finalBox)
-            && lhs.channelId == rhs.channelId
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(activityId)
-        hasher.combine(matchId)
-        hasher.combine(phase)
-        hasher.combine(updateToken)
-        hasher.combine(lastTimestamp)
-        hasher.combine(sentBox?.value)
-        hasher.combine(sentAt)
-        hasher.combine(sentStaleDate)
-        hasher.combine(startedAt)
-        hasher.combine(heldBox?.value)
-        hasher.combine(heldStaleness)
-        hasher.combine(endHeld)
-        hasher.combine(finalBox?.value)
-        hasher.combine(channelId)
-    }
-
+    // Stored under the names the fields had before they were boxed.
     private enum CodingKeys: String, CodingKey {
-        case activityId, matchId, phase, updateToken, lastTimestamp, sentContent, sentAt, sentStaleDate, startedAt
-        case held, heldStaleness, endHeld, finalContent, channelId
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        activityId = try container.decode(String.self, forKey: .activityId)
-        matchId = try container.decode(String.self, forKey: .matchId)
-        phase = try container.decode(Phase.self, forKey: .phase)
-        updateToken = try container.decodeIfPresent(String.self, forKey: .updateToken)
-        lastTimestamp = try container.decode(Int.self, forKey: .lastTimestamp)
-        sentBox = try container.decodeIfPresent(ContentState.self, forKey: .sentContent).map(ContentBox.init)
-        sentAt = try container.decodeIfPresent(Date.self, forKey: .sentAt)
-        sentStaleDate = try container.decodeIfPresent(Int.self, forKey: .sentStaleDate)
-        startedAt = try container.decodeIfPresent(Date.self, forKey: .startedAt)
-        heldBox = try container.decodeIfPresent(ContentState.self, forKey: .held).map(ContentBox.init)
-        heldStaleness = try container.decodeIfPresent(Duration.self, forKey: .heldStaleness)
-        endHeld = try container.decode(Bool.self, forKey: .endHeld)
-        finalBox = try container.decodeIfPresent(ContentState.self, forKey: .finalContent).map(ContentBox.init)
-        channelId = try container.decodeIfPresent(String.self, forKey: .channelId)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(activityId, forKey: .activityId)
-        try container.encode(matchId, forKey: .matchId)
-        try container.encode(phase, forKey: .phase)
-        try container.encodeIfPresent(updateToken, forKey: .updateToken)
-        try container.encode(lastTimestamp, forKey: .lastTimestamp)
-        try container.encodeIfPresent(sentBox?.value, forKey: .sentContent)
-        try container.encodeIfPresent(sentAt, forKey: .sentAt)
-        try container.encodeIfPresent(sentStaleDate, forKey: .sentStaleDate)
-        try container.encodeIfPresent(startedAt, forKey: .startedAt)
-        try container.encodeIfPresent(heldBox?.value, forKey: .held)
-        try container.encodeIfPresent(heldStaleness, forKey: .heldStaleness)
-        try container.encode(endHeld, forKey: .endHeld)
-        try container.encodeIfPresent(finalBox?.value, forKey: .finalContent)
-        try container.encodeIfPresent(channelId, forKey: .channelId)
+        case activityId, matchId, phase, updateToken, lastTimestamp, sentAt, sentStaleDate, startedAt
+        case heldStaleness, endHeld, channelId
+        case sentBox = "sentContent"
+        case heldBox = "held"
+        case finalBox = "finalContent"
     }
 
     // MARK: Internals

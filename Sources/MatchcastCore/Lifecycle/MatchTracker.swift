@@ -2,16 +2,14 @@
 /// one, and says when nothing a device shows has changed.
 public struct MatchTracker: Sendable, Hashable {
     public private(set) var current: RenderedMatch?
-    /// The latest update handed out, for activities that join later.
+    /// The latest update handed out, for activities that join later. Its `channelId` is the
+    /// match's broadcast channel as last attached, and carries on to the updates after it.
     public private(set) var latest: MatchUpdate?
-    /// The match's broadcast channel, carried by every update from now on (nil: per token).
-    public private(set) var channelId: String?
 
     public init() {}
 
     /// The match got (or lost) a broadcast channel: the latest update and every later one carry it.
     public mutating func attach(channelId: String?) {
-        self.channelId = channelId
         latest?.channelId = channelId
     }
 
@@ -28,7 +26,7 @@ public struct MatchTracker: Sendable, Hashable {
             return nil
         }
         var update = MatchUpdate(rendered: rendered, content: content, keyEvents: events, pollInterval: pollInterval)
-        update.channelId = channelId
+        update.channelId = latest?.channelId
         latest = update
         return update
     }
@@ -41,6 +39,5 @@ public struct MatchTracker: Sendable, Hashable {
         content.event = event
         current = rendered
         latest = MatchUpdate(rendered: rendered, content: content, keyEvents: [], pollInterval: pollInterval)
-        latest?.channelId = channelId
     }
 }

@@ -36,18 +36,4 @@ public struct MatchUpdate: Sendable, Hashable {
         guard let first = keyEvents.first else { return nil }
         return APS.Alert(title: first.title, body: keyEvents.map(\.body).joined(separator: " · "))
     }
-
-    // `alert` follows from `keyEvents`, so it takes no part in equality.
-    public static func == (lhs: MatchUpdate, rhs: MatchUpdate) -> Bool {
-        lhs.rendered == rhs.rendered && ContentBox.same(lhs.contentBox, rhs.contentBox)
-            && lhs.keyEvents == rhs.keyEvents && lhs.pollInterval == rhs.pollInterval && lhs.channelId == rhs.channelId
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(rendered)
-        hasher.combine(contentBox.value)
-        hasher.combine(keyEvents)
-        hasher.combine(pollInterval)
-        hasher.combine(channelId)
-    }
 }

@@ -17,8 +17,8 @@ public struct APS: Sendable, Hashable, Codable {
         }
     }
 
-    /// The stored fields, as the memberwise struct they were.
-    private struct Fields: Sendable {
+    /// The stored fields, as the memberwise struct they were (with its synthesized conformances).
+    private struct Fields: Sendable, Hashable, Codable {
         var timestamp: Int
         var event: ActivityEvent
         var content: ContentBox
@@ -28,6 +28,15 @@ public struct APS: Sendable, Hashable, Codable {
         var attributesType: String?
         var attributes: ActivityAttributes?
         var inputPushChannel: String?
+
+        enum CodingKeys: String, CodingKey {
+            case timestamp, event, alert, attributes
+            case content = "content-state"
+            case staleDate = "stale-date"
+            case dismissalDate = "dismissal-date"
+            case attributesType = "attributes-type"
+            case inputPushChannel = "input-push-channel"
+        }
     }
 
     private final class Storage: Sendable {
@@ -108,64 +117,21 @@ public struct APS: Sendable, Hashable, Codable {
             alert: alert, attributesType: attributes == nil ? nil : ActivityAttributes.typeName, attributes: attributes))
     }
 
-    // MARK: Hashable, Codable: as the memberwise struct's synthesized ones
+    // MARK: Hashable, Codable: the fields'
 
     public static func == (lhs: APS, rhs: APS) -> Bool {
-        if lhs.storage === rhs.storage { return true }
-        let l = lhs.storage.fields, r = rhs.storage.fields
-        return l.timestamp == r.timestamp && l.event == r.event && ContentBox.same(l.content, r.content)
-            && l.staleDate == r.staleDate && l.dismissalDate == r.dismissalDate && l.alert == r.alert
-            && l.attributesType == r.attributesType && l.attributes == r.attributes
-            && l.inputPushChannel == r.inputPushChannel
+        lhs.storage === rhs.storage || lhs.storage.fields == rhs.storage.fields
     }
 
     public func hash(into hasher: inout Hasher) {
-        let f = storage.fields
-        hasher.combine(f.timestamp)
-        hasher.combine(f.event)
-        hasher.combine(f.content.value)
-        hasher.combine(f.staleDate)
-        hasher.combine(f.dismissalDate)
-        hasher.combine(f.alert)
-        hasher.combine(f.attributesType)
-        hasher.combine(f.attributes)
-        hasher.combine(f.inputPushChannel)
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case timestamp, event, alert, attributes
-        case contentState = "content-state"
-        case staleDate = "stale-date"
-        case dismissalDate = "dismissal-date"
-        case attributesType = "attributes-type"
-        case inputPushChannel = "input-push-channel"
+        storage.fields.hash(into: &hasher)
     }
 
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        storage = Storage(Fields(
-            timestamp: try container.decode(Int.self, forKey: .timestamp),
-            event: try container.decode(ActivityEvent.self, forKey: .event),
-            content: ContentBox(try container.decode(ContentState.self, forKey: .contentState)),
-            staleDate: try container.decodeIfPresent(Int.self, forKey: .staleDate),
-            dismissalDate: try container.decodeIfPresent(Int.self, forKey: .dismissalDate),
-            alert: try container.decodeIfPresent(Alert.self, forKey: .alert),
-            attributesType: try container.decodeIfPresent(String.self, forKey: .attributesType),
-            attributes: try container.decodeIfPresent(ActivityAttributes.self, forKey: .attributes),
-            inputPushChannel: try container.decodeIfPresent(String.self, forKey: .inputPushChannel)))
+        storage = Storage(try Fields(from: decoder))
     }
 
     public func encode(to encoder: any Encoder) throws {
-        let f = storage.fields
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(f.timestamp, forKey: .timestamp)
-        try container.encode(f.event, forKey: .event)
-        try container.encode(f.content.value, forKey: .contentState)
-        try container.encodeIfPresent(f.staleDate, forKey: .staleDate)
-        try container.encodeIfPresent(f.dismissalDate, forKey: .dismissalDate)
-        try container.encodeIfPresent(f.alert, forKey: .alert)
-        try container.encodeIfPresent(f.attributesType, forKey: .attributesType)
-        try container.encodeIfPresent(f.attributes, forKey: .attributes)
-        try container.encodeIfPresent(f.inputPushChannel, forKey: .inputPushChannel)
+        try storage.fields.encode(to: encoder)
     }
 }

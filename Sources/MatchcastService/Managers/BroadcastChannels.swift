@@ -97,8 +97,8 @@ public actor BroadcastChannels: Service {
 
     // MARK: Called by LifecycleManager
 
-    /// After a restart: every stored channel. Returns the open ones' ids by match, for the trackers.
-    public func restore() async throws(ServiceError) -> [String: String] {
+    /// After a restart: every stored channel (the fan-outs that follow attach the open ones to their updates).
+    public func restore() async throws(ServiceError) {
         let records: [MatchChannelRecord]
         do {
             records = try await store.channels()
@@ -106,29 +106,21 @@ public actor BroadcastChannels: Service {
             logger.error("cannot read broadcast channels", metadata: ["error": "\(error)"])
             throw ServiceError(.unavailable, "storage is unavailable (\(error.reason))")
         }
-        var open: [String: String] = [:]
-        for record in records {
-            channels[record.matchId] = record.channel
-            if record.channel.phase == .open { open[record.matchId] = record.channelId }
-        }
+        for record in records { channels[record.matchId] = record.channel }
         gauge()
-        logger.info("broadcast channels restored", metadata: ["open": "\(open.count)", "closing": "\(records.count - open.count)"])
-        return open
+        let open = records.filter { $0.channel.phase == .open }.count
+        logger.info("broadcast channels restored", metadata: ["open": "\(open)", "closing": "\(records.count - open)"])
     }
 
     /// A replica took the match over: its stored channel, if any, replaces what this process knew of it.
-    /// Returns the channel's id when it is open, for the tracker.
-    public func restore(matchId: String) async throws(ServiceError) -> String? {
-        let record: MatchChannelRecord?
+    public func restore(matchId: String) async throws(ServiceError) {
         do {
-            record = try await store.channel(matchId: matchId)
+            channels[matchId] = try await store.channel(matchId: matchId)?.channel
         } catch {
             logger.error("cannot read the match's broadcast channel", metadata: ["match": "\(matchId)", "error": "\(error)"])
             throw ServiceError(.unavailable, "storage is unavailable (\(error.reason))")
         }
-        channels[matchId] = record?.channel
         gauge()
-        return record.flatMap { $0.channel.phase == .open ? $0.channelId : nil }
     }
 
     /// This replica no longer runs the match: its channel is the new owner's to broadcast to and delete.
@@ -258,12 +250,17 @@ public actor BroadcastChannels: Service {
         return channels.values.compactMap { $0.phase == .closing ? $0.deleteAt : nil }.min()
     }
 
+    /// How many queued deliveries a delete looks through for its channel's end.
+    private static let outboxLook = 10_000
+
     private func delete(_ channel: MatchChannel) async {
         let matchId = channel.matchId
         var channel = channel
-        // The end (or any broadcast) still waiting in the outbox goes out first.
-        if let queued = try? await store.queuedDeliveries(limit: 10_000),
-           queued.count == 10_000 || queued.contains(where: { $0.target.kind == .channel && $0.target.value == channel.channelId }) {
+        // The end (or any broadcast) still waiting in the outbox goes out first. An outbox that cannot be
+        // read, or holds more than one look covers, may still hold it: the delete waits.
+        let target = PushTarget(kind: .channel, value: channel.channelId)
+        let queued = try? await store.queuedDeliveries(limit: Self.outboxLook)
+        if queued.map({ $0.count == Self.outboxLook || $0.contains { $0.target == target } }) ?? true {
             channel.postponeDelete(until: now().addingTimeInterval(max(1, policy.deleteDelay.seconds)))
             channels[matchId] = channel
             dirty.insert(matchId)

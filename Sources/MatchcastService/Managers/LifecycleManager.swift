@@ -431,7 +431,8 @@ public actor LifecycleManager {
         for (matchId, activities) in byMatch { matches[matchId, default: MatchState()].activities = activities }
         let records = try await persist { try await self.store.matches() }
         for record in records { resume(from: record) }
-        for (matchId, channelId) in try await broadcast?.restore() ?? [:] { matches[matchId]?.tracker.attach(channelId: channelId) }
+        // Channels are loaded before the fan-outs below, which attach each match's open one to its update.
+        try await broadcast?.restore()
         for matchId in matches.keys.sorted() {
             guard let latest = latest(matchId: matchId) else { continue }
             try await fanOut(latest, to: matchId)
@@ -468,9 +469,7 @@ public actor LifecycleManager {
         }
         _ = try await openActivities(matchId: matchId)
         if let record = try await persist({ try await self.store.match(id: matchId) }) { resume(from: record) }
-        if let broadcast, let channelId = try await broadcast.restore(matchId: matchId) {
-            matches[matchId]?.tracker.attach(channelId: channelId)
-        }
+        try await broadcast?.restore(matchId: matchId)
         if let latest = latest(matchId: matchId) { try await fanOut(latest, to: matchId) }
     }
 
