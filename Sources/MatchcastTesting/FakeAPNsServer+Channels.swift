@@ -61,6 +61,11 @@ extension FakeAPNsServer {
         var body: String?
         /// Leave the request unanswered (the fake stopped answering).
         var unanswered = false
+
+        /// A refusal: `status` and `{"reason": reason}`.
+        static func refusal(_ status: Int, _ reason: String) -> ChannelReply {
+            ChannelReply(status: status, headers: [], body: #"{"reason":"\#(reason)"}"#)
+        }
     }
 
     /// Channels created and not deleted, sorted.
@@ -130,41 +135,35 @@ extension FakeAPNsServer {
         let operation = broadcast ? "broadcast" : parts[4] == "all-channels" ? "list" : method == "POST" ? "create" : method == "DELETE" ? "delete" : "read"
         let channelId = fields["apns-channel-id"]
 
-        func refuse(_ status: Int, _ reason: String) -> ChannelReply {
-            ChannelReply(status: status, headers: [], body: #"{"reason":"\#(reason)"}"#)
-        }
         // Checks in the order APNs would make them, then the test's faults, then the work.
-        let jwt = fields["authorization"].flatMap { value -> String? in
-            let words = value.split(separator: " ", maxSplits: 1)
-            return words.count == 2 && words[0].lowercased() == "bearer" ? String(words[1]) : nil
-        }
+        let jwt = fields["authorization"].flatMap(RequestCheck.bearerToken)
         var reply: ChannelReply
         if bundleId.isEmpty {
-            reply = refuse(404, "BadPath")
+            reply = .refusal(404, "BadPath")
         } else if let jwt {
             switch verify(jwt) {
             case .failure(let refusal):
-                reply = refuse(refusal.status, refusal.reason)
+                reply = .refusal(refusal.status, refusal.reason)
             case .success:
                 reply = state.locked { values -> ChannelReply in
                     if !broadcast, !values.answering { return ChannelReply(status: 0, unanswered: true) }
                     if !broadcast, !values.channels.faults.isEmpty {
                         let failure = values.channels.faults.removeFirst()
-                        return refuse(failure.status, failure.reason)
+                        return .refusal(failure.status, failure.reason)
                     }
                     if broadcast {
                         if let id = fields["apns-request-id"] { values.channels.attempts[id, default: 0] += 1 }
                         // Faults queued for any request (`fail(next:with:)`) meet broadcasts too.
                         if !values.faults.isEmpty {
                             let failure = values.faults.removeFirst()
-                            return refuse(failure.status, failure.reason)
+                            return .refusal(failure.status, failure.reason)
                         }
                     }
                     return work(operation, fields: fields, bundleId: bundleId, body: body, book: &values.channels)
                 }
             }
         } else {
-            reply = refuse(403, "MissingProviderToken")
+            reply = .refusal(403, "MissingProviderToken")
         }
         if reply.unanswered { return reply }
         let reason = reply.status >= 400 ? reply.body.flatMap { body -> String? in
@@ -183,58 +182,55 @@ extension FakeAPNsServer {
     private static func work(
         _ operation: String, fields: [String: String], bundleId: String, body: ByteBuffer, book: inout ChannelBook
     ) -> ChannelReply {
-        func refuse(_ status: Int, _ reason: String) -> ChannelReply {
-            ChannelReply(status: status, headers: [], body: #"{"reason":"\#(reason)"}"#)
-        }
         let method = fields[":method"] ?? ""
         let channelId = fields["apns-channel-id"]
         switch operation {
         case "create":
-            guard method == "POST" else { return refuse(405, "MethodNotAllowed") }
+            guard method == "POST" else { return .refusal(405, "MethodNotAllowed") }
             guard let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any] else {
-                return refuse(400, "BadRequest")
+                return .refusal(400, "BadRequest")
             }
             guard let policy = object["message-storage-policy"] as? Int, policy == 0 || policy == 1 else {
-                return refuse(400, "BadMessageStoragePolicy")
+                return .refusal(400, "BadMessageStoragePolicy")
             }
-            guard object["push-type"] as? String == "LiveActivity" else { return refuse(400, "BadPushType") }
+            guard object["push-type"] as? String == "LiveActivity" else { return .refusal(400, "BadPushType") }
             let id = newChannelId(&book)
             book.live[id] = policy
             book.created.append(id)
             return ChannelReply(status: 201, headers: [("apns-channel-id", id)])
         case "delete":
-            guard let channelId, !channelId.isEmpty else { return refuse(400, "MissingChannelId") }
-            guard book.live.removeValue(forKey: channelId) != nil else { return refuse(404, "ChannelNotRegistered") }
+            guard let channelId, !channelId.isEmpty else { return .refusal(400, "MissingChannelId") }
+            guard book.live.removeValue(forKey: channelId) != nil else { return .refusal(404, "ChannelNotRegistered") }
             book.deleted.append(channelId)
             return ChannelReply(status: 204)
         case "list":
-            guard method == "GET" else { return refuse(405, "MethodNotAllowed") }
+            guard method == "GET" else { return .refusal(405, "MethodNotAllowed") }
             let ids = book.live.keys.sorted().map { #""\#($0)""# }.joined(separator: ",")
             return ChannelReply(status: 200, headers: [], body: #"{"channels":[\#(ids)]}"#)
         case "broadcast":
-            guard method == "POST" else { return refuse(405, "MethodNotAllowed") }
-            guard let channelId, !channelId.isEmpty else { return refuse(400, "MissingChannelId") }
-            guard fields["apns-push-type"] == "liveactivity" else { return refuse(400, "InvalidPushType") }
-            guard fields["apns-topic"] == nil else { return refuse(400, "TopicDisallowed") }
+            guard method == "POST" else { return .refusal(405, "MethodNotAllowed") }
+            guard let channelId, !channelId.isEmpty else { return .refusal(400, "MissingChannelId") }
+            guard fields["apns-push-type"] == "liveactivity" else { return .refusal(400, "InvalidPushType") }
+            guard fields["apns-topic"] == nil else { return .refusal(400, "TopicDisallowed") }
             guard let priority = fields["apns-priority"].flatMap(Int.init), priority == 5 || priority == 10 else {
-                return refuse(400, "BadPriority")
+                return .refusal(400, "BadPriority")
             }
             var expiration: Int?
             if let text = fields["apns-expiration"] {
-                guard let value = Int(text), value >= 0 else { return refuse(400, "BadExpirationDate") }
+                guard let value = Int(text), value >= 0 else { return .refusal(400, "BadExpirationDate") }
                 expiration = value
             }
-            guard let policy = book.live[channelId] else { return refuse(400, "BadChannelId") }
-            if policy == 0, (expiration ?? 0) != 0 { return refuse(400, "BadExpirationDate") }
-            guard body.readableBytes > 0 else { return refuse(400, "PayloadEmpty") }
-            guard body.readableBytes <= 4096 else { return refuse(413, "PayloadTooLarge") }
-            guard RequestCheck.isValidPayload(body) else { return refuse(400, "BadPayload") }
+            guard let policy = book.live[channelId] else { return .refusal(400, "BadChannelId") }
+            if policy == 0, (expiration ?? 0) != 0 { return .refusal(400, "BadExpirationDate") }
+            guard body.readableBytes > 0 else { return .refusal(400, "PayloadEmpty") }
+            guard body.readableBytes <= 4096 else { return .refusal(413, "PayloadTooLarge") }
+            guard RequestCheck.isValidPayload(body) else { return .refusal(400, "BadPayload") }
             book.broadcasts.append(Broadcast(
                 channelId: channelId, bundleId: bundleId, priority: priority, expiration: expiration,
                 requestId: fields["apns-request-id"], body: Array(body.readableBytesView)))
             return ChannelReply(status: 200)
         default:
-            return refuse(405, "MethodNotAllowed")
+            return .refusal(405, "MethodNotAllowed")
         }
     }
 }

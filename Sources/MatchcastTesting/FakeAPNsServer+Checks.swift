@@ -91,12 +91,7 @@ extension FakeAPNsServer {
             }
             let prefix = "/3/device/"
             let token = path.flatMap { $0.hasPrefix(prefix) ? String($0.utf8.dropFirst(prefix.utf8.count))! : nil }
-            let jwt = authorization.flatMap { value -> String? in
-                // "bearer " (any case) and a non-empty token.
-                let utf8 = value.utf8
-                guard utf8.count > 7, utf8.prefix(7).lazy.map({ $0 | 0x20 }).elementsEqual("bearer ".utf8) else { return nil }
-                return String(utf8.dropFirst(7))
-            }
+            let jwt = authorization.flatMap(bearerToken)
             var checked = Checked(token: token, apnsID: apnsID, providerToken: jwt, result: .failure(Refusal(status: 500, reason: "InternalServerError")))
             checked.result = Result { () throws(Refusal) -> Notification in
                 guard method == "POST" else { throw Refusal(status: 405, reason: "MethodNotAllowed") }
@@ -128,9 +123,16 @@ extension FakeAPNsServer {
                 guard bodyIsValid(body) else { throw Refusal(status: 400, reason: "BadPayload") }
                 return Notification(
                     token: token, pushType: pushType, topic: topic, priority: priority, expiration: expiration,
-                    apnsID: apnsID, providerToken: jwt, issuedAt: issuedAt, body: [], httpVersion: "2")
+                    apnsID: apnsID, providerToken: jwt, issuedAt: issuedAt, body: [])
             }
             return checked
+        }
+
+        /// The token of an `authorization` field: `bearer ` (any case) and something after it.
+        static func bearerToken(_ authorization: String) -> String? {
+            let utf8 = authorization.utf8
+            guard utf8.count > 7, utf8.prefix(7).lazy.map({ $0 | 0x20 }).elementsEqual("bearer ".utf8) else { return nil }
+            return String(utf8.dropFirst(7))
         }
 
         private static func isHexDigit(_ byte: UInt8) -> Bool {

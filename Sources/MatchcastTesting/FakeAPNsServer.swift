@@ -81,8 +81,6 @@ public final class FakeAPNsServer: Sendable {
         public var issuedAt: Int64
         /// The body, byte for byte.
         public var body: [UInt8]
-        /// `2`: the fake speaks nothing else.
-        public var httpVersion: String
     }
 
     /// One request as the fake saw it, whatever became of it.

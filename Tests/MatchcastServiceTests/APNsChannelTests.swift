@@ -167,4 +167,26 @@ struct APNsChannelTests {
             #expect(server.broadcastAttempts(requestId: requestId) == 2)
         }
     }
+
+    /// Broadcasts share the device pushes' answer handling, all but this: an answer that would mean
+    /// a dead device token (410 Unregistered) dead-letters a broadcast and reports nothing.
+    @Test func aBroadcastAnsweredLikeADeadTokenIsDeadLetteredNotReported() async throws {
+        let (key, _) = try F.credentials()
+        let deadLetters = InMemoryDeadLetters()
+        let invalidTokens = InvalidTokens()
+        try await F.withServer(key: key) { server, httpClient in
+            let sink = try F.sink(server: server, client: httpClient, key: key, invalidTokens: invalidTokens, deadLetters: deadLetters)
+            let channels = try Self.client(sink)
+            defer { channels.shutdown() }
+            let channel = try await channels.create()
+            server.fail(next: 1, with: .unregistered)
+            let refused = Self.broadcast(channel, id: "u1_")
+            let next = Self.broadcast(channel, id: "u2_")
+            try await sink.deliver([refused, next])
+            #expect(server.broadcastAttempts(requestId: APNsNotificationID.uuid(forDeliveryId: refused.id)) == 1, "not retried")
+            #expect(server.broadcastCount(channel: channel) == 1, "the channel's next broadcast still goes")
+            #expect(await deadLetters.deliveries.map(\.id) == [refused.id])
+        }
+        #expect(await invalidTokens.reports.isEmpty)
+    }
 }

@@ -36,13 +36,38 @@ extension APNsSink {
     /// rest of a large round is built, large enough that the pool's queue is never short of work.
     static var sendChunk: Int { 4096 }
 
-    /// The shared header fields of one request, keyed by what they hold.
-    private struct HeadKey: Hashable {
-        var jwt: String
-        var pushType: String
-        var topic: String
-        var priority: Int
-        var expiration: Int
+    /// The shared header fields of device pushes, one head per distinct set (the last one checked
+    /// first: the requests of one update come one after another).
+    private struct HeadCache {
+        private struct Key: Hashable {
+            var jwt: String
+            var pushType: String
+            var topic: String
+            var priority: Int
+            var expiration: Int
+        }
+
+        private var heads: [Key: APNsRequestHead] = [:]
+        private var last: (key: Key, head: APNsRequestHead)?
+
+        mutating func head(jwt: String, apns: APNsHeaders) -> APNsRequestHead {
+            let key = Key(jwt: jwt, pushType: apns.pushType, topic: apns.topic, priority: apns.priority, expiration: apns.expiration)
+            if let last, last.key == key { return last.head }
+            let head = heads[key] ?? APNsRequestHead(
+                authorization: jwt, pushType: apns.pushType, topic: apns.topic, priority: apns.priority, expiration: apns.expiration)
+            heads[key] = head
+            last = (key, head)
+            return head
+        }
+    }
+
+    /// A device push, `POST /3/device/<token>`, or a broadcast (APNsSink+Broadcast.swift).
+    private static func request(for item: Item, jwt: String, heads: inout HeadCache) -> APNsRequest {
+        let delivery = item.delivery
+        guard delivery.target.kind != .channel else { return broadcastRequest(item, jwt: jwt) }
+        return APNsRequest(
+            head: heads.head(jwt: jwt, apns: delivery.apns), path: "/3/device/" + delivery.target.value, apnsID: item.apnsID,
+            body: item.body)
     }
 
     /// Sends every token's deliveries, each token's in order, in rounds: every token with a delivery
@@ -52,7 +77,7 @@ extension APNsSink {
         let elapsed = Stopwatch.start(clock)
         var progress = queues.map { Progress(queue: $0) }
         var active = Array(progress.indices)
-        var heads: [HeadKey: APNsRequestHead] = [:]
+        var heads = HeadCache()
         while !active.isEmpty {
             try Task.checkCancellation()
             let now = elapsed()
@@ -72,7 +97,6 @@ extension APNsSink {
             }
             // The round goes out in chunks: the first requests are on the wire while later ones are built.
             var exchanges = [APNsExchange?](repeating: nil, count: due.count)
-            var lastHead: (key: HeadKey, head: APNsRequestHead)?
             await withTaskGroup(of: (Int, [APNsExchange]).self) { group in
                 var first = 0
                 while first < due.count {
@@ -81,25 +105,7 @@ extension APNsSink {
                     requests.reserveCapacity(end - first)
                     for index in due[first..<end] {
                         if progress[index].firstAttempt == nil { progress[index].firstAttempt = now }
-                        let item = progress[index].item
-                        let apns = item.delivery.apns
-                        let key = HeadKey(
-                            jwt: providerToken.jwt, pushType: apns.pushType, topic: apns.topic, priority: apns.priority,
-                            expiration: apns.expiration)
-                        let head: APNsRequestHead
-                        if let lastHead, lastHead.key == key {
-                            head = lastHead.head
-                        } else if let known = heads[key] {
-                            head = known
-                        } else {
-                            head = APNsRequestHead(
-                                authorization: key.jwt, pushType: key.pushType, topic: key.topic, priority: key.priority,
-                                expiration: key.expiration)
-                            heads[key] = head
-                        }
-                        lastHead = (key, head)
-                        requests.append(APNsRequest(
-                            head: head, path: "/3/device/" + item.delivery.target.value, apnsID: item.apnsID, body: item.body))
+                        requests.append(Self.request(for: progress[index].item, jwt: providerToken.jwt, heads: &heads))
                     }
                     let offset = first
                     group.addTask { [pool] in (offset, await pool.send(requests)) }
@@ -116,7 +122,7 @@ extension APNsSink {
             for (position, index) in due.enumerated() {
                 switch exchanges[position]! {
                 case .answered(let response):
-                    let reason = response.body.isEmpty ? nil : APNsAnswer.reason(fromBody: response.body)
+                    let reason = APNsAnswer.reason(fromBody: response.body)
                     answers[AnswerKey(status: response.status, reason: reason), default: 0] += 1
                     await handle(response, reason: reason, for: &progress[index], providerToken: providerToken, elapsed: elapsed)
                 case .failed(let error) where error.kind == .cancelled:
@@ -153,7 +159,7 @@ extension APNsSink {
         case .accepted:
             progress.result.delivered += 1
             progress.advance()
-        case .invalidToken:
+        case .invalidToken where delivery.target.kind != .channel:
             let why = reason ?? "HTTP \(response.status)"
             logger.notice("APNs reports the device token dead", metadata: [
                 "apns.token": "\(Redact.token(progress.queue.token))", "delivery.id": "\(delivery.id)", "apns.reason": "\(why)",
@@ -161,7 +167,8 @@ extension APNsSink {
             await onInvalidToken(delivery.target.value, why)
             progress.result.invalid += progress.queue.items.count - progress.next
             progress.done = true
-        case .rejected:
+        case .rejected, .invalidToken:
+            // A refused channel is not a dead token either: the broker deletes channels on its own schedule.
             await deadLetters.record([delivery], status: response.status, body: String(decoding: response.body, as: UTF8.self))
             logger.warning("APNs refused a delivery; dead-lettered", metadata: [
                 "delivery.id": "\(delivery.id)", "apns.status": "\(response.status)",

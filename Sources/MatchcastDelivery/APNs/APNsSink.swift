@@ -20,7 +20,7 @@ import NIOSSL
 /// injected clock (that token only; the others go on); any other status dead-letters the delivery.
 ///
 /// ## Connections
-/// The sink opens its own connections (SwiftNIO HTTP/2, TLS with ALPN `h2`) on the event loops of
+/// The sink opens its own connections (HTTP/2 framed by `APNsConnection` on SwiftNIO TLS, ALPN `h2`) on the event loops of
 /// the `HTTPClient` it is given (or `eventLoopGroup`); it never shuts that client down. Set-up and
 /// every request have deadlines (`connectTimeout`, `requestTimeout`), so a server that is not
 /// trusted, not reachable or not answering fails the attempt instead of hanging it. Connection
@@ -136,11 +136,10 @@ public struct APNsSink: DeliverySink {
     /// Cancellation stops sending and throws `CancellationError`.
     public func deliver(_ batch: [Delivery]) async throws {
         guard !batch.isEmpty else { return }
+        let (devices, channels) = await prepare(batch)
+        var total = try await send(devices)
         // Broadcasts (target.kind == channel) go after the device pushes: see APNsSink+Broadcast.swift.
-        let broadcasts = batch.contains { $0.target.kind == .channel } ? batch.filter { $0.target.kind == .channel } : []
-        let queues = await prepare(broadcasts.isEmpty ? batch : batch.filter { $0.target.kind != .channel })
-        var total = try await send(queues)
-        if !broadcasts.isEmpty { total.merge(try await broadcast(broadcasts)) }
+        if !channels.isEmpty { total.merge(try await send(channels)) }
         metrics.deliveries(outcome: "delivered", count: total.delivered)
         metrics.deliveries(outcome: "invalid_token", count: total.invalid)
         metrics.deliveries(outcome: "dead_letter", count: total.deadLettered)
@@ -161,8 +160,9 @@ public struct APNsSink: DeliverySink {
         var apnsID: String
     }
 
-    /// The deliveries of one token, in batch order.
+    /// The deliveries of one token (or broadcast channel), in batch order.
     struct TokenQueue: Sendable {
+        /// The device token, or the channel id.
         var token: String
         var items: [Item]
     }
@@ -186,26 +186,20 @@ public struct APNsSink: DeliverySink {
         }
     }
 
-    /// Groups device deliveries by token and gives each distinct payload one `ByteBuffer`, shared by
-    /// every request that sends it. Deliveries APNs' device API cannot take are settled here:
-    /// channel targets are dead-lettered, tokens that are not hex are reported as invalid.
-    private func prepare(_ batch: [Delivery]) async -> [TokenQueue] {
-        var queues: [TokenQueue] = []
-        var queueIndex: [String: Int] = [:]
-        queues.reserveCapacity(batch.count)
-        queueIndex.reserveCapacity(batch.count)
+    /// Groups deliveries by device token or channel and gives each distinct payload one
+    /// `ByteBuffer`, shared by every request that sends it. Device tokens that are not hex are
+    /// reported as invalid here.
+    private func prepare(_ batch: [Delivery]) async -> (devices: [TokenQueue], channels: [TokenQueue]) {
+        var devices = QueueBuilder(capacity: batch.count)
+        var channels = QueueBuilder(capacity: 0)
         var buffers: [[UInt8]: ByteBuffer] = [:]
         var last: (bytes: [UInt8], buffer: ByteBuffer)?
-        var channels: [Delivery] = []
         var malformed: [String: Int] = [:]
         for delivery in batch {
-            guard delivery.target.kind != .channel else {
-                channels.append(delivery)
-                continue
-            }
-            let token = delivery.target.value
-            guard Self.isHexToken(token) else {
-                malformed[token, default: 0] += 1
+            let target = delivery.target.value
+            let isChannel = delivery.target.kind == .channel
+            guard isChannel || Self.isHexToken(target) else {
+                malformed[target, default: 0] += 1
                 continue
             }
             let bytes = delivery.payload.bytes
@@ -221,24 +215,38 @@ public struct APNsSink: DeliverySink {
             }
             last = (bytes, body)
             let item = Item(delivery: delivery, body: body, apnsID: APNsNotificationID.uuid(forDeliveryId: delivery.id))
-            if let index = queueIndex[token] {
-                queues[index].items.append(item)
+            if isChannel {
+                channels.append(item, to: target)
             } else {
-                queueIndex[token] = queues.count
-                queues.append(TokenQueue(token: token, items: [item]))
+                devices.append(item, to: target)
             }
-        }
-        if !channels.isEmpty {
-            await deadLetters.record(channels, status: 0, body: "channel targets need APNs broadcast, which this sink does not send")
-            metrics.deliveries(outcome: "dead_letter", count: channels.count)
-            logger.warning("APNs sink cannot send to channels; dead-lettered", metadata: ["apns.count": "\(channels.count)"])
         }
         for (token, count) in malformed {
             await onInvalidToken(token, "MalformedToken")
             metrics.deliveries(outcome: "invalid_token", count: count)
             logger.warning("device token is not hex; reported invalid", metadata: ["apns.token": "\(Redact.token(token))"])
         }
-        return queues
+        return (devices.queues, channels.queues)
+    }
+
+    /// Queues in order of first appearance, one per target.
+    private struct QueueBuilder {
+        var queues: [TokenQueue] = []
+        var index: [String: Int] = [:]
+
+        init(capacity: Int) {
+            queues.reserveCapacity(capacity)
+            index.reserveCapacity(capacity)
+        }
+
+        mutating func append(_ item: Item, to target: String) {
+            if let position = index[target] {
+                queues[position].items.append(item)
+            } else {
+                index[target] = queues.count
+                queues.append(TokenQueue(token: target, items: [item]))
+            }
+        }
     }
 
     /// An even number of hex digits, at most 512: anything else cannot be a device token, and must

@@ -63,9 +63,8 @@ public struct APNsSinkConfiguration: Sendable, CustomStringConvertible {
     public var endpoint: String?
     public var trustRoots: TrustRoots
     /// Requests in flight at once on one connection (one HTTP/2 stream each): the server's
-    /// `SETTINGS_MAX_CONCURRENT_STREAMS` (APNs: 1000), capped at this. SwiftNIO's HTTP/2 stream
-    /// bookkeeping costs grow with the streams open on a connection, so more connections with fewer
-    /// streams each go faster on few cores (100 × 4 measured best on two).
+    /// `SETTINGS_MAX_CONCURRENT_STREAMS` (APNs: 1000), capped at this (100 × 4 connections by
+    /// default).
     public var maxConcurrentRequests: Int
     /// HTTP/2 connections to APNs at most; one more is opened when every open one is full and
     /// requests wait.
