@@ -89,4 +89,83 @@ struct APNsWireTests {
             #expect(server.log.map(\.status) == [405, 404])
         }
     }
+
+    // MARK: - The frame and header-block readers both ends share (HTTP2Wire), without I/O
+
+    /// A header block of `fields` as HTTP2Wire writes them.
+    private static func block(_ fields: [(String, String)]) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        for (name, value) in fields { HTTP2Wire.writeField(name: name, value: value, into: &buffer) }
+        return buffer
+    }
+
+    private static func frame(_ type: HTTP2Wire.FrameType, flags: UInt8, stream: Int32, _ payload: ByteBuffer) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        HTTP2Wire.writeFrameHeader(into: &buffer, length: payload.readableBytes, type: type, flags: flags, stream: stream)
+        buffer.writeImmutableBuffer(payload)
+        return buffer
+    }
+
+    @Test func framesArrivingInPiecesAreTakenWholeAndInOrder() throws {
+        var wire = Self.frame(.headers, flags: HTTP2Wire.Flag.endHeaders, stream: 1, Self.block([(":status", "200")]))
+        wire.writeImmutableBuffer(Self.frame(.data, flags: HTTP2Wire.Flag.endStream, stream: 1, ByteBuffer(string: "{}")))
+        var reader = HTTP2Wire.FrameReader()
+        var frames: [HTTP2Wire.Frame] = []
+        // One byte per read: nothing is taken before its last byte is in.
+        while let byte = wire.readSlice(length: 1) {
+            var piece = byte
+            reader.append(&piece)
+            while let frame = try reader.next(maxFrameSize: HTTP2Wire.defaultMaxFrameSize) { frames.append(frame) }
+            reader.endRead()
+        }
+        #expect(frames.map(\.type) == [HTTP2Wire.FrameType.headers.rawValue, HTTP2Wire.FrameType.data.rawValue])
+        #expect(frames.last.map { String(buffer: $0.payload) } == "{}")
+        #expect(frames.last?.has(HTTP2Wire.Flag.endStream) == true)
+    }
+
+    @Test func aFrameOverTheLimitIsAFrameSizeError() throws {
+        var reader = HTTP2Wire.FrameReader()
+        var wire = Self.frame(.data, flags: 0, stream: 1, ByteBuffer(repeating: 0, count: 100))
+        reader.append(&wire)
+        #expect(throws: HTTP2Wire.WireError.self) { try reader.next(maxFrameSize: 99) }
+        var other = HTTP2Wire.FrameReader()
+        var preface = ByteBuffer(bytes: HTTP2Wire.preface.prefix(10))
+        other.append(&preface)
+        #expect(other.readPreface() == nil, "not all of it yet")
+        var rest = ByteBuffer(bytes: HTTP2Wire.preface.dropFirst(10))
+        other.append(&rest)
+        #expect(other.readPreface() == true)
+    }
+
+    @Test func aHeaderBlockInContinuationFramesIsDecodedOnceWhole() throws {
+        var whole = Self.block([(":status", "400"), ("apns-id", "8e7b0f6c-6a43-4b5e-9a53-0e6f3b3f0a11"), ("content-type", "application/json")])
+        let first = whole.readSlice(length: 10)!
+        let second = whole.readSlice(length: 10)!
+        var reader = HTTP2Wire.HeaderBlockReader()
+        let headers = HTTP2Wire.Frame(type: HTTP2Wire.FrameType.headers.rawValue, flags: 0, streamID: 3, payload: first)
+        let middle = HTTP2Wire.Frame(type: HTTP2Wire.FrameType.continuation.rawValue, flags: 0, streamID: 3, payload: second)
+        let last = HTTP2Wire.Frame(
+            type: HTTP2Wire.FrameType.continuation.rawValue, flags: HTTP2Wire.Flag.endHeaders, streamID: 3, payload: whole)
+        #expect(try reader.read(headers) == nil)
+        #expect(try reader.read(middle) == nil)
+        let ping = HTTP2Wire.Frame(type: HTTP2Wire.FrameType.ping.rawValue, flags: 0, streamID: 0, payload: ByteBuffer(repeating: 0, count: 8))
+        #expect(reader.takes(ping), "while a block is open, every frame is the block reader's")
+        let block = try #require(try reader.read(last))
+        #expect(block.stream == 3 && !block.endStream)
+        #expect(block.headers.first(name: ":status") == "400")
+        #expect(block.headers.first(name: "apns-id") == "8e7b0f6c-6a43-4b5e-9a53-0e6f3b3f0a11")
+        #expect(!reader.takes(ping), "the block is done")
+    }
+
+    @Test func anInterruptedHeaderBlockOrAStrayContinuationIsAProtocolError() throws {
+        let block = Self.block([(":status", "200")])
+        var reader = HTTP2Wire.HeaderBlockReader()
+        let open = HTTP2Wire.Frame(type: HTTP2Wire.FrameType.headers.rawValue, flags: 0, streamID: 1, payload: block)
+        #expect(try reader.read(open) == nil)
+        let otherStream = HTTP2Wire.Frame(
+            type: HTTP2Wire.FrameType.continuation.rawValue, flags: HTTP2Wire.Flag.endHeaders, streamID: 3, payload: block)
+        #expect(throws: HTTP2Wire.WireError.self) { try reader.read(otherStream) }
+        var fresh = HTTP2Wire.HeaderBlockReader()
+        #expect(throws: HTTP2Wire.WireError.self) { try fresh.read(otherStream) }
+    }
 }

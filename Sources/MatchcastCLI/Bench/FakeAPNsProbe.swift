@@ -80,14 +80,15 @@ struct InProcessFakeAPNs: FakeAPNsProbe {
     func stop() async { await server.stop() }
 }
 
+/// The first line `matchcast bench fake-apns` prints: where it listens and the CA to trust.
+private struct FakeAPNsHello: Codable {
+    var port: Int
+    var caPEM: String
+}
+
 /// The fake in a child process (`matchcast bench fake-apns`), asked by one line per command on its
 /// standard input and answering one JSON line on its standard output.
 final class ChildProcessFakeAPNs: FakeAPNsProbe {
-    private struct Hello: Codable {
-        var port: Int
-        var caPEM: String
-    }
-
     let url: String
     let caPEM: String
     private let process: Process
@@ -110,7 +111,7 @@ final class ChildProcessFakeAPNs: FakeAPNsProbe {
         self.process = process
         input = stdin.fileHandleForWriting
         reader = LineReader(stdout.fileHandleForReading)
-        guard let line = reader.next(), let hello = try? JSONDecoder().decode(Hello.self, from: Data(line.utf8)) else {
+        guard let line = reader.next(), let hello = try? JSONDecoder().decode(FakeAPNsHello.self, from: Data(line.utf8)) else {
             process.terminate()
             throw CommandFailure("the fake APNs process did not start")
         }
@@ -208,11 +209,6 @@ struct FakeAPNsBenchCommand: AsyncParsableCommand {
     @Option(help: "Event-loop threads.")
     var threads = 2
 
-    private struct Hello: Codable {
-        var port: Int
-        var caPEM: String
-    }
-
     func run() async throws {
         guard let der = Data(base64Encoded: publicKey), let key = try? P256.Signing.PublicKey(derRepresentation: der) else {
             throw ValidationError("--public-key is not a base64 P-256 public key")
@@ -224,7 +220,7 @@ struct FakeAPNsBenchCommand: AsyncParsableCommand {
         func reply(_ data: Data) {
             FileHandle.standardOutput.write(data + Data("\n".utf8))
         }
-        reply(try encoder.encode(Hello(port: server.port, caPEM: server.certificates.caPEM)))
+        reply(try encoder.encode(FakeAPNsHello(port: server.port, caPEM: server.certificates.caPEM)))
         while let line = readLine() {
             let words = line.split(separator: " ")
             switch words.first {

@@ -191,7 +191,6 @@ private struct BenchResources {
     var store: any MatchcastStore
     var receiver: DrainingReceiver?
     var apnsServer: (any FakeAPNsProbe)?
-    var apnsSink: APNsSink?
     var apnsReport: APNsBenchReport?
     var client: HTTPClient?
     var descriptor: Int32?
@@ -268,7 +267,6 @@ private struct BenchResources {
                 onInvalidToken: { _, _ in counter.increment() },
                 logger: logger)
             let report = APNsBenchReport(server: server, sink: apns, invalidReports: counter, separate: apnsFake == .process)
-            self.apnsSink = apns
             self.apnsReport = report
             self.sink = MeasuringSink(inner: apns, chunk: nil)
         case .webhook:
@@ -295,7 +293,7 @@ private struct BenchResources {
     }
 
     func close() async {
-        apnsSink?.shutdown()
+        apnsReport?.sink.shutdown()
         try? await client?.shutdown()
         await receiver?.stop()
         await apnsServer?.stop()
