@@ -142,7 +142,7 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
-        .testTarget(name: "MatchcastStoreTests", dependencies: ["MatchcastStore", "MatchcastCore"]),
+        .testTarget(name: "MatchcastStoreTests", dependencies: ["MatchcastStore", "MatchcastCore", "MatchcastTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )

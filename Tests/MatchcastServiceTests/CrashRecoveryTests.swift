@@ -49,7 +49,7 @@ struct CrashRecoveryTests {
             "--webhook-secret", WebhookFixture.secretText, "--admin-key", Self.adminKey, "--log-level", "warning",
         ]
         let api = BrokerAPI(client: client, port: apiPort)
-        var broker = try MatchcastProcess.start(binary, serveArguments, log: directory, name: "serve-1")
+        let broker = try MatchcastProcess.start(binary, serveArguments, log: directory, name: "serve-1")
         var restarted: MatchcastProcess?
         defer {
             feed.terminate()

@@ -1,4 +1,5 @@
 import Foundation
+import MatchcastTesting
 
 #if canImport(Glibc)
 import Glibc
@@ -61,28 +62,11 @@ final class MatchcastProcess: @unchecked Sendable {
         }.joined(separator: "\n")
     }
 
-    /// A port nothing listens on now (bound to 0, read, closed).
+    /// A port nothing listens on now, for a child process to bind.
     static func freePort() throws -> Int {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { throw PortError() }
-        defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0 else { throw PortError() }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
-        }
-        guard named == 0 else { throw PortError() }
-        return Int(UInt16(bigEndian: address.sin_port))
+        try ReservedPort.free()
     }
 
-    struct PortError: Error {}
 
     /// A 64-digit hex token, distinct per `(kind, index)`.
     static func token(_ kind: UInt8, _ index: Int) -> String {

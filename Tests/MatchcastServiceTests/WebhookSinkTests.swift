@@ -210,10 +210,9 @@ struct WebhookSinkTests {
     }
 
     @Test func refusedConnectionsAreRetriedThenThrow() async throws {
-        // A port that was just listening and no longer is.
-        let stopped = try await WebhookReceiver.start(secret: F.secret)
-        let url = stopped.url
-        await stopped.stop()
+        // A port held without a listener: refused, and no other test's server can take it meanwhile.
+        let refusing = try ReservedPort()
+        let url = "http://127.0.0.1:\(refusing.port)/hook"
         let clock = InstantClock()
         let metrics = RecordingMetrics()
         try await F.withClient(connectTimeout: .milliseconds(200)) { client in
@@ -229,6 +228,7 @@ struct WebhookSinkTests {
         let refused = metrics.counter("matchcast_webhook_requests_total", [("outcome", "connection_error")])
         let timedOut = metrics.counter("matchcast_webhook_requests_total", [("outcome", "timeout")])
         #expect(refused + timedOut == 3)
+        withExtendedLifetime(refusing) {}
     }
 
     @Test func cancellationStopsRetrying() async throws {

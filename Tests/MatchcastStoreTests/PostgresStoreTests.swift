@@ -1,6 +1,7 @@
 import Foundation
 import MatchcastCore
 @testable import MatchcastStore
+import MatchcastTesting
 import Testing
 
 private typealias F = StoreFixture
@@ -51,8 +52,9 @@ struct PostgresStoreTests {
     }
 
     @Test func anUnreachableServerIsAClearErrorNotAHang() async throws {
-        // A port nothing listens on: refused at once.
-        let port = try Self.closedPort()
+        // A port held without a listener: refused at once, and nothing else can take it meanwhile.
+        let refusing = try ReservedPort()
+        let port = refusing.port
         var configuration = PostgresStore.Configuration(
             host: "127.0.0.1", port: port, username: "matchcast", password: "s3cret", database: "matchcast",
             tls: .disable, connectTimeout: .seconds(5))
@@ -70,6 +72,7 @@ struct PostgresStoreTests {
             #expect(pingError == .database)
             #expect(pingError?.message.contains("no connection to PostgreSQL at matchcast@127.0.0.1:\(port)") == true)
         }
+        withExtendedLifetime(refusing) {}
     }
 
     @Test func aRefusedLoginIsAConfigurationError() async throws {
@@ -145,23 +148,5 @@ struct PostgresStoreTests {
             #expect(error == .conflict)
             #expect(error?.message.contains("23505") == true)
         }
-    }
-
-    /// A local port with nothing listening on it.
-    static func closedPort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        try #require(bound)
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
