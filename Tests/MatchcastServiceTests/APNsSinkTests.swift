@@ -242,7 +242,9 @@ struct APNsSinkTests {
         #expect(ContinuousClock.now - started < .seconds(20))
     }
 
-    @Test func channelTargetsAndMalformedTokensAreSettledWithoutARequest() async throws {
+    /// A channel delivery goes to the broadcast path (this fake knows no such channel: dead-lettered); a malformed
+    /// token is settled without any request; only the good device push reaches the device route.
+    @Test func unknownChannelsAreDeadLetteredAndMalformedTokensAreNeverSent() async throws {
         let (key, _) = try F.credentials()
         let invalid = InvalidTokens()
         let deadLetters = InMemoryDeadLetters()
