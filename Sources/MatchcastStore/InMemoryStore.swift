@@ -3,18 +3,21 @@ import MatchcastCore
 /// A store that lives and dies with the process: for tests, `replay`, and `--store memory`.
 ///
 /// It keeps the values exactly as given (no JSON round trip), and follows the same rules as
-/// `SQLiteStore`, checked by one shared contract suite.
+/// `SQLiteStore`, checked by one shared contract suite. Lookups by id, match, device and token go through
+/// indexes (activities: `InMemoryStore+Activities.swift`), so such a call costs what its arguments and its
+/// answer cost, not what the store holds: `matchcast bench fanout` runs it with 100,000 activities.
 public actor InMemoryStore: MatchcastStore {
-    private var devices: [String: DeviceRecord] = [:]
+    var devices: [String: DeviceRecord] = [:]
     /// By device id.
     private var tokens: [String: PushToStartTokenRecord] = [:]
     /// Push-to-start token → the device holding it (at most one), so setting a token is not a scan.
     private var tokenOwners: [String: String] = [:]
     /// By device id, then match id.
     private var followsByDevice: [String: [String: FollowRecord]] = [:]
-    private var activitiesById: [String: ActivityRecord] = [:]
-    /// Update token → the open activity holding it, so a fan-out's save is not quadratic.
-    private var openTokenHolder: [String: String] = [:]
+    /// Match id → the devices following it; a match nobody follows has no entry.
+    private var followersByMatch: [String: Set<String>] = [:]
+    /// Activities and their indexes (`InMemoryStore+Activities.swift`).
+    var activityTable = ActivityTable()
     private var matchesById: [String: MatchRecord] = [:]
     private var outbox = OutboxQueue()
     private var letters = DeadLetterList()
@@ -36,9 +39,8 @@ public actor InMemoryStore: MatchcastStore {
     public func deleteDevice(id: String) -> Bool {
         guard devices.removeValue(forKey: id) != nil else { return false }
         if let token = tokens.removeValue(forKey: id)?.token { tokenOwners[token] = nil }
-        followsByDevice[id] = nil
-        activitiesById = activitiesById.filter { $0.value.deviceId != id }
-        openTokenHolder = openTokenHolder.filter { activitiesById[$0.value] != nil }
+        for matchId in followsByDevice.removeValue(forKey: id)?.keys ?? [:].keys { removeFollower(id, of: matchId) }
+        activityTable.remove(deviceId: id)
         return true
     }
 
@@ -66,11 +68,14 @@ public actor InMemoryStore: MatchcastStore {
         try requireDevice(follow.deviceId)
         guard followsByDevice[follow.deviceId]?[follow.matchId] == nil else { return false }
         followsByDevice[follow.deviceId, default: [:]][follow.matchId] = follow
+        followersByMatch[follow.matchId, default: []].insert(follow.deviceId)
         return true
     }
 
     public func removeFollow(deviceId: String, matchId: String) -> Bool {
-        followsByDevice[deviceId]?.removeValue(forKey: matchId) != nil
+        guard followsByDevice[deviceId]?.removeValue(forKey: matchId) != nil else { return false }
+        removeFollower(deviceId, of: matchId)
+        return true
     }
 
     public func follows(deviceId: String) -> [FollowRecord] {
@@ -78,49 +83,18 @@ public actor InMemoryStore: MatchcastStore {
     }
 
     public func followers(matchId: String) -> [FollowRecord] {
-        followsByDevice.values.compactMap { $0[matchId] }.sorted { $0.deviceId < $1.deviceId }
+        (followersByMatch[matchId] ?? []).compactMap { followsByDevice[$0]?[matchId] }.sorted { $0.deviceId < $1.deviceId }
     }
 
     public func followedMatchIds() -> [String] {
-        Set(followsByDevice.values.flatMap(\.keys)).sorted()
+        followersByMatch.keys.sorted()
     }
 
-    // MARK: Activities
-
-    public func saveActivity(_ record: ActivityRecord) throws(StoreError) {
-        try saveActivities([record])
+    private func removeFollower(_ deviceId: String, of matchId: String) {
+        guard let position = followersByMatch.index(forKey: matchId) else { return }
+        followersByMatch.values[position].remove(deviceId)
+        if followersByMatch.values[position].isEmpty { followersByMatch.remove(at: position) }
     }
-
-    public func saveActivities(_ records: [ActivityRecord]) throws(StoreError) {
-        // Validate the whole batch against the saved state overlaid with the batch itself, so a
-        // failure part-way leaves nothing saved, as a transaction would.
-        var overlay: [String: ActivityRecord] = [:]
-        var batchHolder: [String: String] = [:]
-        for record in records {
-            try record.validate()
-            try requireDevice(record.deviceId)
-            if record.isOpen, let token = record.updateToken {
-                for holderId in [batchHolder[token], openTokenHolder[token]].compactMap({ $0 }) where holderId != record.activityId {
-                    let holder = overlay[holderId] ?? activitiesById[holderId]
-                    if let holder, holder.isOpen, holder.updateToken == token {
-                        throw .conflict("update token \(StoreError.redacted(token)) is held by open activity '\(holderId)'")
-                    }
-                }
-                batchHolder[token] = record.activityId
-            }
-            overlay[record.activityId] = record
-        }
-        for record in records {
-            if let old = activitiesById[record.activityId], let token = old.updateToken,
-               openTokenHolder[token] == record.activityId {
-                openTokenHolder[token] = nil
-            }
-            if record.isOpen, let token = record.updateToken { openTokenHolder[token] = record.activityId }
-            activitiesById[record.activityId] = record
-        }
-    }
-
-    public func activity(id: String) -> ActivityRecord? { activitiesById[id] }
 
     // MARK: Outbox and dead letters
 
@@ -138,33 +112,6 @@ public actor InMemoryStore: MatchcastStore {
     public func recordDeadLetters(_ new: [DeadLetter]) { letters.record(new) }
 
     public func deadLetters(limit: Int) -> [DeadLetter] { letters.newest(limit: limit) }
-
-    public func activities(matchId: String) -> [ActivityRecord] {
-        activitiesById.values.filter { $0.matchId == matchId }.sorted { $0.activityId < $1.activityId }
-    }
-
-    public func activities(deviceId: String) -> [ActivityRecord] {
-        activitiesById.values.filter { $0.deviceId == deviceId }.sorted { $0.activityId < $1.activityId }
-    }
-
-    public func activity(updateToken: String) -> ActivityRecord? {
-        if let id = openTokenHolder[updateToken], let open = activitiesById[id] { return open }
-        let holders = activitiesById.values.filter { $0.updateToken == updateToken }
-        if let open = holders.first(where: \.isOpen) { return open }
-        // Ties broken by id so the answer does not depend on dictionary order.
-        return holders.max { ($0.updatedAt, $1.activityId) < ($1.updatedAt, $0.activityId) }
-    }
-
-    @discardableResult
-    public func deleteActivity(id: String) -> Bool {
-        guard let removed = activitiesById.removeValue(forKey: id) else { return false }
-        if let token = removed.updateToken, openTokenHolder[token] == id { openTokenHolder[token] = nil }
-        return true
-    }
-
-    public func openActivities() -> [ActivityRecord] {
-        activitiesById.values.filter(\.isOpen).sorted { $0.activityId < $1.activityId }
-    }
 
     // MARK: Matches
 
@@ -192,7 +139,7 @@ public actor InMemoryStore: MatchcastStore {
         StoreCensus(
             devices: devices.count, follows: followsByDevice.values.reduce(0) { $0 + $1.count },
             pushToStartTokens: tokens.count,
-            updateTokens: activitiesById.values.filter { $0.isOpen && $0.updateToken != nil }.count)
+            updateTokens: activityTable.openTokenCount)
     }
 
     private func requireDevice(_ id: String) throws(StoreError) {

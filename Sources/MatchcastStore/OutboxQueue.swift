@@ -2,47 +2,132 @@ import MatchcastCore
 
 /// The outbox of the in-process stores: at most one queued delivery per (activity, event), in the order queued.
 /// A value; its owner (an actor) makes it atomic with the records it saves alongside.
+///
+/// Built for the broker's common case: a fan-out queues one delivery per activity, and the relay removes them
+/// soon after, in the order queued. The deliveries sit in an array in queue order (a replaced or removed one
+/// leaves a hole), from `head` on; a removal by id first looks where the previous one stopped, so ids that come
+/// in queue order need no index by id. One that is not there (out of order, or unknown) builds that index,
+/// kept until the queue is empty again. Holes are dropped from the front as `head` passes them, and the whole
+/// array is squeezed once holes outnumber the deliveries.
 public struct OutboxQueue: Sendable {
     private struct Key: Hashable, Sendable {
         var activityId: String
         var event: ActivityEvent
     }
 
-    private struct Entry: Sendable {
-        var sequence: Int
-        var delivery: Delivery
-    }
-
-    private var entries: [Key: Entry] = [:]
-    private var keyById: [String: Key] = [:]
-    private var nextSequence = 0
+    /// By position − `base`; nil for a hole.
+    private var entries: [Delivery?] = []
+    /// The position of `entries[0]`. Positions only grow: a squeeze gives every delivery a fresh one.
+    private var base = 0
+    /// Index in `entries` of the first delivery still queued (or `entries.count`).
+    private var head = 0
+    /// The position of each queued delivery, by (activity, event).
+    private var positionByKey: [Key: Int] = [:]
+    /// The position of each queued delivery by id; only while a removal has needed it.
+    private var positionById: [String: Int]?
+    /// Index in `entries` where the next removal looks first: just after the last one removed.
+    private var cursor = 0
 
     public init() {}
 
-    public var count: Int { entries.count }
+    public var count: Int { positionByKey.count }
 
     /// Queues each delivery; a newer one replaces the queued one with the same activity and event.
     public mutating func enqueue(_ deliveries: [Delivery]) {
         for delivery in deliveries {
-            let key = Key(activityId: delivery.activityId, event: delivery.event)
-            if let replaced = entries[key] { keyById[replaced.delivery.id] = nil }
-            nextSequence += 1
-            entries[key] = Entry(sequence: nextSequence, delivery: delivery)
-            keyById[delivery.id] = key
+            let position = base + entries.count
+            if let replaced = positionByKey.updateValue(position, forKey: Key(activityId: delivery.activityId, event: delivery.event)) {
+                forget(at: replaced - base)
+            }
+            entries.append(delivery)
+            positionById?[delivery.id] = position
         }
+        squeezeIfSparse()
     }
 
     /// The oldest `limit` queued deliveries, oldest first.
     public func queued(limit: Int) -> [Delivery] {
         guard limit > 0 else { return [] }
-        return entries.values.sorted { $0.sequence < $1.sequence }.prefix(limit).map(\.delivery)
+        var result: [Delivery] = []
+        result.reserveCapacity(Swift.min(limit, count))
+        var index = head
+        while index < entries.count, result.count < limit {
+            if let delivery = entries[index] { result.append(delivery) }
+            index += 1
+        }
+        return result
     }
 
     /// Forgets the deliveries with these ids; unknown ids are ignored.
     public mutating func remove(ids: [String]) {
         for id in ids {
-            guard let key = keyById.removeValue(forKey: id) else { continue }
-            entries[key] = nil
+            guard let index = find(id), let key = entries[index].map({ Key(activityId: $0.activityId, event: $0.event) }) else { continue }
+            positionByKey[key] = nil
+            forget(at: index)
+            cursor = index + 1
+        }
+        if positionByKey.isEmpty {
+            // Empty: start afresh (the id index, if any, is no longer needed).
+            base += entries.count
+            entries.removeAll(keepingCapacity: entries.capacity <= 1 << 16)
+            head = 0
+            cursor = 0
+            positionById = nil
+        } else {
+            dropFront()
+        }
+    }
+
+    // MARK: Internals
+
+    /// The index in `entries` of the queued delivery with this id.
+    private mutating func find(_ id: String) -> Int? {
+        if positionById == nil {
+            // Where the last removal stopped, skipping holes: the next id in queue order is there.
+            var index = Swift.max(cursor, head)
+            while index < entries.count, entries[index] == nil { index += 1 }
+            if index < entries.count, entries[index]?.id == id { return index }
+            var built: [String: Int] = [:]
+            built.reserveCapacity(count)
+            for index in head..<entries.count {
+                if let delivery = entries[index] { built[delivery.id] = base + index }
+            }
+            positionById = built
+        }
+        guard let position = positionById?.removeValue(forKey: id) else { return nil }
+        return position - base
+    }
+
+    /// Makes a hole of the delivery at this index in `entries` (its key is already taken care of).
+    private mutating func forget(at index: Int) {
+        if let id = entries[index]?.id, positionById?[id] == base + index { positionById?[id] = nil }
+        entries[index] = nil
+    }
+
+    /// Moves `head` past the holes at the front, and drops them once they are half the array.
+    private mutating func dropFront() {
+        while head < entries.count, entries[head] == nil { head += 1 }
+        if head > 1024, head > entries.count / 2 {
+            entries.removeFirst(head)
+            base += head
+            cursor = Swift.max(0, cursor - head)
+            head = 0
+        }
+    }
+
+    /// Rewrites the array without holes once they outnumber the queued deliveries.
+    private mutating func squeezeIfSparse() {
+        dropFront()
+        let holes = entries.count - head - count
+        guard holes > 1024, holes > count else { return }
+        let queued = entries[head...].compactMap { $0 }
+        base += entries.count  // fresh positions, above every old one
+        entries = queued
+        head = 0
+        cursor = 0
+        positionById = nil
+        for (index, delivery) in queued.enumerated() {
+            positionByKey[Key(activityId: delivery.activityId, event: delivery.event)] = base + index
         }
     }
 }

@@ -63,7 +63,7 @@ struct FanoutBenchCommand: AsyncParsableCommand {
     }
 
     enum StoreKind: String, ExpressibleByArgument, CaseIterable {
-        case indexed, memory, sqlite
+        case memory, sqlite
     }
 
     @Option(help: "Activities following the match.")
@@ -101,10 +101,10 @@ struct FanoutBenchCommand: AsyncParsableCommand {
     var apnsFake: FakePlace = .process
 
     @Option(help: """
-        The store behind LifecycleManager: indexed (the benchmark's in-memory store with indexes), \
-        memory (InMemoryStore: O(N²) setup and persisting, use N ≤ 5000) or sqlite (a temporary file).
+        The store behind LifecycleManager: memory (InMemoryStore, as `serve --store memory`) or sqlite \
+        (a temporary file).
         """)
-    var store: StoreKind = .indexed
+    var store: StoreKind = .memory
 
     @Option(help: """
         How the waiting activities are made: follow (LifecycleManager.follow per device: O(N²), use \
@@ -200,7 +200,7 @@ private struct BenchResources {
         sink kind: FanoutBenchCommand.SinkKind, store storeKind: FanoutBenchCommand.StoreKind,
         batch: Int?, concurrency: Int?, apnsConnections: Int?, apnsFake: FanoutBenchCommand.FakePlace, logger: Logger
     ) async throws -> BenchResources {
-        var resources = BenchResources(sink: MeasuringSink(inner: StdoutSink(), chunk: nil), store: IndexedMemoryStore())
+        var resources = BenchResources(sink: MeasuringSink(inner: StdoutSink(), chunk: nil), store: InMemoryStore())
         do {
             try await resources.start(
                 sink: kind, store: storeKind, batch: batch, concurrency: concurrency, apnsConnections: apnsConnections,
@@ -219,10 +219,8 @@ private struct BenchResources {
         batch: Int?, concurrency: Int?, apnsConnections: Int?, apnsFake: FanoutBenchCommand.FakePlace, logger: Logger
     ) async throws {
         switch storeKind {
-        case .indexed:
-            break
         case .memory:
-            self.store = InMemoryStore()
+            break  // the default above
         case .sqlite:
             let path = FileManager.default.temporaryDirectory
                 .appendingPathComponent("matchcast-bench-\(getpid()).sqlite").path

@@ -1,0 +1,197 @@
+import MatchcastCore
+
+extension InMemoryStore {
+    public func saveActivity(_ record: ActivityRecord) throws(StoreError) {
+        try saveActivities([record])
+    }
+
+    public func saveActivities(_ records: [ActivityRecord]) throws(StoreError) {
+        try activityTable.save(records, devices: devices)
+    }
+
+    public func activity(id: String) -> ActivityRecord? { activityTable.record(id: id) }
+
+    public func activities(matchId: String) -> [ActivityRecord] { activityTable.records(matchId: matchId) }
+
+    public func activities(deviceId: String) -> [ActivityRecord] { activityTable.records(deviceId: deviceId) }
+
+    public func activity(updateToken: String) -> ActivityRecord? { activityTable.record(updateToken: updateToken) }
+
+    @discardableResult
+    public func deleteActivity(id: String) -> Bool { activityTable.remove(id: id) }
+
+    public func openActivities() -> [ActivityRecord] { activityTable.openRecords() }
+}
+
+/// The activities of `InMemoryStore`, with indexes by match, device and update token, so that every call costs
+/// what its arguments (and its answer) cost, not what the whole store holds.
+///
+/// Records live in slots (an array); the indexes hold slot numbers. A slot freed by a delete is reused.
+/// Saving a batch follows SQLite's rules: the records are checked one after the other, each against the
+/// store as the batch's earlier records leave it, and nothing is written unless all of them pass.
+struct ActivityTable: Sendable {
+    /// By slot; nil for a free slot.
+    private var slots: [ActivityRecord?] = []
+    /// By slot: the number of the last batch that saw a record of this slot take the slow path.
+    private var seenInBatch: [UInt64] = []
+    private var freeSlots: [Int] = []
+    private var slotById: [String: Int] = [:]
+    private var slotsByMatch: [String: Set<Int>] = [:]
+    private var slotsByDevice: [String: Set<Int>] = [:]
+    /// Update token → the open activity holding it (at most one, the rule a save checks).
+    private var openHolder: [String: Int] = [:]
+    /// Update token → the ended activities that held it, for a lookup when no open one does.
+    private var endedHolders: [String: Set<Int>] = [:]
+    private var batch: UInt64 = 0
+
+    /// Update tokens held by open activities.
+    var openTokenCount: Int { openHolder.count }
+
+    // MARK: Saving
+
+    /// Saves the records all or nothing. `devices` tells which device ids exist.
+    mutating func save(_ records: [ActivityRecord], devices: [String: DeviceRecord]) throws(StoreError) {
+        guard !records.isEmpty else { return }
+        batch &+= 1
+        // Per record: its slot when nothing but the record itself changes (the fast path), else -1.
+        var plan: [Int] = []
+        plan.reserveCapacity(records.count)
+        // The slow path's view of the tokens as the batch leaves them so far.
+        var claimed: [String: String] = [:]  // token → the activity id that claimed it in the batch
+        var claimOf: [String: String] = [:]  // activity id → the token it claimed in the batch
+        var released: Set<String> = []  // tokens whose stored open holder the batch closed or moved
+        for record in records {
+            try record.validate()
+            let id = record.activityId
+            let slot = slotById[id]
+            // The fan-out case: the stored record has the same device, match, token and openness, and no
+            // earlier record of the batch changed it: no index changes, no token is claimed anew. (Its device
+            // exists: deleting a device deletes its activities.)
+            if let slot, seenInBatch[slot] != batch, let old = slots[slot],
+               old.deviceId == record.deviceId, old.matchId == record.matchId,
+               old.updateToken == record.updateToken, old.isOpen == record.isOpen {
+                plan.append(slot)
+                continue
+            }
+            plan.append(-1)
+            guard devices[record.deviceId] != nil else { throw .notFound("no device '\(record.deviceId)'") }
+            if let slot {
+                seenInBatch[slot] = batch
+                // What the stored record held is let go (it may claim it again below).
+                if let token = slots[slot]?.updateToken, openHolder[token] == slot { released.insert(token) }
+            }
+            if let previous = claimOf.removeValue(forKey: id) { claimed[previous] = nil }
+            guard record.isOpen, let token = record.updateToken else { continue }
+            let holder = claimed[token] ?? (released.contains(token) ? nil : openHolder[token].flatMap { slots[$0]?.activityId })
+            if let holder, holder != id {
+                throw .conflict("update token \(StoreError.redacted(token)) is held by open activity '\(holder)'")
+            }
+            claimed[token] = id
+            claimOf[id] = token
+        }
+        for (record, slot) in zip(records, plan) {
+            if slot >= 0 {
+                slots[slot] = record
+            } else {
+                apply(record)
+            }
+        }
+    }
+
+    /// Writes a record that passed the checks, and updates the indexes.
+    private mutating func apply(_ record: ActivityRecord) {
+        if let slot = slotById[record.activityId], let old = slots[slot] {
+            unindex(old, slot)
+            slots[slot] = record
+            index(record, slot)
+            return
+        }
+        let slot: Int
+        if let free = freeSlots.popLast() {
+            slot = free
+            slots[slot] = record
+        } else {
+            slot = slots.count
+            slots.append(record)
+            seenInBatch.append(0)
+        }
+        slotById[record.activityId] = slot
+        index(record, slot)
+    }
+
+    private mutating func index(_ record: ActivityRecord, _ slot: Int) {
+        slotsByMatch[record.matchId, default: []].insert(slot)
+        slotsByDevice[record.deviceId, default: []].insert(slot)
+        guard let token = record.updateToken else { return }
+        if record.isOpen {
+            openHolder[token] = slot
+        } else {
+            endedHolders[token, default: []].insert(slot)
+        }
+    }
+
+    private mutating func unindex(_ record: ActivityRecord, _ slot: Int) {
+        Self.remove(slot, from: &slotsByMatch, record.matchId)
+        Self.remove(slot, from: &slotsByDevice, record.deviceId)
+        guard let token = record.updateToken else { return }
+        if record.isOpen {
+            if openHolder[token] == slot { openHolder[token] = nil }
+        } else {
+            Self.remove(slot, from: &endedHolders, token)
+        }
+    }
+
+    /// Removes the slot from the key's set, and the key once its set is empty.
+    private static func remove(_ slot: Int, from index: inout [String: Set<Int>], _ key: String) {
+        guard let position = index.index(forKey: key) else { return }
+        index.values[position].remove(slot)
+        if index.values[position].isEmpty { index.remove(at: position) }
+    }
+
+    // MARK: Removing
+
+    /// False when there was no such activity.
+    @discardableResult
+    mutating func remove(id: String) -> Bool {
+        guard let slot = slotById.removeValue(forKey: id), let old = slots[slot] else { return false }
+        unindex(old, slot)
+        slots[slot] = nil
+        freeSlots.append(slot)
+        return true
+    }
+
+    /// Removes every activity of the device.
+    mutating func remove(deviceId: String) {
+        for slot in slotsByDevice[deviceId] ?? [] {
+            if let id = slots[slot]?.activityId { remove(id: id) }
+        }
+    }
+
+    // MARK: Reading
+
+    func record(id: String) -> ActivityRecord? {
+        slotById[id].flatMap { slots[$0] }
+    }
+
+    /// Sorted by activity id.
+    func records(matchId: String) -> [ActivityRecord] { sorted(slotsByMatch[matchId]) }
+
+    /// Sorted by activity id.
+    func records(deviceId: String) -> [ActivityRecord] { sorted(slotsByDevice[deviceId]) }
+
+    /// The open activity holding the token; failing that, the most recently updated ended one (ties: lowest id).
+    func record(updateToken: String) -> ActivityRecord? {
+        if let slot = openHolder[updateToken], let open = slots[slot] { return open }
+        return (endedHolders[updateToken] ?? []).compactMap { slots[$0] }
+            .max { ($0.updatedAt, $1.activityId) < ($1.updatedAt, $0.activityId) }
+    }
+
+    /// Every open activity, sorted by activity id.
+    func openRecords() -> [ActivityRecord] {
+        slots.compactMap { $0?.isOpen == true ? $0 : nil }.sorted { $0.activityId < $1.activityId }
+    }
+
+    private func sorted(_ slots: Set<Int>?) -> [ActivityRecord] {
+        (slots ?? []).compactMap { self.slots[$0] }.sorted { $0.activityId < $1.activityId }
+    }
+}
