@@ -16,6 +16,7 @@ public actor InMemoryStore: MatchcastStore {
     private var followsByDevice: [String: [String: FollowRecord]] = [:]
     /// Match id → the devices following it; a match nobody follows has no entry.
     private var followersByMatch: [String: Set<String>] = [:]
+    private var followCount = 0
     /// Activities and their indexes (`InMemoryStore+Activities.swift`).
     var activityTable = ActivityTable()
     private var matchesById: [String: MatchRecord] = [:]
@@ -69,6 +70,7 @@ public actor InMemoryStore: MatchcastStore {
         guard followsByDevice[follow.deviceId]?[follow.matchId] == nil else { return false }
         followsByDevice[follow.deviceId, default: [:]][follow.matchId] = follow
         followersByMatch[follow.matchId, default: []].insert(follow.deviceId)
+        followCount += 1
         return true
     }
 
@@ -90,7 +92,9 @@ public actor InMemoryStore: MatchcastStore {
         followersByMatch.keys.sorted()
     }
 
+    /// The index side of a removed follow.
     private func removeFollower(_ deviceId: String, of matchId: String) {
+        followCount -= 1
         guard let position = followersByMatch.index(forKey: matchId) else { return }
         followersByMatch.values[position].remove(deviceId)
         if followersByMatch.values[position].isEmpty { followersByMatch.remove(at: position) }
@@ -137,7 +141,7 @@ public actor InMemoryStore: MatchcastStore {
 
     public func census() -> StoreCensus {
         StoreCensus(
-            devices: devices.count, follows: followsByDevice.values.reduce(0) { $0 + $1.count },
+            devices: devices.count, follows: followCount,
             pushToStartTokens: tokens.count,
             updateTokens: activityTable.openTokenCount)
     }
