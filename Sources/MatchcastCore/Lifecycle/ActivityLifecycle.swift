@@ -193,6 +193,22 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
         return [restart, flush, refresh].compactMap { $0 }.min()
     }
 
+    /// What an event may change without sending anything (content held or dropped, an end held for
+    /// the token), with the phase. When an event returns no actions and this is the same before and
+    /// after, the lifecycle did not change and there is nothing to save. Cheaper to take than a copy
+    /// of the lifecycle: no per-activity strings, only boxes shared by every activity of an update.
+    public struct QuietState: Equatable, Sendable {
+        fileprivate let phase: Phase
+        fileprivate let held: ContentBox?
+        fileprivate let heldStaleness: Duration?
+        fileprivate let endHeld: Bool
+        fileprivate let final: ContentBox?
+    }
+
+    public var quietState: QuietState {
+        QuietState(phase: phase, held: heldBox, heldStaleness: heldStaleness, endHeld: endHeld, final: finalBox)
+    }
+
     // Stored under the names the fields had before they were boxed.
     private enum CodingKeys: String, CodingKey {
         case activityId, matchId, phase, updateToken, lastTimestamp, sentAt, sentStaleDate, startedAt

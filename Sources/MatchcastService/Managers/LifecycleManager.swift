@@ -36,6 +36,12 @@ public actor LifecycleManager {
             }
         }
 
+        /// An activity the caller knows is not in the set yet (a fan-out visits each activity once): no index kept.
+        /// A later `append` of the same activity would not find it, so a set filled this way takes no `append` of it.
+        mutating func appendNew(_ record: ActivityRecord) {
+            records.append(record)
+        }
+
         var isEmpty: Bool { records.isEmpty }
         var all: [ActivityRecord] { records }
     }
@@ -43,60 +49,10 @@ public actor LifecycleManager {
     private struct MatchState {
         var tracker = MatchTracker()
         var lastSeq: Int?
-        /// Open activities by id, once loaded. Replacing it whole drops the device index; single
-        /// activities change through `put`, which keeps it.
-        var activities: [String: ActivityRecord]? {
-            get { table }
-            set {
-                table = newValue
-                openByDevice = nil
-                sortedIds = nil
-            }
-        }
+        /// The match's open activities, once loaded from the store.
+        var cache: ActivityCache?
         /// When the feed last answered for this match (changed or not).
         var lastAnswer: Date?
-        private var table: [String: ActivityRecord]?
-        /// Device id → its open activity's id, built on first use by `openActivityId(deviceId:)`.
-        private var openByDevice: [String: String]?
-        /// Every cached id in order, and perhaps some closed since: kept until an id is added.
-        private var sortedIds: [String]?
-
-        /// The cached activities' ids in order (closed ones may follow: read each through `activity`).
-        mutating func orderedIds() -> [String] {
-            if let sortedIds { return sortedIds }
-            let ids = (table ?? [:]).keys.sorted()
-            sortedIds = ids
-            return ids
-        }
-
-        /// Caches (or, when closed, drops) one activity, in place.
-        mutating func put(_ record: ActivityRecord) {
-            if table == nil { table = [:] }
-            if record.isOpen {
-                if table!.updateValue(record, forKey: record.activityId) == nil { sortedIds = nil }
-                openByDevice?[record.deviceId] = record.activityId
-            } else {
-                table![record.activityId] = nil
-                if openByDevice?[record.deviceId] == record.activityId { openByDevice![record.deviceId] = nil }
-            }
-        }
-
-        /// One activity of the cache, read in place.
-        func activity(_ id: String) -> ActivityRecord? { table?[id] }
-
-        /// The device's open activity for this match, if any (the cache must be loaded).
-        mutating func openActivityId(deviceId: String) -> String? {
-            if openByDevice == nil {
-                var index: [String: String] = [:]
-                for (id, record) in table ?? [:] {
-                    // Ties (never made by the manager) broken by id, so the answer is stable.
-                    if let other = index[record.deviceId], other < id { continue }
-                    index[record.deviceId] = id
-                }
-                openByDevice = index
-            }
-            return openByDevice![deviceId]
-        }
     }
 
     private let store: any MatchcastStore
@@ -172,8 +128,8 @@ public actor LifecycleManager {
         // The tracker moves on only once the match is saved: a failed save leaves it where it was,
         // so the same snapshot polled again is still news.
         try await persist { try await self.store.saveMatch(MatchRecord(snapshot: snapshot, updatedAt: self.now())) }
-        // The cached activities (and their indexes) stay where they are; the rest comes from `state`,
-        // which is let go first, so only the cache holds the activities while they change.
+        // The cached activities stay where they are; the rest comes from `state`, which is let go first,
+        // so only the cache holds the activities while they change.
         let (tracker, lastSeq, lastAnswer) = (state.tracker, state.lastSeq, state.lastAnswer)
         _ = consume state
         matches[snapshot.id, default: MatchState()].tracker = tracker
@@ -211,33 +167,66 @@ public actor LifecycleManager {
     }
 
     private func fanOut(_ update: MatchUpdate, to matchId: String) async throws(ServiceError) {
-        // Ids, not records, are sorted; each record is read from the cache and written back in
-        // place, so no second copy of the match's activities is alive while they change.
-        _ = try await openActivities(matchId: matchId)
-        let ids = matches[matchId, default: MatchState()].orderedIds()
+        try await loadActivities(matchId: matchId)
         var update = update
         if let broadcast {
             // Channel mode: the match's broadcast channel (made now if the rule says so) rides on the update.
-            update = await broadcast.attach(update, matchId: matchId, followers: matches[matchId]?.activities?.count ?? 0)
+            update = await broadcast.attach(update, matchId: matchId, followers: matches[matchId]?.cache?.count ?? 0)
             matches[matchId]?.tracker.attach(channelId: update.channelId)
         }
+        guard let slots = matches[matchId]?.cache?.orderedSlots() else { return }
         var deliveries: [Delivery] = []
-        deliveries.reserveCapacity(ids.count)
-        var changed = ChangeSet(capacity: ids.count)
-        for id in ids {
-            guard var record = Self.cached(id, in: &matches[matchId, default: MatchState()]) else { continue }
+        deliveries.reserveCapacity(slots.count)
+        var changed = ChangeSet(capacity: slots.count)
+        let moment = now()
+        var next = 0
+        while next < slots.count {
+            // The cache is taken out of `matches` while its activities change in place (no copy of the match's
+            // state, no lookup per activity) and put back before anything that awaits.
+            guard var cache = matches[matchId]?.cache.take() else { break }
+            while next < slots.count, cache.phase(at: slots[next]) != .waiting {
+                if cache.phase(at: slots[next]) != nil {
+                    advance(&cache, at: slots[next], to: update, now: moment, into: &deliveries, changed: &changed)
+                }
+                next += 1
+            }
+            let waiting = next < slots.count ? cache.record(at: slots[next]) : nil
+            // Moved back, not copied: a copy left alive here would make the next change copy every activity.
+            matches[matchId]?.cache = consume cache
+            guard var record = waiting else { continue }
+            next += 1
+            // A waiting activity may need the store (its device's push-to-start token) before it starts.
             guard try await mayAct(on: record) else { continue }
-            let actions = record.lifecycle.matchChanged(update, now: now(), policy: policy)
-            try await execute(actions, on: &record, into: &deliveries, changed: &changed)
+            try await execute(record.lifecycle.matchChanged(update, now: now(), policy: policy),
+                              on: &record, into: &deliveries, changed: &changed)
         }
         if let broadcast { deliveries += await broadcast.matchChanged(update, matchId: matchId) }
         try await finish(deliveries, changed)
         await broadcast?.commit()
     }
 
-    /// Reads through `inout` so the match's state is not copied for one record.
-    private static func cached(_ id: String, in state: inout MatchState) -> ActivityRecord? {
-        state.activity(id)
+    /// One started activity of a fan-out, changed in place in the cache: its lifecycle takes the update, and what
+    /// it sends (an update or an end, to its update token: never a start, which only a waiting activity sends)
+    /// becomes a delivery; the record joins `changed` unless the update left it as it was.
+    private func advance(
+        _ cache: inout ActivityCache, at slot: Int, to update: MatchUpdate, now moment: Date,
+        into deliveries: inout [Delivery], changed: inout ChangeSet
+    ) {
+        let record = cache.update(at: slot) { record -> ActivityRecord? in
+            let before = record.lifecycle.quietState
+            let actions = record.lifecycle.matchChanged(update, now: moment, policy: policy)
+            if actions.isEmpty, record.lifecycle.quietState == before { return nil }
+            for action in actions {
+                switch action {
+                case .send(let intent): build(intent, for: record, pushToStartToken: nil, now: moment, into: &deliveries)
+                case .finished: break
+                case .restart: assertionFailure("a match update never restarts an activity")
+                }
+            }
+            record.updatedAt = moment
+            return record
+        }
+        if let record { changed.appendNew(record) }
     }
 
     // MARK: Activities
@@ -248,16 +237,15 @@ public actor LifecycleManager {
     public func follow(deviceId: String, matchId: String, environment: APNsEnvironment) async throws(ServiceError) -> ActivityRecord {
         await serial.enter()
         defer { serial.leave() }
-        _ = try await openActivities(matchId: matchId)
-        if let openId = matches[matchId, default: MatchState()].openActivityId(deviceId: deviceId),
-           let open = Self.cached(openId, in: &matches[matchId, default: MatchState()]) {
+        try await loadActivities(matchId: matchId)
+        if let openId = matches[matchId]?.cache?.openActivityId(deviceId: deviceId), let open = matches[matchId]?.cache?[openId] {
             return open
         }
         let lifecycle = ActivityLifecycle(activityId: builder.makeActivityId(now: now()), matchId: matchId)
         var record = ActivityRecord(deviceId: deviceId, environment: environment, lifecycle: lifecycle, updatedAt: now())
         let created = record
         try await persist { try await self.store.saveActivity(created) }
-        matches[matchId, default: MatchState()].put(record)
+        matches[matchId]?.cache?.put(record)
         if let latest = latest(matchId: matchId), try await mayAct(on: record) {
             var deliveries: [Delivery] = []
             var changed = ChangeSet()
@@ -265,14 +253,15 @@ public actor LifecycleManager {
                               on: &record, into: &deliveries, changed: &changed)
             try await finish(deliveries, changed)
         }
-        return self.matches[matchId]?.activities?[record.activityId] ?? record
+        return matches[matchId]?.cache?[record.activityId] ?? record
     }
 
     /// Unfollow: the device's open activity for the match ends at once.
     public func unfollow(deviceId: String, matchId: String) async throws(ServiceError) {
         await serial.enter()
         defer { serial.leave() }
-        for record in try await openActivities(matchId: matchId).values where record.deviceId == deviceId {
+        try await loadActivities(matchId: matchId)
+        for record in matches[matchId]?.cache?.records(deviceId: deviceId) ?? [] {
             try await end(record, reason: .unfollowed)
         }
     }
@@ -284,27 +273,27 @@ public actor LifecycleManager {
     ) async throws(ServiceError) -> ActivityRecord {
         await serial.enter()
         defer { serial.leave() }
-        let activities = try await openActivities(matchId: matchId)
+        try await loadActivities(matchId: matchId)
         if let holder = try await persist({ try await self.store.activity(updateToken: token) }),
            holder.isOpen, holder.activityId != activityId {
             throw ServiceError(.conflict, "this update token belongs to another activity")
         }
         var deliveries: [Delivery] = []
         var changed = ChangeSet()
-        if var record = activities[activityId] {
+        if var record = matches[matchId]?.cache?[activityId] {
             guard record.deviceId == deviceId else { throw ServiceError(.forbidden, "activity belongs to another device") }
             record.environment = environment
             let actions = record.lifecycle.updateTokenRegistered(token, now: now(), policy: policy)
             try await execute(actions, on: &record, into: &deliveries, changed: &changed)
             try await finish(deliveries, changed)
-            return matches[matchId]?.activities?[activityId] ?? record
+            return matches[matchId]?.cache?[activityId] ?? record
         }
         if let existing = try await persist({ try await self.store.activity(id: activityId) }) {
             guard existing.deviceId == deviceId else { throw ServiceError(.forbidden, "activity belongs to another device") }
             throw ServiceError(.conflict, "activity \(activityId) has ended")
         }
         // Adopted: the app started this activity itself. It replaces the broker's own, unstarted or not.
-        for other in activities.values where other.deviceId == deviceId {
+        for other in matches[matchId]?.cache?.records(deviceId: deviceId) ?? [] {
             // An end (dismissed at once) if it ever reached the device, so no frozen twin stays.
             try await end(other, reason: .unfollowed)
         }
@@ -320,7 +309,7 @@ public actor LifecycleManager {
                               on: &record, into: &deliveries, changed: &changed)
         }
         try await finish(deliveries, changed)
-        return matches[matchId]?.activities?[activityId] ?? record
+        return matches[matchId]?.cache?[activityId] ?? record
     }
 
     /// The user dismissed the activity: stop pushing, send nothing.
@@ -331,7 +320,8 @@ public actor LifecycleManager {
             throw ServiceError(.notFound, "no activity \(activityId)")
         }
         guard record.deviceId == deviceId else { throw ServiceError(.forbidden, "activity belongs to another device") }
-        let cached = try await openActivities(matchId: record.matchId)[activityId] ?? record
+        try await loadActivities(matchId: record.matchId)
+        let cached = matches[record.matchId]?.cache?[activityId] ?? record
         try await end(cached, reason: .dismissed)
     }
 
@@ -343,7 +333,8 @@ public actor LifecycleManager {
         guard let record = try await persist({ try await self.store.activity(updateToken: token) }), record.isOpen else {
             return false
         }
-        let cached = try await openActivities(matchId: record.matchId)[record.activityId] ?? record
+        try await loadActivities(matchId: record.matchId)
+        let cached = matches[record.matchId]?.cache?[record.activityId] ?? record
         try await end(cached, reason: .tokenInvalid)
         return true
     }
@@ -356,8 +347,8 @@ public actor LifecycleManager {
             guard let latest = latest(matchId: matchId), latest.status.isInProgress else { continue }
             var deliveries: [Delivery] = []
             var changed = ChangeSet()
-            for var record in try await openActivities(matchId: matchId).values
-            where record.deviceId == deviceId && record.phase == .waiting {
+            try await loadActivities(matchId: matchId)
+            for var record in matches[matchId]?.cache?.records(deviceId: deviceId) ?? [] where record.phase == .waiting {
                 guard try await mayAct(on: record) else { continue }
                 try await execute(record.lifecycle.matchChanged(latest, now: now(), policy: policy),
                                   on: &record, into: &deliveries, changed: &changed)
@@ -374,11 +365,11 @@ public actor LifecycleManager {
         let moment = now()
         var next: Date?
         for matchId in matches.keys.sorted() {
-            guard let activities = matches[matchId]?.activities else { continue }
+            guard let activities = matches[matchId]?.cache?.sorted() else { continue }
             let latest = latest(matchId: matchId)
             var deliveries: [Delivery] = []
             var changed = ChangeSet()
-            for var record in activities.values.sorted(by: { $0.activityId < $1.activityId }) {
+            for var record in activities {
                 if record.phase == .waiting {
                     guard let latest, latest.status.isInProgress else { continue }
                     if let gate = startGate[record.deviceId], gate > moment {
@@ -395,13 +386,13 @@ public actor LifecycleManager {
                     try await execute(record.lifecycle.tick(now: moment, policy: policy, feedIsFresh: fresh),
                                       on: &record, into: &deliveries, changed: &changed)
                 }
-                let current = matches[matchId]?.activities?[record.activityId] ?? record
+                let current = matches[matchId]?.cache?[record.activityId] ?? record
                 if let due = current.lifecycle.nextDeadline(policy: policy, feedIsFresh: fresh), due > moment {
                     next = min(next ?? due, due)
                 }
             }
             try await finish(deliveries, changed)
-            if isFinal(matchId: matchId), matches[matchId]?.activities?.isEmpty ?? true {
+            if isFinal(matchId: matchId), matches[matchId]?.cache?.isEmpty ?? true {
                 // Nothing left to do for it: forget it (the store keeps its last snapshot).
                 matches[matchId] = nil
             }
@@ -426,9 +417,9 @@ public actor LifecycleManager {
         await serial.enter()
         defer { serial.leave() }
         let open = try await persist { try await self.store.openActivities() }
-        var byMatch: [String: [String: ActivityRecord]] = [:]
-        for record in open { byMatch[record.matchId, default: [:]][record.activityId] = record }
-        for (matchId, activities) in byMatch { matches[matchId, default: MatchState()].activities = activities }
+        var byMatch: [String: ActivityCache] = [:]
+        for record in open { byMatch[record.matchId, default: ActivityCache()].put(record) }
+        for (matchId, cache) in byMatch { matches[matchId, default: MatchState()].cache = cache }
         let records = try await persist { try await self.store.matches() }
         for record in records { resume(from: record) }
         // Channels are loaded before the fan-outs below, which attach each match's open one to its update.
@@ -444,7 +435,7 @@ public actor LifecycleManager {
     private func resume(from record: MatchRecord) {
         var state = matches[record.matchId] ?? MatchState()
         // The sticky event text is the one the devices last got, not a fresh "has started".
-        let newest = state.activities?.values.max { $0.lifecycle.lastTimestamp < $1.lifecycle.lastTimestamp }
+        let newest = state.cache?.records.max { $0.lifecycle.lastTimestamp < $1.lifecycle.lastTimestamp }
         let event = newest?.lifecycle.sentContent?.event
         state.tracker.resume(from: record.snapshot, event: event)
         state.lastSeq = record.snapshot.seq
@@ -467,7 +458,7 @@ public actor LifecycleManager {
                 await relay.submit(left)
             }
         }
-        _ = try await openActivities(matchId: matchId)
+        try await loadActivities(matchId: matchId)
         if let record = try await persist({ try await self.store.match(id: matchId) }) { resume(from: record) }
         try await broadcast?.restore(matchId: matchId)
         if let latest = latest(matchId: matchId) { try await fanOut(latest, to: matchId) }
@@ -489,7 +480,7 @@ public actor LifecycleManager {
     /// Whether the match needs this replica any more: false once it is over and none of its activities is open.
     public func isDone(matchId: String) -> Bool {
         guard let state = matches[matchId] else { return true }
-        return (state.tracker.current?.snapshot.status.isFinal ?? false) && (state.activities?.isEmpty ?? true)
+        return (state.tracker.current?.snapshot.status.isFinal ?? false) && (state.cache?.isEmpty ?? true)
     }
 
     /// Match ids with open activities whose match is not known to be final: what needs polling.
@@ -502,19 +493,18 @@ public actor LifecycleManager {
     public func census() -> [ActivityLifecycle.Phase: Int] {
         var counts: [ActivityLifecycle.Phase: Int] = [:]
         for state in matches.values {
-            for record in state.activities?.values ?? [:].values { counts[record.phase, default: 0] += 1 }
+            for record in state.cache?.records ?? ActivityCache().records { counts[record.phase, default: 0] += 1 }
         }
         return counts
     }
 
     // MARK: Internals
 
-    private func openActivities(matchId: String) async throws(ServiceError) -> [String: ActivityRecord] {
-        if let cached = matches[matchId]?.activities { return cached }
+    /// Loads the match's open activities into its cache, unless they are there already.
+    private func loadActivities(matchId: String) async throws(ServiceError) {
+        if matches[matchId]?.cache != nil { return }
         let loaded = try await persist { try await self.store.activities(matchId: matchId) }
-        let open = Dictionary(uniqueKeysWithValues: loaded.filter(\.isOpen).map { ($0.activityId, $0) })
-        matches[matchId, default: MatchState()].activities = open
-        return open
+        matches[matchId, default: MatchState()].cache = ActivityCache(loaded)
     }
 
     /// A waiting activity may only start when the device has a push-to-start token and the
@@ -532,7 +522,7 @@ public actor LifecycleManager {
     ) async throws(ServiceError) {
         // A lifecycle may change without acting (content held, an end held for the token): that
         // change must be kept as surely as a sent push.
-        if actions.isEmpty, matches[record.matchId]?.activities?[record.activityId]?.lifecycle == record.lifecycle {
+        if actions.isEmpty, matches[record.matchId]?.cache?[record.activityId]?.lifecycle == record.lifecycle {
             return
         }
         var restart = false
@@ -545,16 +535,7 @@ public actor LifecycleManager {
                     pushToStart = try await persist { try await self.store.pushToStartToken(deviceId: deviceId) }?.token
                     startGate[record.deviceId] = now().addingTimeInterval(settings.pushToStartSpacing.seconds)
                 }
-                do {
-                    if let delivery = try builder.build(
-                        intent, matchId: record.matchId, activityId: record.activityId,
-                        pushToStartToken: pushToStart, now: now()) {
-                        deliveries.append(delivery)
-                    }
-                } catch {
-                    metrics.deliveries(sink: "builder", outcome: "too_large", count: 1)
-                    logger.error("payload too large", metadata: ["activity": "\(record.activityId)", "error": "\(error)"])
-                }
+                build(intent, for: record, pushToStartToken: pushToStart, now: now(), into: &deliveries)
             case .finished:
                 break
             case .restart:
@@ -574,12 +555,29 @@ public actor LifecycleManager {
         }
     }
 
+    /// The delivery of one intent of `record`, appended to `deliveries` (nothing when there is no token to send to).
+    private func build(
+        _ intent: PushIntent, for record: borrowing ActivityRecord, pushToStartToken: String?, now moment: Date,
+        into deliveries: inout [Delivery]
+    ) {
+        do {
+            if let delivery = try builder.build(
+                intent, matchId: record.matchId, activityId: record.activityId,
+                pushToStartToken: pushToStartToken, now: moment) {
+                deliveries.append(delivery)
+            }
+        } catch {
+            metrics.deliveries(sink: "builder", outcome: "too_large", count: 1)
+            logger.error("payload too large", metadata: ["activity": "\(record.activityId)", "error": "\(error)"])
+        }
+    }
+
     private func save(_ record: ActivityRecord, changed: inout ChangeSet) async throws(ServiceError) {
         var record = record
         record.updatedAt = now()
         // Callers load the match's open activities first, so the cache is complete here. Mutated in
         // place, never read out first: reading `matches[id]` copies the whole MatchState.
-        matches[record.matchId, default: MatchState()].put(record)
+        matches[record.matchId]?.cache?.put(record)
         changed.append(record)
     }
 

@@ -1,0 +1,131 @@
+import MatchcastCore
+import MatchcastStore
+
+/// The open activities of one match as `LifecycleManager` keeps them between operations.
+///
+/// Each activity lives in a slot of its own, so a fan-out walks them in id order and changes each
+/// one in place: no lookup by id, no copy of the record out and back. Lookups by id and by device
+/// go through indexes kept beside the slots. A record that closes is dropped.
+struct ActivityCache: Sendable {
+    /// The records; nil where one was dropped (reused by the next `put` of a new activity).
+    private var slots: [ActivityRecord?] = []
+    private var freeSlots: [Int] = []
+    private var slotById: [String: Int] = [:]
+    /// Slots in activity-id order, dropped ones included; rebuilt after an activity is added.
+    private var order: [Int]?
+    /// Device id → the slots of its open activities (one, unless the store held more), built on first use.
+    private var slotsByDevice: [String: [Int]]?
+
+    init() {}
+
+    /// The open ones of `records` (closed ones are skipped).
+    init(_ records: some Sequence<ActivityRecord>) {
+        for record in records where record.isOpen { put(record) }
+    }
+
+    var count: Int { slotById.count }
+    var isEmpty: Bool { slotById.isEmpty }
+
+    /// The open activity with this id.
+    subscript(id: String) -> ActivityRecord? {
+        guard let slot = slotById[id] else { return nil }
+        return slots[slot]
+    }
+
+    /// Every record, in no order.
+    var records: some Sequence<ActivityRecord> { slots.lazy.compactMap { $0 } }
+
+    /// Every record, in activity-id order (a copy: safe to change the cache while walking it).
+    mutating func sorted() -> [ActivityRecord] {
+        orderedSlots().compactMap { slots[$0] }
+    }
+
+    /// The device's open activities, in id order.
+    mutating func records(deviceId: String) -> [ActivityRecord] {
+        deviceIndex()[deviceId, default: []].compactMap { slots[$0] }.sorted { $0.activityId < $1.activityId }
+    }
+
+    /// The id of the device's open activity (the lowest id, should the store have held two).
+    mutating func openActivityId(deviceId: String) -> String? {
+        records(deviceId: deviceId).first?.activityId
+    }
+
+    /// Caches `record` (replacing the one with its id), or drops it when it is closed.
+    mutating func put(_ record: ActivityRecord) {
+        if let slot = slotById[record.activityId] {
+            let old = slots[slot]
+            slots[slot] = record
+            reindexAfterChange(at: slot, from: old)
+            return
+        }
+        guard record.isOpen else { return }
+        let slot: Int
+        if let free = freeSlots.popLast() {
+            slot = free
+            slots[slot] = record
+        } else {
+            slot = slots.count
+            slots.append(record)
+        }
+        slotById[record.activityId] = slot
+        slotsByDevice?[record.deviceId, default: []].append(slot)
+        order = nil
+    }
+
+    // MARK: Walking in place
+
+    /// The slots in activity-id order, for `phase(at:)`, `record(at:)` and `update(at:_:)`. A slot dropped
+    /// while walking reads as nil; no activity is added while walking (that would reuse slots).
+    mutating func orderedSlots() -> [Int] {
+        if let order { return order }
+        var sorted = Array(slotById.values)
+        sorted.sort { slots[$0]!.activityId < slots[$1]!.activityId }
+        order = sorted
+        return sorted
+    }
+
+    /// The phase of the activity in `slot`, without copying it out.
+    func phase(at slot: Int) -> ActivityLifecycle.Phase? { slots[slot]?.phase }
+
+    /// A copy of the activity in `slot`.
+    func record(at slot: Int) -> ActivityRecord? { slots[slot] }
+
+    /// Changes the activity in `slot` in place. If it is closed afterwards, it is dropped (and returned one last
+    /// time by the caller's own means). The activity's id, match and device must not change.
+    mutating func update<R>(at slot: Int, _ body: (inout ActivityRecord) -> R) -> R {
+        let result = body(&slots[slot]!)
+        if !slots[slot]!.isOpen { drop(slot) }
+        return result
+    }
+
+    // MARK: Internals
+
+    private mutating func reindexAfterChange(at slot: Int, from old: ActivityRecord?) {
+        guard let record = slots[slot] else { return }
+        if !record.isOpen {
+            drop(slot)
+        } else if let old, old.deviceId != record.deviceId {
+            slotsByDevice?[old.deviceId]?.removeAll { $0 == slot }
+            slotsByDevice?[record.deviceId, default: []].append(slot)
+        }
+    }
+
+    private mutating func drop(_ slot: Int) {
+        guard let record = slots[slot] else { return }
+        slots[slot] = nil
+        slotById[record.activityId] = nil
+        slotsByDevice?[record.deviceId]?.removeAll { $0 == slot }
+        if slotsByDevice?[record.deviceId]?.isEmpty == true { slotsByDevice?[record.deviceId] = nil }
+        freeSlots.append(slot)
+    }
+
+    private mutating func deviceIndex() -> [String: [Int]] {
+        if let slotsByDevice { return slotsByDevice }
+        var index: [String: [Int]] = [:]
+        for (slot, record) in slots.enumerated() {
+            if let record { index[record.deviceId, default: []].append(slot) }
+        }
+        slotsByDevice = index
+        return index
+    }
+}
