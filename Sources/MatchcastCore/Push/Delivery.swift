@@ -3,20 +3,65 @@ import Foundation
 /// One push to one target (CONTRACTS §3). `id` is stable across retries of the same delivery.
 public struct Delivery: Sendable, Hashable {
     public var id: String
-    public var matchId: String
     public var activityId: String
     public var target: PushTarget
-    public var apns: APNsHeaders
+    /// What every delivery of one update has in common (match, headers, payload), behind one reference:
+    /// copying a delivery (outbox, relay, sinks) is four retains instead of eight.
+    fileprivate var common: Common
+
+    public var matchId: String {
+        get { common.matchId }
+        set { common = Common(matchId: newValue, apns: common.apns, payload: common.payload) }
+    }
+
+    public var apns: APNsHeaders {
+        get { common.apns }
+        set { common = Common(matchId: common.matchId, apns: newValue, payload: common.payload) }
+    }
+
     /// Shared by every delivery of the same update: built once, never per device.
-    public var payload: PushPayload
+    public var payload: PushPayload {
+        get { common.payload }
+        set { common = Common(matchId: common.matchId, apns: common.apns, payload: newValue) }
+    }
 
     public init(id: String, matchId: String, activityId: String, target: PushTarget, apns: APNsHeaders, payload: PushPayload) {
+        self.init(id: id, activityId: activityId, target: target,
+                  common: Common(matchId: matchId, apns: apns, payload: payload))
+    }
+
+    /// A delivery sharing `common` with the others of its update (`DeliveryBuilder`).
+    init(id: String, activityId: String, target: PushTarget, common: Common) {
         self.id = id
-        self.matchId = matchId
         self.activityId = activityId
         self.target = target
-        self.apns = apns
-        self.payload = payload
+        self.common = common
+    }
+
+    /// Whether this delivery shares its match, headers and payload with `other` by reference (not just equal).
+    public func sharesCommonPart(with other: borrowing Delivery) -> Bool { common === other.common }
+
+    /// The match, headers and payload of a delivery: immutable, compared and hashed by value.
+    final class Common: Sendable, Hashable {
+        let matchId: String
+        let apns: APNsHeaders
+        let payload: PushPayload
+
+        init(matchId: String, apns: APNsHeaders, payload: PushPayload) {
+            self.matchId = matchId
+            self.apns = apns
+            self.payload = payload
+        }
+
+        static func == (lhs: Common, rhs: Common) -> Bool {
+            lhs === rhs || (lhs.matchId == rhs.matchId && lhs.apns == rhs.apns && lhs.payload == rhs.payload)
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(matchId)
+            hasher.combine(apns)
+            hasher.combine(payload)
+        }
     }
 
     /// The delivery as one JSON object (no newline), keys in contract order, the payload's bytes embedded as they are.
@@ -67,6 +112,7 @@ public struct Delivery: Sendable, Hashable {
 /// target (APNs headers and payload, the same for every delivery of one update) once per run of
 /// deliveries that share it rather than once per delivery: the hot path of every sink.
 public struct DeliveryJSONWriter {
+    private var tailCommon: Delivery.Common?
     private var tailAPNs: APNsHeaders?
     private var tailPayload: [UInt8] = []
     private var tail: [UInt8] = []
@@ -76,11 +122,15 @@ public struct DeliveryJSONWriter {
     /// Appends `delivery` as one JSON object (no newline).
     public mutating func append(_ delivery: borrowing Delivery, to out: inout [UInt8]) {
         delivery.appendJSONHead(to: &out)
-        if tailAPNs != delivery.apns || !Self.identical(tailPayload, delivery.payload.bytes) {
-            tail.removeAll(keepingCapacity: true)
-            delivery.appendJSONTail(to: &tail)
-            tailAPNs = delivery.apns
-            tailPayload = delivery.payload.bytes
+        // Deliveries of one update share their common part: one pointer check, nothing compared.
+        if tailCommon !== delivery.common {
+            if tailAPNs != delivery.apns || !Self.identical(tailPayload, delivery.payload.bytes) {
+                tail.removeAll(keepingCapacity: true)
+                delivery.appendJSONTail(to: &tail)
+                tailAPNs = delivery.apns
+                tailPayload = delivery.payload.bytes
+            }
+            tailCommon = delivery.common
         }
         out.append(contentsOf: tail)
     }

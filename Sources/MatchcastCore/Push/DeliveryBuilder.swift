@@ -8,6 +8,7 @@ public struct DeliveryBuilder: Sendable {
     private var rng: SeededGenerator
     private var lastAPS: APS?
     private var lastPayload: PushPayload?
+    private var lastCommon: Delivery.Common?
 
     /// `seed` makes the ids reproducible (replay); pass a random seed in production.
     public init(bundleId: String, seed: UInt64) {
@@ -29,17 +30,28 @@ public struct DeliveryBuilder: Sendable {
         case .channel(let channelId):
             target = PushTarget(kind: .channel, value: channelId)
         }
-        let payload = try payload(for: intent.aps)
+        let common = try common(matchId: matchId, aps: intent.aps, priority: intent.priority, expiration: intent.expiration)
         let id = Identifier.make(prefix: "dlv_", milliseconds: Int64(now.timeIntervalSince1970 * 1000), using: &rng)
-        return Delivery(
-            id: id, matchId: matchId, activityId: activityId, target: target,
-            apns: APNsHeaders(topic: topic, priority: intent.priority, expiration: intent.expiration),
-            payload: payload)
+        return Delivery(id: id, activityId: activityId, target: target, common: common)
     }
 
     /// A new activity id, from the same reproducible generator.
     public mutating func makeActivityId(now: Date) -> String {
         Identifier.make(prefix: "act_", milliseconds: Int64(now.timeIntervalSince1970 * 1000), using: &rng)
+    }
+
+    /// The match, headers and payload of a delivery: the previous delivery's when they are the same, so all the
+    /// deliveries of one update share one.
+    private mutating func common(matchId: String, aps: APS, priority: Int, expiration: Int) throws(PayloadTooLarge) -> Delivery.Common {
+        let payload = try payload(for: aps)
+        let apns = APNsHeaders(topic: topic, priority: priority, expiration: expiration)
+        if let lastCommon, lastCommon.matchId == matchId, lastCommon.apns == apns,
+           lastCommon.payload.bytes.withUnsafeBufferPointer({ $0.baseAddress }) == payload.bytes.withUnsafeBufferPointer({ $0.baseAddress }) {
+            return lastCommon
+        }
+        let common = Delivery.Common(matchId: matchId, apns: apns, payload: payload)
+        lastCommon = common
+        return common
     }
 
     private mutating func payload(for aps: APS) throws(PayloadTooLarge) -> PushPayload {

@@ -22,14 +22,13 @@ public struct StdoutSink: DeliverySink {
         var buffer: [UInt8] = []
         buffer.reserveCapacity(Self.chunk + (batch.first?.payload.bytes.count ?? 0) + 1024)
         var writer = DeliveryJSONWriter()
-        try batch.withUnsafeBufferPointer { deliveries in
-            for index in deliveries.indices {
-                writer.append(deliveries[index], to: &buffer)
-                buffer.append(UInt8(ascii: "\n"))
-                if buffer.count >= Self.chunk {
-                    try FileDescriptorWriter.writeAll(buffer, to: descriptor)
-                    buffer.removeAll(keepingCapacity: true)
-                }
+        // Each delivery is read in place (by index), never copied out of the batch.
+        for index in batch.indices {
+            writer.append(batch[index], to: &buffer)
+            buffer.append(UInt8(ascii: "\n"))
+            if buffer.count >= Self.chunk {
+                try FileDescriptorWriter.writeAll(buffer, to: descriptor)
+                buffer.removeAll(keepingCapacity: true)
             }
         }
         if !buffer.isEmpty { try FileDescriptorWriter.writeAll(buffer, to: descriptor) }
