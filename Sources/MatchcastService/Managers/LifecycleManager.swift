@@ -12,6 +12,7 @@ import MatchcastStore
 /// so a fan-out reads no rows. Each operation saves the activities it changed together with the
 /// deliveries they produced (the store's outbox, one transaction), then hands the deliveries to the
 /// `DeliveryRelay`: what the devices were sent and what the store says they were sent never part.
+/// A fan-out does this in chunks, in order, each saved and handed on while the next is worked out.
 public actor LifecycleManager {
     /// Activities changed by one operation, each once (the last version), in the order first changed.
     private struct ChangeSet {
@@ -166,6 +167,12 @@ public actor LifecycleManager {
         return status.isFinal || status == .postponed
     }
 
+    /// A fan-out is saved and handed to the relay in chunks of this many activities, each while the next one is
+    /// worked out: the first devices are sent the update after one chunk rather than after every activity, and the
+    /// store's writes run beside the lifecycle work instead of after it.
+    /// (Measured with `bench fanout`, 100,000 activities on 2 cores: 1,024 beat 2,048 to 16,384 and one batch.)
+    static let fanOutChunk = 1024
+
     private func fanOut(_ update: MatchUpdate, to matchId: String) async throws(ServiceError) {
         try await loadActivities(matchId: matchId)
         var update = update
@@ -175,22 +182,51 @@ public actor LifecycleManager {
             matches[matchId]?.tracker.attach(channelId: update.channelId)
         }
         guard let slots = matches[matchId]?.cache?.orderedSlots() else { return }
+        // Each chunk is committed (saved, then handed to the relay) in a task of its own that first waits for the
+        // chunk before it, so chunks reach the store and the sinks in order, exactly as one batch would.
+        var committing: Task<Void, any Error>?
+        do {
+            var start = 0
+            repeat {
+                let end = min(start + Self.fanOutChunk, slots.count)
+                var (deliveries, changed) = try await advance(slots[start..<end], of: matchId, to: update)
+                start = end
+                if start == slots.count, let broadcast { deliveries += await broadcast.matchChanged(update, matchId: matchId) }
+                let (previous, records, batch) = (committing, changed.all, deliveries)
+                committing = Task.detached { [self] in
+                    try await previous?.value
+                    try await commit(records, batch)
+                }
+            } while start < slots.count
+            try await committing?.value
+        } catch {
+            // What was handed on finishes (or fails) before the error is reported: nothing runs on behind it.
+            _ = try? await committing?.value
+            throw error as? ServiceError ?? ServiceError(.unavailable, "\(error)")
+        }
+        await broadcast?.commit()
+    }
+
+    /// The activities in `slots` take `update`, in order: what they send and how they changed.
+    private func advance(
+        _ slots: ArraySlice<Int>, of matchId: String, to update: MatchUpdate
+    ) async throws(ServiceError) -> ([Delivery], ChangeSet) {
         var deliveries: [Delivery] = []
         deliveries.reserveCapacity(slots.count)
         var changed = ChangeSet(capacity: slots.count)
         let moment = now()
-        var next = 0
-        while next < slots.count {
+        var next = slots.startIndex
+        while next < slots.endIndex {
             // The cache is taken out of `matches` while its activities change in place (no copy of the match's
             // state, no lookup per activity) and put back before anything that awaits.
             guard var cache = matches[matchId]?.cache.take() else { break }
-            while next < slots.count, cache.phase(at: slots[next]) != .waiting {
+            while next < slots.endIndex, cache.phase(at: slots[next]) != .waiting {
                 if cache.phase(at: slots[next]) != nil {
                     advance(&cache, at: slots[next], to: update, now: moment, into: &deliveries, changed: &changed)
                 }
                 next += 1
             }
-            let waiting = next < slots.count ? cache.record(at: slots[next]) : nil
+            let waiting = next < slots.endIndex ? cache.record(at: slots[next]) : nil
             // Moved back, not copied: a copy left alive here would make the next change copy every activity.
             matches[matchId]?.cache = consume cache
             guard var record = waiting else { continue }
@@ -200,9 +236,7 @@ public actor LifecycleManager {
             try await execute(record.lifecycle.matchChanged(update, now: now(), policy: policy),
                               on: &record, into: &deliveries, changed: &changed)
         }
-        if let broadcast { deliveries += await broadcast.matchChanged(update, matchId: matchId) }
-        try await finish(deliveries, changed)
-        await broadcast?.commit()
+        return (deliveries, changed)
     }
 
     /// One started activity of a fan-out, changed in place in the cache: its lifecycle takes the update, and what
@@ -594,10 +628,13 @@ public actor LifecycleManager {
     /// relay. A crash before the save loses the operation whole (the next poll or restore redoes it); after it,
     /// the outbox still has the deliveries and the relay sends them after the restart with the same ids.
     private func finish(_ deliveries: [Delivery], _ changed: ChangeSet) async throws(ServiceError) {
-        let records = changed.all
+        try await commit(changed.all, deliveries)
+    }
+
+    /// `finish`'s work, which needs nothing of the actor's state: a fan-out runs it off the actor, chunk by chunk.
+    private nonisolated func commit(_ records: [ActivityRecord], _ deliveries: [Delivery]) async throws(ServiceError) {
         guard !records.isEmpty || !deliveries.isEmpty else { return }
-        if let replicas = ownership.shared?.store,
-           let fence = ownership.fence(for: Self.matchIds(records.lazy.map(\.matchId), deliveries.lazy.map(\.matchId))) {
+        if let replicas = ownership.shared?.store, let fence = ownership.fence(for: Self.matchIds(records, deliveries)) {
             let saved = try await persist { () async throws -> Bool in
                 do {
                     try await replicas.saveActivities(records, enqueue: deliveries, fence: fence)
@@ -622,22 +659,21 @@ public actor LifecycleManager {
     }
 
     /// The distinct match ids of an operation's records and deliveries: one or a few, in long runs, so a
-    /// repeat of the previous id is skipped before it is hashed.
-    private static func matchIds(_ first: some Sequence<String>, _ second: some Sequence<String>) -> Set<String> {
+    /// repeat of the previous id is skipped before it is hashed. Each element is read in place, not copied out.
+    private static func matchIds(_ records: [ActivityRecord], _ deliveries: [Delivery]) -> Set<String> {
         var ids: Set<String> = []
         var previous: String?
-        for id in first where id != previous {
+        func note(_ id: String) {
+            guard id != previous else { return }
             ids.insert(id)
             previous = id
         }
-        for id in second where id != previous {
-            ids.insert(id)
-            previous = id
-        }
+        for index in records.indices { note(records[index].matchId) }
+        for index in deliveries.indices { note(deliveries[index].matchId) }
         return ids
     }
 
-    private func persist<T: Sendable>(_ operation: @Sendable () async throws -> T) async throws(ServiceError) -> T {
+    private nonisolated func persist<T: Sendable>(_ operation: @Sendable () async throws -> T) async throws(ServiceError) -> T {
         let access = StoreAccess(store: store, logger: logger)
         return try await access { _ in try await operation() }
     }
