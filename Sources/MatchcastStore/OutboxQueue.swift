@@ -15,8 +15,18 @@ public struct OutboxQueue: Sendable {
         var event: ActivityEvent
     }
 
+    /// What a removal reads of each entry, beside it: reading these never copies the delivery out.
+    private struct Tag: Sendable {
+        let id: String
+        let key: Key
+        /// False once the delivery is removed or replaced (its entry is then a hole).
+        var queued = true
+    }
+
     /// By position − `base`; nil for a hole.
     private var entries: [Delivery?] = []
+    /// Beside `entries`, index for index.
+    private var tags: [Tag] = []
     /// The position of `entries[0]`. Positions only grow: a squeeze gives every delivery a fresh one.
     private var base = 0
     /// Index in `entries` of the first delivery still queued (or `entries.count`).
@@ -34,13 +44,17 @@ public struct OutboxQueue: Sendable {
 
     /// Queues each delivery; a newer one replaces the queued one with the same activity and event.
     public mutating func enqueue(_ deliveries: [Delivery]) {
-        for delivery in deliveries {
+        entries.reserveCapacity(entries.count + deliveries.count)
+        tags.reserveCapacity(tags.count + deliveries.count)
+        for index in deliveries.indices {
             let position = base + entries.count
-            if let replaced = positionByKey.updateValue(position, forKey: Key(activityId: delivery.activityId, event: delivery.event)) {
+            let tag = Tag(id: deliveries[index].id, key: Key(activityId: deliveries[index].activityId, event: deliveries[index].event))
+            if let replaced = positionByKey.updateValue(position, forKey: tag.key) {
                 forget(at: replaced - base)
             }
-            entries.append(delivery)
-            positionById?[delivery.id] = position
+            entries.append(deliveries[index])
+            tags.append(tag)
+            positionById?[tag.id] = position
         }
         squeezeIfSparse()
     }
@@ -61,8 +75,8 @@ public struct OutboxQueue: Sendable {
     /// Forgets the deliveries with these ids; unknown ids are ignored.
     public mutating func remove(ids: [String]) {
         for id in ids {
-            guard let index = find(id), let key = entries[index].map({ Key(activityId: $0.activityId, event: $0.event) }) else { continue }
-            positionByKey[key] = nil
+            guard let index = find(id), tags[index].queued else { continue }
+            positionByKey[tags[index].key] = nil
             forget(at: index)
             cursor = index + 1
         }
@@ -70,6 +84,7 @@ public struct OutboxQueue: Sendable {
             // Empty: start afresh (the id index, if any, is no longer needed).
             base += entries.count
             entries.removeAll(keepingCapacity: entries.capacity <= 1 << 16)
+            tags.removeAll(keepingCapacity: tags.capacity <= 1 << 16)
             head = 0
             cursor = 0
             positionById = nil
@@ -85,13 +100,11 @@ public struct OutboxQueue: Sendable {
         if positionById == nil {
             // Where the last removal stopped, skipping holes: the next id in queue order is there.
             var index = Swift.max(cursor, head)
-            while index < entries.count, entries[index] == nil { index += 1 }
-            if index < entries.count, entries[index]?.id == id { return index }
+            while index < tags.count, !tags[index].queued { index += 1 }
+            if index < tags.count, tags[index].id == id { return index }
             var built: [String: Int] = [:]
             built.reserveCapacity(count)
-            for index in head..<entries.count {
-                if let delivery = entries[index] { built[delivery.id] = base + index }
-            }
+            for index in head..<tags.count where tags[index].queued { built[tags[index].id] = base + index }
             positionById = built
         }
         guard let position = positionById?.removeValue(forKey: id) else { return nil }
@@ -100,15 +113,18 @@ public struct OutboxQueue: Sendable {
 
     /// Makes a hole of the delivery at this index in `entries` (its key is already taken care of).
     private mutating func forget(at index: Int) {
-        if let id = entries[index]?.id, positionById?[id] == base + index { positionById?[id] = nil }
+        guard tags[index].queued else { return }
+        if positionById?[tags[index].id] == base + index { positionById?[tags[index].id] = nil }
+        tags[index].queued = false
         entries[index] = nil
     }
 
     /// Moves `head` past the holes at the front, and drops them once they are half the array.
     private mutating func dropFront() {
-        while head < entries.count, entries[head] == nil { head += 1 }
+        while head < tags.count, !tags[head].queued { head += 1 }
         if head > 1024, head > entries.count / 2 {
             entries.removeFirst(head)
+            tags.removeFirst(head)
             base += head
             cursor = Swift.max(0, cursor - head)
             head = 0
@@ -120,15 +136,14 @@ public struct OutboxQueue: Sendable {
         dropFront()
         let holes = entries.count - head - count
         guard holes > 1024, holes > count else { return }
-        let queued = entries[head...].compactMap { $0 }
+        let live = (head..<tags.count).filter { tags[$0].queued }
         base += entries.count  // fresh positions, above every old one
-        entries = queued
+        entries = live.map { entries[$0] }
+        tags = live.map { tags[$0] }
         head = 0
         cursor = 0
         positionById = nil
-        for (index, delivery) in queued.enumerated() {
-            positionByKey[Key(activityId: delivery.activityId, event: delivery.event)] = base + index
-        }
+        for index in tags.indices { positionByKey[tags[index].key] = base + index }
     }
 }
 
