@@ -103,7 +103,7 @@ public struct ReplayRunner: Sendable {
         _ counter: CountingSink, store: InMemoryStore, manager: LifecycleManager
     ) async throws {
         for started in counter.takeStarted() {
-            guard let record = try await store.activity(id: started.activityId) else { continue }
+            guard let record = await store.activity(id: started.activityId) else { continue }
             _ = try await manager.registerUpdateToken(
                 activityId: started.activityId, deviceId: record.deviceId, matchId: started.matchId,
                 token: SyntheticToken.make(for: "update:" + started.activityId), environment: .production)
