@@ -306,14 +306,7 @@ struct ActivityCacheTests {
         }
     }
 
-    @Test("a replace that moves an activity to another device and closes it leaves no trace under either device",
-          .disabled("""
-              bug: ActivityCache.put → reindexAfterChange drops a closed replacement before looking at a device \
-              change, and drop(_:) unlists the slot under the new record's device, so the slot stays listed under \
-              the old device; once a new activity reuses the slot, records(deviceId: old) and \
-              openActivityId(deviceId: old) return that other device's activity. Latent: LifecycleManager never \
-              changes an activity's device today.
-              """))
+    @Test("a replace that moves an activity to another device and closes it leaves no trace under either device")
     func deviceChangeThatClosesLeavesNoStaleEntry() {
         var cache = ActivityCache()
         cache.put(F.open("act_a", device: "dev_1"))

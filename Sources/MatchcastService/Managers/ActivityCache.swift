@@ -102,12 +102,13 @@ struct ActivityCache: Sendable {
 
     private mutating func reindexAfterChange(at slot: Int, from old: ActivityRecord?) {
         guard let record = slots[slot] else { return }
-        if !record.isOpen {
-            drop(slot)
-        } else if let old, old.deviceId != record.deviceId {
+        // The device index first, so a record that moves and closes at once is dropped from its new device.
+        if let old, old.deviceId != record.deviceId {
             slotsByDevice?[old.deviceId]?.removeAll { $0 == slot }
+            if slotsByDevice?[old.deviceId]?.isEmpty == true { slotsByDevice?[old.deviceId] = nil }
             slotsByDevice?[record.deviceId, default: []].append(slot)
         }
+        if !record.isOpen { drop(slot) }
     }
 
     private mutating func drop(_ slot: Int) {

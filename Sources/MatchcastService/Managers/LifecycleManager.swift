@@ -182,9 +182,9 @@ public actor LifecycleManager {
             matches[matchId]?.tracker.attach(channelId: update.channelId)
         }
         guard let slots = matches[matchId]?.cache?.orderedSlots() else { return }
-        // Each chunk is committed (saved, then handed to the relay) in a task of its own that first waits for the
-        // chunk before it, so chunks reach the store and the sinks in order, exactly as one batch would.
-        var committing: Task<Void, any Error>?
+        let pipeline = CommitPipeline(
+            save: { [self] records, deliveries async throws(ServiceError) in try await save(records, deliveries) },
+            send: { [relay] deliveries in await relay.submit(deliveries) })
         do {
             var start = 0
             repeat {
@@ -192,18 +192,14 @@ public actor LifecycleManager {
                 var (deliveries, changed) = try await advance(slots[start..<end], of: matchId, to: update)
                 start = end
                 if start == slots.count, let broadcast { deliveries += await broadcast.matchChanged(update, matchId: matchId) }
-                let (previous, records, batch) = (committing, changed.all, deliveries)
-                committing = Task.detached { [self] in
-                    try await previous?.value
-                    try await commit(records, batch)
-                }
+                pipeline.add(records: changed.all, deliveries: deliveries)
             } while start < slots.count
-            try await committing?.value
         } catch {
             // What was handed on finishes (or fails) before the error is reported: nothing runs on behind it.
-            _ = try? await committing?.value
-            throw error as? ServiceError ?? ServiceError(.unavailable, "\(error)")
+            _ = try? await pipeline.finish()
+            throw error
         }
+        try await pipeline.finish()
         await broadcast?.commit()
     }
 
@@ -628,11 +624,13 @@ public actor LifecycleManager {
     /// relay. A crash before the save loses the operation whole (the next poll or restore redoes it); after it,
     /// the outbox still has the deliveries and the relay sends them after the restart with the same ids.
     private func finish(_ deliveries: [Delivery], _ changed: ChangeSet) async throws(ServiceError) {
-        try await commit(changed.all, deliveries)
+        try await save(changed.all, deliveries)
+        await relay.submit(deliveries)
     }
 
-    /// `finish`'s work, which needs nothing of the actor's state: a fan-out runs it off the actor, chunk by chunk.
-    private nonisolated func commit(_ records: [ActivityRecord], _ deliveries: [Delivery]) async throws(ServiceError) {
+    /// Saves activities with their deliveries (in the outbox), in one transaction fenced by the matches' leases.
+    /// Needs nothing of the actor's state: a fan-out runs it off the actor, chunk by chunk (`CommitPipeline`).
+    private nonisolated func save(_ records: [ActivityRecord], _ deliveries: [Delivery]) async throws(ServiceError) {
         guard !records.isEmpty || !deliveries.isEmpty else { return }
         if let replicas = ownership.shared?.store, let fence = ownership.fence(for: Self.matchIds(records, deliveries)) {
             let saved = try await persist { () async throws -> Bool in
@@ -655,7 +653,6 @@ public actor LifecycleManager {
         } else {
             try await persist { try await self.store.saveActivities(records, enqueue: deliveries) }
         }
-        await relay.submit(deliveries)
     }
 
     /// The distinct match ids of an operation's records and deliveries: one or a few, in long runs, so a
