@@ -204,6 +204,8 @@ struct ChunkedFanOutTests {
     enum Recovery: String, CaseIterable, CustomTestStringConvertible {
         case restart
         case nextUpdate
+        /// Neither: the broker's next tick fans the update out again from the store.
+        case tick
         var testDescription: String { rawValue }
     }
 
@@ -243,7 +245,8 @@ struct ChunkedFanOutTests {
 
         // The store is back.
         store.failCall(nil)
-        clock.advance(by: 60)
+        // A tick a minute on would also refresh the first chunk's stale-dates (a legitimate resend): one second on.
+        clock.advance(by: recovery == .tick ? 1 : 60)
         var everything = h.deliveries
         switch recovery {
         case .restart:
@@ -260,6 +263,23 @@ struct ChunkedFanOutTests {
             let third = ManagerHarness(store: store, clock: clock, seed: 13)
             try await third.lifecycle.restore()
             #expect(third.deliveries.isEmpty)
+        case .tick:
+            let next = h.deliveries.count
+            _ = try await h.tick()
+            let catchUp = h.deliveries(since: next)
+            Self.expectOneUpdateEach(catchUp, activityIds: Self.activityIds[chunk...])
+            #expect(catchUp.allSatisfy { $0.payload.aps.contentState == sent[0].payload.aps.contentState },
+                    "the goal the first chunk had")
+            everything = h.deliveries
+            records = try await Self.stored(store)
+            for delivery in catchUp { #expect(Self.carries(records[delivery.activityId], delivery)) }
+            // Once caught up, the next tick has nothing to send, and neither has a restart.
+            let after = h.deliveries.count
+            _ = try await h.tick()
+            #expect(h.deliveries.count == after)
+            let second = ManagerHarness(store: store, clock: clock, seed: 12)
+            try await second.lifecycle.restore()
+            #expect(second.deliveries.isEmpty)
         case .nextUpdate:
             let next = h.deliveries.count
             try await h.ingest(Self.twoNil)

@@ -56,11 +56,17 @@ final class CommitPipeline: Sendable {
         }
     }
 
-    /// Queues one chunk: saved after every chunk added before it, then sent.
+    deinit {
+        // A pipeline dropped without `finish` (never the case in the manager) still lets its sender end.
+        shared.wake.finish()
+    }
+
+    /// Queues one chunk: saved after every chunk added before it, then sent. Not after `finish`.
     func add(records: [ActivityRecord], deliveries: [Delivery]) {
         guard !records.isEmpty || !deliveries.isEmpty else { return }
         let (save, shared) = (save, shared)
         shared.state.withLock { current in
+            precondition(!current.closed, "a chunk added to a finished commit pipeline would be saved and never sent")
             let previous = current.lastSave
             current.lastSave = Task.detached {
                 try await previous?.value

@@ -54,6 +54,8 @@ public actor LifecycleManager {
         var cache: ActivityCache?
         /// When the feed last answered for this match (changed or not).
         var lastAnswer: Date?
+        /// A fan-out failed part-way: the latest update goes out again (from the store's state) at the next tick.
+        var fanOutPending = false
     }
 
     private let store: any MatchcastStore
@@ -182,8 +184,10 @@ public actor LifecycleManager {
             matches[matchId]?.tracker.attach(channelId: update.channelId)
         }
         guard let slots = matches[matchId]?.cache?.orderedSlots() else { return }
+        // One fence for the whole fan-out: every chunk is worked out from the cache as this lease left it.
+        let fence = ownership.fence(for: [matchId])
         let pipeline = CommitPipeline(
-            save: { [self] records, deliveries async throws(ServiceError) in try await save(records, deliveries) },
+            save: { [self] records, deliveries async throws(ServiceError) in try await save(records, deliveries, fence: fence) },
             send: { [relay] deliveries in await relay.submit(deliveries) })
         do {
             var start = 0
@@ -194,13 +198,24 @@ public actor LifecycleManager {
                 if start == slots.count, let broadcast { deliveries += await broadcast.matchChanged(update, matchId: matchId) }
                 pipeline.add(records: changed.all, deliveries: deliveries)
             } while start < slots.count
+            try await pipeline.finish()
         } catch {
             // What was handed on finishes (or fails) before the error is reported: nothing runs on behind it.
             _ = try? await pipeline.finish()
+            fanOutFailed(matchId)
             throw error
         }
-        try await pipeline.finish()
+        matches[matchId]?.fanOutPending = false
         await broadcast?.commit()
+    }
+
+    /// A fan-out that failed part-way left the cache ahead of the store: activities changed (started, updated, ended)
+    /// whose change was never saved nor sent. The cache is dropped, to be read again from the store, and the next
+    /// tick fans the latest update out again from there, as after a restart: nothing is lost, nothing started twice.
+    private func fanOutFailed(_ matchId: String) {
+        guard matches[matchId] != nil else { return }  // forgotten (the lease was lost): its new owner takes over
+        matches[matchId]?.cache = nil
+        matches[matchId]?.fanOutPending = true
     }
 
     /// The activities in `slots` take `update`, in order: what they send and how they changed.
@@ -395,6 +410,15 @@ public actor LifecycleManager {
         let moment = now()
         var next: Date?
         for matchId in matches.keys.sorted() {
+            if matches[matchId]?.fanOutPending == true {
+                do {
+                    try await reload(matchId: matchId)
+                } catch {
+                    logger.warning("fan-out retry failed", metadata: ["match": "\(matchId)", "error": "\(error)"])
+                    next = min(next ?? moment.addingTimeInterval(1), moment.addingTimeInterval(1))
+                    continue
+                }
+            }
             guard let activities = matches[matchId]?.cache?.sorted() else { continue }
             let latest = latest(matchId: matchId)
             var deliveries: [Delivery] = []
@@ -488,9 +512,17 @@ public actor LifecycleManager {
                 await relay.submit(left)
             }
         }
+        try await reload(matchId: matchId, channel: true)
+    }
+
+    /// As after a restart, for one match: its open activities and its last snapshot are read again from the store
+    /// (and its broadcast channel, with `channel`), then every activity is brought up to date from there: what the
+    /// store says a device was not sent goes out, nothing is started twice.
+    private func reload(matchId: String, channel: Bool = false) async throws(ServiceError) {
+        matches[matchId]?.cache = nil
         try await loadActivities(matchId: matchId)
         if let record = try await persist({ try await self.store.match(id: matchId) }) { resume(from: record) }
-        try await broadcast?.restore(matchId: matchId)
+        if channel { try await broadcast?.restore(matchId: matchId) }
         if let latest = latest(matchId: matchId) { try await fanOut(latest, to: matchId) }
     }
 
@@ -630,9 +662,12 @@ public actor LifecycleManager {
 
     /// Saves activities with their deliveries (in the outbox), in one transaction fenced by the matches' leases.
     /// Needs nothing of the actor's state: a fan-out runs it off the actor, chunk by chunk (`CommitPipeline`).
-    private nonisolated func save(_ records: [ActivityRecord], _ deliveries: [Delivery]) async throws(ServiceError) {
+    /// `fence`, when given, is the one to write under (a fan-out takes it once); otherwise the records' matches' own.
+    private nonisolated func save(
+        _ records: [ActivityRecord], _ deliveries: [Delivery], fence given: LeaseFence? = nil
+    ) async throws(ServiceError) {
         guard !records.isEmpty || !deliveries.isEmpty else { return }
-        if let replicas = ownership.shared?.store, let fence = ownership.fence(for: Self.matchIds(records, deliveries)) {
+        if let replicas = ownership.shared?.store, let fence = given ?? ownership.fence(for: Self.matchIds(records, deliveries)) {
             let saved = try await persist { () async throws -> Bool in
                 do {
                     try await replicas.saveActivities(records, enqueue: deliveries, fence: fence)
