@@ -512,17 +512,17 @@ public actor LifecycleManager {
                 await relay.submit(left)
             }
         }
-        try await reload(matchId: matchId, channel: true)
+        try await reload(matchId: matchId)
     }
 
-    /// As after a restart, for one match: its open activities and its last snapshot are read again from the store
-    /// (and its broadcast channel, with `channel`), then every activity is brought up to date from there: what the
-    /// store says a device was not sent goes out, nothing is started twice.
-    private func reload(matchId: String, channel: Bool = false) async throws(ServiceError) {
+    /// As after a restart, for one match: its open activities, its last snapshot and its broadcast channel are read
+    /// again from the store, then every activity (and the channel) is brought up to date from there: what the store
+    /// says was not sent goes out, nothing is started twice.
+    private func reload(matchId: String) async throws(ServiceError) {
         matches[matchId]?.cache = nil
         try await loadActivities(matchId: matchId)
         if let record = try await persist({ try await self.store.match(id: matchId) }) { resume(from: record) }
-        if channel { try await broadcast?.restore(matchId: matchId) }
+        try await broadcast?.restore(matchId: matchId)
         if let latest = latest(matchId: matchId) { try await fanOut(latest, to: matchId) }
     }
 
