@@ -26,16 +26,13 @@ extension InMemoryStore {
 /// The activities of `InMemoryStore`, with indexes by match, device and update token, so that every call costs
 /// what its arguments (and its answer) cost, not what the whole store holds.
 ///
-/// Records live in slots (an array); the indexes hold slot numbers. A slot freed by a delete is reused.
+/// Records live in slots (`ActivitySlots`); the indexes hold slot numbers.
 /// Saving a batch follows SQLite's rules: the records are checked one after the other, each against the
 /// store as the batch's earlier records leave it, and nothing is written unless all of them pass.
 struct ActivityTable: Sendable {
-    /// By slot; nil for a free slot.
-    private var slots: [ActivityRecord?] = []
+    private var slots = ActivitySlots()
     /// By slot: the number of the last batch that saw a record of this slot take the slow path.
     private var seenInBatch: [UInt64] = []
-    private var freeSlots: [Int] = []
-    private var slotById: [String: Int] = [:]
     private var slotsByMatch: [String: Set<Int>] = [:]
     private var slotsByDevice: [String: Set<Int>] = [:]
     /// Update token → the open activity holding it (at most one, the rule a save checks).
@@ -64,7 +61,7 @@ struct ActivityTable: Sendable {
         for index in records.indices {
             try records[index].validate()
             let id = records[index].activityId
-            let slot = slotById[id]
+            let slot = slots.slot(id: id)
             // The fan-out case: the stored record has the same device, match, token and openness, and no
             // earlier record of the batch changed it: no index changes, no token is claimed anew. (Its device
             // exists: deleting a device deletes its activities.)
@@ -91,7 +88,7 @@ struct ActivityTable: Sendable {
         }
         for index in records.indices {
             if plan[index] >= 0 {
-                slots[plan[index]] = records[index]
+                slots.update(at: plan[index]) { $0 = records[index] }
             } else {
                 apply(records[index])
             }
@@ -107,22 +104,14 @@ struct ActivityTable: Sendable {
 
     /// Writes a record that passed the checks, and updates the indexes.
     private mutating func apply(_ record: ActivityRecord) {
-        if let slot = slotById[record.activityId], let old = slots[slot] {
+        if let slot = slots.slot(id: record.activityId), let old = slots[slot] {
             unindex(old, slot)
-            slots[slot] = record
+            slots.update(at: slot) { $0 = record }
             index(record, slot)
             return
         }
-        let slot: Int
-        if let free = freeSlots.popLast() {
-            slot = free
-            slots[slot] = record
-        } else {
-            slot = slots.count
-            slots.append(record)
-            seenInBatch.append(0)
-        }
-        slotById[record.activityId] = slot
+        let slot = slots.add(record)
+        if seenInBatch.count < slots.capacity { seenInBatch.append(0) }
         index(record, slot)
     }
 
@@ -160,10 +149,8 @@ struct ActivityTable: Sendable {
     /// False when there was no such activity.
     @discardableResult
     mutating func remove(id: String) -> Bool {
-        guard let slot = slotById.removeValue(forKey: id), let old = slots[slot] else { return false }
+        guard let slot = slots.slot(id: id), let old = slots.remove(at: slot) else { return false }
         unindex(old, slot)
-        slots[slot] = nil
-        freeSlots.append(slot)
         return true
     }
 
@@ -177,7 +164,7 @@ struct ActivityTable: Sendable {
     // MARK: Reading
 
     func record(id: String) -> ActivityRecord? {
-        slotById[id].flatMap { slots[$0] }
+        slots.slot(id: id).flatMap { slots[$0] }
     }
 
     /// Sorted by activity id.
@@ -195,7 +182,7 @@ struct ActivityTable: Sendable {
 
     /// Every open activity, sorted by activity id.
     func openRecords() -> [ActivityRecord] {
-        slots.compactMap { $0?.isOpen == true ? $0 : nil }.sorted { $0.activityId < $1.activityId }
+        slots.records.filter(\.isOpen).sorted { $0.activityId < $1.activityId }
     }
 
     private func sorted(_ slots: Set<Int>?) -> [ActivityRecord] {

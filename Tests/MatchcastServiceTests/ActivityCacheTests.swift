@@ -35,18 +35,6 @@ private enum CacheFixture {
     }
 }
 
-/// A small seeded generator, so a failing churn run can be replayed.
-private struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 @Suite("ActivityCache: slots, id order and the device index")
 struct ActivityCacheTests {
@@ -183,7 +171,7 @@ struct ActivityCacheTests {
     func churnAgreesWithADictionary() {
         var cache = ActivityCache()
         var model: [String: ActivityRecord] = [:]
-        var rng = SplitMix(seed: 42)  // reproducible
+        var rng = SeededGenerator(seed: 42)  // reproducible
         for step in 0..<2_000 {
             let id = "act_\(Int.random(in: 0..<60, using: &rng))"
             let device = "dev_\(Int.random(in: 0..<10, using: &rng))"

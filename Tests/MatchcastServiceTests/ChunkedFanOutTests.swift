@@ -125,6 +125,19 @@ struct ChunkedFanOutTests {
         return h
     }
 
+    /// A fresh SQLite file behind a `ChunkFailingStore`, seeded (`seed`); closed and removed after `body`.
+    fileprivate static func withSeededStore(
+        _ body: (ChunkFailingStore, ManagerTestClock, ManagerHarness) async throws -> Void
+    ) async throws {
+        let database = TemporaryDatabase()
+        defer { database.remove() }
+        let sqlite = try SQLiteStore(path: database.path)
+        defer { try? sqlite.close() }
+        let store = ChunkFailingStore(sqlite)
+        let clock = ManagerTestClock()
+        try await body(store, clock, try await seed(store, clock: clock))
+    }
+
     /// Every delivery is an update to its activity's own token; one per activity, in id order, ids unique.
     static func expectOneUpdateEach(_ deliveries: [Delivery], activityIds: ArraySlice<String>, sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(deliveries.map(\.activityId) == Array(activityIds), "one each, in activity-id order", sourceLocation: sourceLocation)
@@ -165,38 +178,33 @@ struct ChunkedFanOutTests {
     @Test("a fan-out over three chunks: one update per activity, in id order across chunks, saved, outbox empty")
     func fanOutAcrossChunks() async throws {
         #expect(Self.activities > 2 * LifecycleManager.fanOutChunk)
-        let database = TemporaryDatabase()
-        defer { database.remove() }
-        let sqlite = try SQLiteStore(path: database.path)
-        defer { try? sqlite.close() }
-        let store = ChunkFailingStore(sqlite)
-        let clock = ManagerTestClock()
-        let h = try await Self.seed(store, clock: clock)
-        Self.expectOneUpdateEach(h.deliveries, activityIds: Self.activityIds[...])
+        try await Self.withSeededStore { store, clock, h in
+            Self.expectOneUpdateEach(h.deliveries, activityIds: Self.activityIds[...])
 
-        clock.advance(by: 30)
-        let mark = h.deliveries.count
-        store.failCall(nil)
-        try await h.ingest(Self.firstGoal)
-        let goal = h.deliveries(since: mark)
-        Self.expectOneUpdateEach(goal, activityIds: Self.activityIds[...])
-        #expect(goal.allSatisfy { $0.apns.priority == 10 && $0.payload.aps.contentState.home.score == "1" })
-        #expect(Set(goal.map(\.id)).isDisjoint(with: h.deliveries.prefix(mark).map(\.id)))
-        #expect(store.enqueueingSaves == 3, "saved in three chunks: 1,024 + 1,024 + 552")
-        #expect(try await store.queuedDeliveryCount() == 0, "every saved delivery was sent and left the outbox")
+            clock.advance(by: 30)
+            let mark = h.deliveries.count
+            store.failCall(nil)
+            try await h.ingest(Self.firstGoal)
+            let goal = h.deliveries(since: mark)
+            Self.expectOneUpdateEach(goal, activityIds: Self.activityIds[...])
+            #expect(goal.allSatisfy { $0.apns.priority == 10 && $0.payload.aps.contentState.home.score == "1" })
+            #expect(Set(goal.map(\.id)).isDisjoint(with: h.deliveries.prefix(mark).map(\.id)))
+            #expect(store.enqueueingSaves == 3, "saved in three chunks: 1,024 + 1,024 + 552")
+            #expect(try await store.queuedDeliveryCount() == 0, "every saved delivery was sent and left the outbox")
 
-        let records = try await Self.stored(store)
-        #expect(records.count == Self.activities)
-        let stale = goal.filter { !Self.carries(records[$0.activityId], $0) }.map(\.activityId)
-        #expect(stale.isEmpty, "records without the goal: \(stale.prefix(5))")
-        #expect(records.values.allSatisfy { $0.isOpen && $0.phase == .active })
+            let records = try await Self.stored(store)
+            #expect(records.count == Self.activities)
+            let stale = goal.filter { !Self.carries(records[$0.activityId], $0) }.map(\.activityId)
+            #expect(stale.isEmpty, "records without the goal: \(stale.prefix(5))")
+            #expect(records.values.allSatisfy { $0.isOpen && $0.phase == .active })
 
-        // The cache agrees with the store: the same update again sends nothing, a restart neither.
-        try await h.ingest(Self.firstGoal)
-        #expect(h.deliveries.count == mark + Self.activities)
-        let second = ManagerHarness(store: store, clock: clock, seed: 12)
-        try await second.lifecycle.restore()
-        #expect(second.deliveries.isEmpty, "a restart finds every activity up to date")
+            // The cache agrees with the store: the same update again sends nothing, a restart neither.
+            try await h.ingest(Self.firstGoal)
+            #expect(h.deliveries.count == mark + Self.activities)
+            let second = ManagerHarness(store: store, clock: clock, seed: 12)
+            try await second.lifecycle.restore()
+            #expect(second.deliveries.isEmpty, "a restart finds every activity up to date")
+        }
     }
 
     // MARK: b. A failed chunk
@@ -212,92 +220,87 @@ struct ChunkedFanOutTests {
     @Test("the second chunk's save fails: the first chunk went out, nothing after it; the activities catch up afterwards",
           arguments: Recovery.allCases)
     func failedChunkStopsTheRest(recovery: Recovery) async throws {
-        let database = TemporaryDatabase()
-        defer { database.remove() }
-        let sqlite = try SQLiteStore(path: database.path)
-        defer { try? sqlite.close() }
-        let store = ChunkFailingStore(sqlite)
-        let clock = ManagerTestClock()
-        let h = try await Self.seed(store, clock: clock)
-        let before = try await Self.stored(store)
+        try await Self.withSeededStore { store, clock, h in
+            let before = try await Self.stored(store)
 
-        clock.advance(by: 30)
-        let mark = h.deliveries.count
-        store.failCall(2)
-        await #expect(throws: ServiceError.self) { try await h.ingest(Self.firstGoal) }
-        #expect(store.enqueueingSaves == 2, "the chunk after the failed one is not saved")
+            clock.advance(by: 30)
+            let mark = h.deliveries.count
+            store.failCall(2)
+            await #expect(throws: ServiceError.self) { try await h.ingest(Self.firstGoal) }
+            #expect(store.enqueueingSaves == 2, "the chunk after the failed one is not saved")
 
-        // Only the first chunk reached the sink, whole and in order; nothing is left in the outbox.
-        let chunk = LifecycleManager.fanOutChunk
-        let sent = h.deliveries(since: mark)
-        Self.expectOneUpdateEach(sent, activityIds: Self.activityIds[..<chunk])
-        #expect(try await store.queuedDeliveryCount() == 0, "nothing of the failed chunks in the outbox")
-        // Nothing runs on behind the error.
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(h.deliveries.count == mark + chunk)
-        #expect(store.enqueueingSaves == 2)
+            // Only the first chunk reached the sink, whole and in order; nothing is left in the outbox.
+            let chunk = LifecycleManager.fanOutChunk
+            let sent = h.deliveries(since: mark)
+            Self.expectOneUpdateEach(sent, activityIds: Self.activityIds[..<chunk])
+            #expect(try await store.queuedDeliveryCount() == 0, "nothing of the failed chunks in the outbox")
+            // Nothing runs on behind the error.
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(h.deliveries.count == mark + chunk)
+            #expect(store.enqueueingSaves == 2)
 
-        // The store has the goal for the first chunk; the others are as they were.
-        var records = try await Self.stored(store)
-        for delivery in sent { #expect(Self.carries(records[delivery.activityId], delivery)) }
-        let untouched = Self.activityIds[chunk...].filter { records[$0] != before[$0] }
-        #expect(untouched.isEmpty, "records of unsaved chunks changed: \(untouched.prefix(5))")
+            // The store has the goal for the first chunk; the others are as they were.
+            var records = try await Self.stored(store)
+            for delivery in sent { #expect(Self.carries(records[delivery.activityId], delivery)) }
+            let untouched = Self.activityIds[chunk...].filter { records[$0] != before[$0] }
+            #expect(untouched.isEmpty, "records of unsaved chunks changed: \(untouched.prefix(5))")
 
-        // The store is back.
-        store.failCall(nil)
-        // A tick a minute on would also refresh the first chunk's stale-dates (a legitimate resend): one second on.
-        clock.advance(by: recovery == .tick ? 1 : 60)
-        var everything = h.deliveries
-        switch recovery {
-        case .restart:
-            let second = ManagerHarness(store: store, clock: clock, seed: 12)
-            try await second.lifecycle.restore()
-            let catchUp = second.deliveries
-            Self.expectOneUpdateEach(catchUp, activityIds: Self.activityIds[chunk...])
-            #expect(catchUp.allSatisfy { $0.payload.aps.contentState == sent[0].payload.aps.contentState },
-                    "the goal the first chunk had")
-            everything += catchUp
-            records = try await Self.stored(store)
-            for delivery in catchUp { #expect(Self.carries(records[delivery.activityId], delivery)) }
-            // And nothing more on another restart.
-            let third = ManagerHarness(store: store, clock: clock, seed: 13)
-            try await third.lifecycle.restore()
-            #expect(third.deliveries.isEmpty)
-        case .tick:
-            let next = h.deliveries.count
-            _ = try await h.tick()
-            let catchUp = h.deliveries(since: next)
-            Self.expectOneUpdateEach(catchUp, activityIds: Self.activityIds[chunk...])
-            #expect(catchUp.allSatisfy { $0.payload.aps.contentState == sent[0].payload.aps.contentState },
-                    "the goal the first chunk had")
-            everything = h.deliveries
-            records = try await Self.stored(store)
-            for delivery in catchUp { #expect(Self.carries(records[delivery.activityId], delivery)) }
-            // Once caught up, the next tick has nothing to send, and neither has a restart.
-            let after = h.deliveries.count
-            _ = try await h.tick()
-            #expect(h.deliveries.count == after)
-            let second = ManagerHarness(store: store, clock: clock, seed: 12)
-            try await second.lifecycle.restore()
-            #expect(second.deliveries.isEmpty)
-        case .nextUpdate:
-            let next = h.deliveries.count
-            try await h.ingest(Self.twoNil)
-            let update = h.deliveries(since: next)
-            Self.expectOneUpdateEach(update, activityIds: Self.activityIds[...])
-            #expect(update.allSatisfy { $0.payload.aps.contentState.home.score == "2" && $0.apns.priority == 10 })
-            everything = h.deliveries
-            records = try await Self.stored(store)
-            let behind = update.filter { !Self.carries(records[$0.activityId], $0) }.map(\.activityId)
-            #expect(behind.isEmpty, "records not up to date: \(behind.prefix(5))")
-            // A restart now finds nothing to send.
-            let second = ManagerHarness(store: store, clock: clock, seed: 12)
-            try await second.lifecycle.restore()
-            #expect(second.deliveries.isEmpty)
+            // The store is back.
+            store.failCall(nil)
+            // A tick a minute on would also refresh the first chunk's stale-dates (a legitimate resend): one second on.
+            clock.advance(by: recovery == .tick ? 1 : 60)
+            var everything = h.deliveries
+            switch recovery {
+            case .restart:
+                let second = ManagerHarness(store: store, clock: clock, seed: 12)
+                try await second.lifecycle.restore()
+                let catchUp = second.deliveries
+                Self.expectOneUpdateEach(catchUp, activityIds: Self.activityIds[chunk...])
+                #expect(catchUp.allSatisfy { $0.payload.aps.contentState == sent[0].payload.aps.contentState },
+                        "the goal the first chunk had")
+                everything += catchUp
+                records = try await Self.stored(store)
+                for delivery in catchUp { #expect(Self.carries(records[delivery.activityId], delivery)) }
+                // And nothing more on another restart.
+                let third = ManagerHarness(store: store, clock: clock, seed: 13)
+                try await third.lifecycle.restore()
+                #expect(third.deliveries.isEmpty)
+            case .tick:
+                let next = h.deliveries.count
+                _ = try await h.tick()
+                let catchUp = h.deliveries(since: next)
+                Self.expectOneUpdateEach(catchUp, activityIds: Self.activityIds[chunk...])
+                #expect(catchUp.allSatisfy { $0.payload.aps.contentState == sent[0].payload.aps.contentState },
+                        "the goal the first chunk had")
+                everything = h.deliveries
+                records = try await Self.stored(store)
+                for delivery in catchUp { #expect(Self.carries(records[delivery.activityId], delivery)) }
+                // Once caught up, the next tick has nothing to send, and neither has a restart.
+                let after = h.deliveries.count
+                _ = try await h.tick()
+                #expect(h.deliveries.count == after)
+                let second = ManagerHarness(store: store, clock: clock, seed: 12)
+                try await second.lifecycle.restore()
+                #expect(second.deliveries.isEmpty)
+            case .nextUpdate:
+                let next = h.deliveries.count
+                try await h.ingest(Self.twoNil)
+                let update = h.deliveries(since: next)
+                Self.expectOneUpdateEach(update, activityIds: Self.activityIds[...])
+                #expect(update.allSatisfy { $0.payload.aps.contentState.home.score == "2" && $0.apns.priority == 10 })
+                everything = h.deliveries
+                records = try await Self.stored(store)
+                let behind = update.filter { !Self.carries(records[$0.activityId], $0) }.map(\.activityId)
+                #expect(behind.isEmpty, "records not up to date: \(behind.prefix(5))")
+                // A restart now finds nothing to send.
+                let second = ManagerHarness(store: store, clock: clock, seed: 12)
+                try await second.lifecycle.restore()
+                #expect(second.deliveries.isEmpty)
+            }
+            #expect(try await store.queuedDeliveryCount() == 0)
+            Self.expectNoStateReissued(everything)
+            auditSameIdSameContent(everything)
         }
-        #expect(try await store.queuedDeliveryCount() == 0)
-        Self.expectNoStateReissued(everything)
-        auditSameIdSameContent(everything)
     }
 
     /// A delivery id seen twice carries the same delivery.

@@ -103,7 +103,7 @@ struct OutboxQueueTests {
     /// of the rules.
     @Test(arguments: [1, 2, 3] as [UInt64])
     func matchesAPlainModel(seed: UInt64) throws {
-        var random = SplitMix64(seed: seed)
+        var random = SeededGenerator(seed: seed)
         var queue = OutboxQueue()
         var model: [Delivery] = []
         var nextId = 0
@@ -142,17 +142,3 @@ struct OutboxQueueTests {
     }
 }
 
-/// A small seeded generator, so a failing sequence can be replayed.
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -45,8 +45,8 @@ public struct DeliveryBuilder: Sendable {
     private mutating func common(matchId: String, aps: APS, priority: Int, expiration: Int) throws(PayloadTooLarge) -> Delivery.Common {
         let payload = try payload(for: aps)
         let apns = APNsHeaders(topic: topic, priority: priority, expiration: expiration)
-        if let lastCommon, lastCommon.matchId == matchId, lastCommon.apns == apns,
-           lastCommon.payload.bytes.withUnsafeBufferPointer({ $0.baseAddress }) == payload.bytes.withUnsafeBufferPointer({ $0.baseAddress }) {
+        // The payload's bytes are the previous delivery's own buffer when unchanged, so `==` is a pointer check.
+        if let lastCommon, lastCommon.matchId == matchId, lastCommon.apns == apns, lastCommon.payload.bytes == payload.bytes {
             return lastCommon
         }
         let common = Delivery.Common(matchId: matchId, apns: apns, payload: payload)

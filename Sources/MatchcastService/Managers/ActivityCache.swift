@@ -3,14 +3,11 @@ import MatchcastStore
 
 /// The open activities of one match as `LifecycleManager` keeps them between operations.
 ///
-/// Each activity lives in a slot of its own, so a fan-out walks them in id order and changes each
-/// one in place: no lookup by id, no copy of the record out and back. Lookups by id and by device
-/// go through indexes kept beside the slots. A record that closes is dropped.
+/// Each activity lives in a slot of its own (`ActivitySlots`), so a fan-out walks them in id order and changes
+/// each one in place: no lookup by id, no copy of the record out and back. Lookups by device go through an index
+/// kept beside the slots. A record that closes is dropped.
 struct ActivityCache: Sendable {
-    /// The records; nil where one was dropped (reused by the next `put` of a new activity).
-    private var slots: [ActivityRecord?] = []
-    private var freeSlots: [Int] = []
-    private var slotById: [String: Int] = [:]
+    private var slots = ActivitySlots()
     /// Slots in activity-id order, dropped ones included; rebuilt after an activity is added.
     private var order: [Int]?
     /// Device id → the slots of its open activities (one, unless the store held more), built on first use.
@@ -23,17 +20,16 @@ struct ActivityCache: Sendable {
         for record in records where record.isOpen { put(record) }
     }
 
-    var count: Int { slotById.count }
-    var isEmpty: Bool { slotById.isEmpty }
+    var count: Int { slots.count }
+    var isEmpty: Bool { slots.isEmpty }
 
     /// The open activity with this id.
     subscript(id: String) -> ActivityRecord? {
-        guard let slot = slotById[id] else { return nil }
-        return slots[slot]
+        slots.slot(id: id).flatMap { slots[$0] }
     }
 
     /// Every record, in no order.
-    var records: some Sequence<ActivityRecord> { slots.lazy.compactMap { $0 } }
+    var records: some Sequence<ActivityRecord> { slots.records }
 
     /// Every record, in activity-id order (a copy: safe to change the cache while walking it).
     mutating func sorted() -> [ActivityRecord] {
@@ -52,22 +48,14 @@ struct ActivityCache: Sendable {
 
     /// Caches `record` (replacing the one with its id), or drops it when it is closed.
     mutating func put(_ record: ActivityRecord) {
-        if let slot = slotById[record.activityId] {
+        if let slot = slots.slot(id: record.activityId) {
             let old = slots[slot]
-            slots[slot] = record
+            slots.update(at: slot) { $0 = record }
             reindexAfterChange(at: slot, from: old)
             return
         }
         guard record.isOpen else { return }
-        let slot: Int
-        if let free = freeSlots.popLast() {
-            slot = free
-            slots[slot] = record
-        } else {
-            slot = slots.count
-            slots.append(record)
-        }
-        slotById[record.activityId] = slot
+        let slot = slots.add(record)
         slotsByDevice?[record.deviceId, default: []].append(slot)
         order = nil
     }
@@ -78,7 +66,7 @@ struct ActivityCache: Sendable {
     /// while walking reads as nil; no activity is added while walking (that would reuse slots).
     mutating func orderedSlots() -> [Int] {
         if let order { return order }
-        var sorted = Array(slotById.values)
+        var sorted = Array(slots.usedSlots)
         sorted.sort { slots[$0]!.activityId < slots[$1]!.activityId }
         order = sorted
         return sorted
@@ -93,8 +81,8 @@ struct ActivityCache: Sendable {
     /// Changes the activity in `slot` in place. If it is closed afterwards, it is dropped (and returned one last
     /// time by the caller's own means). The activity's id, match and device must not change.
     mutating func update<R>(at slot: Int, _ body: (inout ActivityRecord) -> R) -> R {
-        let result = body(&slots[slot]!)
-        if !slots[slot]!.isOpen { drop(slot) }
+        let (result, isOpen) = slots.update(at: slot) { record in (body(&record), record.isOpen) }
+        if !isOpen { drop(slot) }
         return result
     }
 
@@ -112,19 +100,16 @@ struct ActivityCache: Sendable {
     }
 
     private mutating func drop(_ slot: Int) {
-        guard let record = slots[slot] else { return }
-        slots[slot] = nil
-        slotById[record.activityId] = nil
+        guard let record = slots.remove(at: slot) else { return }
         slotsByDevice?[record.deviceId]?.removeAll { $0 == slot }
         if slotsByDevice?[record.deviceId]?.isEmpty == true { slotsByDevice?[record.deviceId] = nil }
-        freeSlots.append(slot)
     }
 
     private mutating func deviceIndex() -> [String: [Int]] {
         if let slotsByDevice { return slotsByDevice }
         var index: [String: [Int]] = [:]
-        for (slot, record) in slots.enumerated() {
-            if let record { index[record.deviceId, default: []].append(slot) }
+        for slot in slots.usedSlots {
+            if let record = slots[slot] { index[record.deviceId, default: []].append(slot) }
         }
         slotsByDevice = index
         return index

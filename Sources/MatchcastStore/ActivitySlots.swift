@@ -1,0 +1,62 @@
+/// Activity records in numbered slots, found by id. A record keeps its slot until it is removed, so indexes can
+/// hold slot numbers instead of ids, and a slot can be read and changed in place with no lookup; a freed slot is
+/// reused by the next record added. Shared by the in-memory store's activity table and the lifecycle manager's
+/// per-match cache.
+public struct ActivitySlots: Sendable {
+    @usableFromInline var slots: [ActivityRecord?] = []
+    private var freeSlots: [Int] = []
+    private var slotById: [String: Int] = [:]
+
+    public init() {}
+
+    public var count: Int { slotById.count }
+    public var isEmpty: Bool { slotById.isEmpty }
+
+    /// One past the highest slot ever used: an array kept beside the slots needs this many entries.
+    public var capacity: Int { slots.count }
+
+    /// Every slot in use, in no order.
+    public var usedSlots: Dictionary<String, Int>.Values { slotById.values }
+
+    /// Every record, in no order.
+    public var records: some Sequence<ActivityRecord> { slots.lazy.compactMap { $0 } }
+
+    /// The slot of the record with this id.
+    public func slot(id: String) -> Int? { slotById[id] }
+
+    /// The record in `slot`; nil for a free slot.
+    @inlinable
+    public subscript(slot: Int) -> ActivityRecord? { slots[slot] }
+
+    /// Adds a record whose id is not here yet; returns its slot.
+    @discardableResult
+    public mutating func add(_ record: ActivityRecord) -> Int {
+        precondition(slotById[record.activityId] == nil, "activity '\(record.activityId)' already has a slot")
+        let slot: Int
+        if let free = freeSlots.popLast() {
+            slot = free
+            slots[slot] = record
+        } else {
+            slot = slots.count
+            slots.append(record)
+        }
+        slotById[record.activityId] = slot
+        return slot
+    }
+
+    /// Changes the record in `slot` in place; its id must stay the same.
+    @inlinable
+    public mutating func update<R>(at slot: Int, _ body: (inout ActivityRecord) -> R) -> R {
+        body(&slots[slot]!)
+    }
+
+    /// Frees `slot`; returns the record it held.
+    @discardableResult
+    public mutating func remove(at slot: Int) -> ActivityRecord? {
+        guard let record = slots[slot] else { return nil }
+        slots[slot] = nil
+        slotById[record.activityId] = nil
+        freeSlots.append(slot)
+        return record
+    }
+}
