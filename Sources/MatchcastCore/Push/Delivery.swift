@@ -38,8 +38,8 @@ public struct Delivery: Sendable, Hashable {
         self.common = common
     }
 
-    /// Whether this delivery shares its match, headers and payload with `other` by reference (not just equal).
-    public func sharesCommonPart(with other: borrowing Delivery) -> Bool { common === other.common }
+    /// Whether this delivery shares its match, headers and payload with `other` by reference, not just equal (tests).
+    func sharesCommonPart(with other: borrowing Delivery) -> Bool { common === other.common }
 
     /// The match, headers and payload of a delivery: immutable, compared and hashed by value.
     final class Common: Sendable, Hashable {
