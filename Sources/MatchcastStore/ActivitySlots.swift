@@ -24,9 +24,12 @@ public struct ActivitySlots: Sendable {
     /// The slot of the record with this id.
     public func slot(id: String) -> Int? { slotById[id] }
 
-    /// The record in `slot`; nil for a free slot.
+    /// The record in `slot`; nil for a free slot. Read in place: `self[slot]?.phase` copies the phase, not the
+    /// record (a plain getter would copy the record, a dozen retains, to read one field of it).
     @inlinable
-    public subscript(slot: Int) -> ActivityRecord? { slots[slot] }
+    public subscript(slot: Int) -> ActivityRecord? {
+        _read { yield slots.span[slot] }
+    }
 
     /// Adds a record whose id is not here yet; returns its slot.
     @discardableResult

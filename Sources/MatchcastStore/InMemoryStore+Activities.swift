@@ -49,6 +49,9 @@ struct ActivityTable: Sendable {
     /// Saves the records all or nothing. `devices` tells which device ids exist.
     mutating func save(_ records: [ActivityRecord], devices: [String: DeviceRecord]) throws(StoreError) {
         guard !records.isEmpty else { return }
+        // Records are read in place, through a span: reading an array's element, even to call a method on it,
+        // copies it, and a copy of a record is a dozen retains (cache misses, for 100,000 activities).
+        let records = records.span
         batch &+= 1
         // Per record: its slot when nothing but the record itself changes (the fast path), else -1.
         var plan: [Int] = []
@@ -57,19 +60,23 @@ struct ActivityTable: Sendable {
         var claimed: [String: String] = [:]  // token → the activity id that claimed it in the batch
         var claimOf: [String: String] = [:]  // activity id → the token it claimed in the batch
         var released: Set<String> = []  // tokens whose stored open holder the batch closed or moved
-        // Records are read in place, by index: a copy of a record is a dozen retains, and a fan-out saves 100,000.
         for index in records.indices {
             try records[index].validate()
-            let id = records[index].activityId
-            let slot = slots.slot(id: id)
+            let slot = slots.slot(id: records[index].activityId)
             // The fan-out case: the stored record has the same device, match, token and openness, and no
             // earlier record of the batch changed it: no index changes, no token is claimed anew. (Its device
             // exists: deleting a device deletes its activities.)
-            if let slot, seenInBatch[slot] != batch, Self.keepsIndexes(slots[slot], records[index]) {
+            // Compared stored field by stored field: passing a record to a function, or reading a computed
+            // property of it (`isOpen`), copies the whole record for the call.
+            if let slot, seenInBatch[slot] != batch, slots[slot]?.deviceId == records[index].deviceId,
+               slots[slot]?.matchId == records[index].matchId,
+               slots[slot]?.lifecycle.updateToken == records[index].lifecycle.updateToken,
+               (slots[slot]?.lifecycle.phase == .ended) == (records[index].lifecycle.phase == .ended) {
                 plan.append(slot)
                 continue
             }
             let record = records[index]
+            let id = record.activityId
             plan.append(-1)
             guard devices[record.deviceId] != nil else { throw .notFound("no device '\(record.deviceId)'") }
             if let slot {
@@ -88,18 +95,16 @@ struct ActivityTable: Sendable {
         }
         for index in records.indices {
             if plan[index] >= 0 {
-                slots.update(at: plan[index]) { $0 = records[index] }
+                // Only what changed is written: the stored record already holds the same id, device and token strings.
+                slots.update(at: plan[index]) { stored in
+                    stored.environment = records[index].environment
+                    stored.lifecycle.catchUp(to: records[index].lifecycle)
+                    stored.updatedAt = records[index].updatedAt
+                }
             } else {
                 apply(records[index])
             }
         }
-    }
-
-    /// Whether `new` leaves every index as `old` has it: same device, match, update token and openness.
-    private static func keepsIndexes(_ old: ActivityRecord?, _ new: ActivityRecord) -> Bool {
-        // Read through `?.`, not unwrapped into a copy.
-        old != nil && old?.deviceId == new.deviceId && old?.matchId == new.matchId
-            && old?.updateToken == new.updateToken && old?.isOpen == new.isOpen
     }
 
     /// Writes a record that passed the checks, and updates the indexes.

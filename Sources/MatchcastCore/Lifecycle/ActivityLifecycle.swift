@@ -209,6 +209,29 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
         QuietState(phase: phase, held: heldBox, heldStaleness: heldStaleness, endHeld: endHeld, final: finalBox)
     }
 
+    /// Becomes `later`, a later state of this same activity (same ids): `self = later`, except that a field
+    /// already holding the same string or box is left alone. A store that keeps its own copy of every activity
+    /// saves a fan-out's 100,000 changes this way without touching each activity's id, match and token strings:
+    /// a whole-value assignment retains and releases every one of them, and for 100,000 activities those are
+    /// cache misses as much as atomic operations.
+    public mutating func catchUp(to later: ActivityLifecycle) {
+        assert(activityId == later.activityId && matchId == later.matchId, "catchUp(to:) is for the same activity")
+        phase = later.phase
+        if updateToken != later.updateToken { updateToken = later.updateToken }
+        lastTimestamp = later.lastTimestamp
+        if sentBox !== later.sentBox { sentBox = later.sentBox }
+        sentAt = later.sentAt
+        sentStaleDate = later.sentStaleDate
+        startedAt = later.startedAt
+        if heldBox !== later.heldBox { heldBox = later.heldBox }
+        heldStaleness = later.heldStaleness
+        endHeld = later.endHeld
+        if finalBox !== later.finalBox { finalBox = later.finalBox }
+        if channelId != later.channelId { channelId = later.channelId }
+        // A stored field added to the lifecycle and not above fails here, in every debug build that saves one.
+        assert(self == later, "catchUp(to:) missed a field")
+    }
+
     // Stored under the names the fields had before they were boxed.
     private enum CodingKeys: String, CodingKey {
         case activityId, matchId, phase, updateToken, lastTimestamp, sentAt, sentStaleDate, startedAt

@@ -72,8 +72,9 @@ struct ActivityCache: Sendable {
         return sorted
     }
 
-    /// The phase of the activity in `slot`, without copying it out.
-    func phase(at slot: Int) -> ActivityLifecycle.Phase? { slots[slot]?.phase }
+    /// The phase of the activity in `slot`, without copying it out (a stored field: a computed one such as
+    /// `ActivityRecord.phase` would copy the whole record for its getter).
+    func phase(at slot: Int) -> ActivityLifecycle.Phase? { slots[slot]?.lifecycle.phase }
 
     /// A copy of the activity in `slot`.
     func record(at slot: Int) -> ActivityRecord? { slots[slot] }
@@ -81,7 +82,7 @@ struct ActivityCache: Sendable {
     /// Changes the activity in `slot` in place. If it is closed afterwards, it is dropped (and returned one last
     /// time by the caller's own means). The activity's id, match and device must not change.
     mutating func update<R>(at slot: Int, _ body: (inout ActivityRecord) -> R) -> R {
-        let (result, isOpen) = slots.update(at: slot) { record in (body(&record), record.isOpen) }
+        let (result, isOpen) = slots.update(at: slot) { record in (body(&record), record.lifecycle.phase != .ended) }
         if !isOpen { drop(slot) }
         return result
     }
