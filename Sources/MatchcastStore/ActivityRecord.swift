@@ -40,23 +40,6 @@ public struct ActivityRecord: Sendable, Hashable, Codable {
     /// Whether the activity still needs pushes (or an `end`): everything but `ended`.
     public var isOpen: Bool { phase != .ended }
 
-    /// Becomes `later`, a later state of this same activity on the same device (`ActivityLifecycle.catchUp(to:)`):
-    /// the strings it already shares with `later` are not assigned again.
-    @inline(__always)
-    public mutating func catchUp(to later: ActivityRecord) {
-        assert(activityId == later.activityId && deviceId == later.deviceId && matchId == later.matchId)
-        environment = later.environment
-        lifecycle.catchUp(to: later.lifecycle)
-        updatedAt = later.updatedAt
-    }
-
-    /// Whether `later`, a later state of this activity, leaves every index of a store as this record has it:
-    /// same device, match, update token and openness.
-    @inline(__always)  // both records are read in place; a call would copy each
-    func keepsIndexes(of later: ActivityRecord) -> Bool {
-        deviceId == later.deviceId && matchId == later.matchId && updateToken == later.updateToken && isOpen == later.isOpen
-    }
-
     /// Throws when the record contradicts its own lifecycle.
     @inline(__always)  // a fan-out checks 100,000: inlined, the record is read in place rather than copied for the call
     func validate() throws(StoreError) {
