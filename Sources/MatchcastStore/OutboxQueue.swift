@@ -8,7 +8,10 @@ import MatchcastCore
 /// leaves a hole), from `head` on; a removal by id first looks where the previous one stopped, so ids that come
 /// in queue order need no index by id. One that is not there (out of order, or unknown) builds that index,
 /// kept until the queue is empty again. Holes are dropped from the front as `head` passes them, and the whole
-/// array is squeezed once holes outnumber the deliveries.
+/// array is squeezed once holes outnumber the deliveries. A removal leaves the delivery's key in the index by key
+/// (taking it out would hash the activity id once more, for every delivery sent); an enqueue tells such a stale
+/// entry from a queued one by the entry it points at, and the stale ones go when the queue empties or outnumber
+/// the queued ones.
 public struct OutboxQueue: Sendable {
     private struct Key: Hashable, Sendable {
         var activityId: String
@@ -31,16 +34,28 @@ public struct OutboxQueue: Sendable {
     private var base = 0
     /// Index in `entries` of the first delivery still queued (or `entries.count`).
     private var head = 0
-    /// The position of each queued delivery, by (activity, event).
+    /// The position of each queued delivery by (activity, event), and of some removed ones (`isQueued` tells).
     private var positionByKey: [Key: Int] = [:]
+    /// Deliveries queued.
+    private var queuedCount = 0
     /// The position of each queued delivery by id; only while a removal has needed it.
     private var positionById: [String: Int]?
     /// Index in `entries` where the next removal looks first: just after the last one removed.
     private var cursor = 0
 
-    public init() {}
+    /// Stale keys allowed beyond the number of queued deliveries before the index by key is rebuilt.
+    private let staleKeyAllowance: Int
 
-    public var count: Int { positionByKey.count }
+    public init() {
+        self.init(staleKeyAllowance: 1 << 17)
+    }
+
+    /// `staleKeyAllowance`: a fan-out's worth by default (tests make rebuilds frequent with a small one).
+    init(staleKeyAllowance: Int) {
+        self.staleKeyAllowance = staleKeyAllowance
+    }
+
+    public var count: Int { queuedCount }
 
     /// Queues each delivery; a newer one replaces the queued one with the same activity and event.
     public mutating func enqueue(_ deliveries: [Delivery]) {
@@ -49,14 +64,18 @@ public struct OutboxQueue: Sendable {
         for index in deliveries.indices {
             let position = base + entries.count
             let tag = Tag(id: deliveries[index].id, key: Key(activityId: deliveries[index].activityId, event: deliveries[index].event))
-            if let replaced = positionByKey.updateValue(position, forKey: tag.key) {
+            if let replaced = positionByKey.updateValue(position, forKey: tag.key), isQueued(replaced) {
                 forget(at: replaced - base)
             }
             entries.append(deliveries[index])
             tags.append(tag)
+            queuedCount += 1
             positionById?[tag.id] = position
         }
         squeezeIfSparse()
+        // Stale keys are bounded: rebuilt (in time proportional to the queue) once they outnumber the queued ones
+        // and a fan-out's worth, so a queue that never empties neither grows without end nor rebuilds often.
+        if positionByKey.count - queuedCount > Swift.max(queuedCount, staleKeyAllowance) { reindexKeys() }
     }
 
     /// The oldest `limit` queued deliveries, oldest first.
@@ -76,12 +95,12 @@ public struct OutboxQueue: Sendable {
     public mutating func remove(ids: [String]) {
         for id in ids {
             guard let index = find(id), tags[index].queued else { continue }
-            positionByKey[tags[index].key] = nil
-            forget(at: index)
+            forget(at: index)  // its key stays in `positionByKey`, stale
             cursor = index + 1
         }
-        if positionByKey.isEmpty {
-            // Empty: start afresh (the id index, if any, is no longer needed).
+        if queuedCount == 0 {
+            // Empty: start afresh (the id index, if any, is no longer needed; every key left is stale).
+            positionByKey.removeAll(keepingCapacity: true)  // as deleting its keys one by one would have
             base += entries.count
             entries.removeAll(keepingCapacity: entries.capacity <= 1 << 16)
             tags.removeAll(keepingCapacity: tags.capacity <= 1 << 16)
@@ -111,12 +130,27 @@ public struct OutboxQueue: Sendable {
         return position - base
     }
 
-    /// Makes a hole of the delivery at this index in `entries` (its key is already taken care of).
+    /// Whether the delivery at this position is still queued (a position in `positionByKey` may be stale).
+    private func isQueued(_ position: Int) -> Bool {
+        let index = position - base
+        return index >= head && index < tags.count && tags[index].queued
+    }
+
+    /// Makes a hole of the delivery at this index in `entries` (its key, if still pointing here, turns stale).
     private mutating func forget(at index: Int) {
         guard tags[index].queued else { return }
         if positionById?[tags[index].id] == base + index { positionById?[tags[index].id] = nil }
         tags[index].queued = false
         entries[index] = nil
+        queuedCount -= 1
+    }
+
+    /// Rebuilds the index by key from the queued deliveries alone, dropping the stale keys.
+    private mutating func reindexKeys() {
+        var index: [Key: Int] = [:]
+        index.reserveCapacity(queuedCount)
+        for at in head..<tags.count where tags[at].queued { index[tags[at].key] = base + at }
+        positionByKey = index
     }
 
     /// Moves `head` past the holes at the front, and drops them once they are half the array.
@@ -143,7 +177,7 @@ public struct OutboxQueue: Sendable {
         head = 0
         cursor = 0
         positionById = nil
-        for index in tags.indices { positionByKey[tags[index].key] = base + index }
+        reindexKeys()
     }
 }
 
@@ -151,7 +185,17 @@ public struct OutboxQueue: Sendable {
 public struct DeadLetterList: Sendable {
     private var letters: [String: DeadLetter] = [:]
 
-    public init() {}
+    /// Stale keys allowed beyond the number of queued deliveries before the index by key is rebuilt.
+    private let staleKeyAllowance: Int
+
+    public init() {
+        self.init(staleKeyAllowance: 1 << 17)
+    }
+
+    /// `staleKeyAllowance`: a fan-out's worth by default (tests make rebuilds frequent with a small one).
+    init(staleKeyAllowance: Int) {
+        self.staleKeyAllowance = staleKeyAllowance
+    }
 
     public mutating func record(_ new: [DeadLetter]) {
         for letter in new { letters[letter.delivery.id + "\u{1F}" + letter.sink] = letter }

@@ -1,5 +1,5 @@
 import MatchcastCore
-import MatchcastStore
+@testable import MatchcastStore
 import Testing
 
 /// `OutboxQueue` on its own: the outbox of the in-memory store, with the bookkeeping (holes, a cursor, an id
@@ -100,11 +100,12 @@ struct OutboxQueueTests {
     }
 
     /// Random enqueues, replacements and removals (in order, reversed, unknown, repeated) against a plain model
-    /// of the rules.
-    @Test(arguments: [1, 2, 3] as [UInt64])
-    func matchesAPlainModel(seed: UInt64) throws {
+    /// of the rules; with the default allowance of stale keys (removals leave their keys behind) and with small
+    /// ones, so the index by key is rebuilt often.
+    @Test(arguments: [(1, nil), (2, nil), (3, nil), (4, 0), (5, 8), (6, 64)] as [(UInt64, Int?)])
+    func matchesAPlainModel(seed: UInt64, staleKeyAllowance: Int?) throws {
         var random = SeededGenerator(seed: seed)
-        var queue = OutboxQueue()
+        var queue = staleKeyAllowance.map { OutboxQueue(staleKeyAllowance: $0) } ?? OutboxQueue()
         var model: [Delivery] = []
         var nextId = 0
         for step in 0..<400 {
