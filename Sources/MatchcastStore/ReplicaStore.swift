@@ -48,6 +48,7 @@ public struct LeaseFence: Sendable, Hashable {
 public struct MatchCommand: Codable, Sendable, Hashable {
     public enum Kind: String, Codable, Sendable {
         case follow, unfollow, registerUpdateToken, dismiss, invalidateUpdateToken, pushToStartTokenChanged
+        case pushToStartTokenRejected
     }
 
     public var kind: Kind

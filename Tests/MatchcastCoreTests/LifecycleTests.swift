@@ -94,6 +94,42 @@ struct LifecycleTests {
         #expect(lifecycle.phase == .starting)
     }
 
+    @Test func aRejectedStartWaitsAgainAndStartsAfreshWithTheNextToken() throws {
+        var lifecycle = ActivityLifecycle(activityId: "act_1", matchId: "epl-mun-liv")
+        _ = lifecycle.matchChanged(F.update(.live), now: F.at(0), policy: policy)
+        _ = lifecycle.matchChanged(F.update(.live, 1, 0), now: F.at(5), policy: policy)  // held for the token
+        #expect(lifecycle.phase == .starting)
+        #expect(lifecycle.startRejected().isEmpty)
+        #expect(lifecycle.phase == .waiting)
+        #expect(lifecycle.sentContent == nil && lifecycle.held == nil && lifecycle.startedAt == nil)
+        #expect(lifecycle.nextDeadline(policy: policy) == nil)
+        // The next update (or the next token, through the manager) starts it again, with what the match is now.
+        let restart = try #require(intents(lifecycle.matchChanged(F.update(.live, 1, 0), now: F.at(9), policy: policy)).first)
+        #expect(restart.recipient == .pushToStart)
+        #expect(restart.aps.contentState == F.update(.live, 1, 0).content)
+        #expect(restart.aps.timestamp == F.unix(9))
+        #expect(lifecycle.phase == .starting)
+    }
+
+    @Test func aRejectedStartOfAMatchThatEndedMeanwhileEnds() {
+        var lifecycle = ActivityLifecycle(activityId: "act_1", matchId: "epl-mun-liv")
+        _ = lifecycle.matchChanged(F.update(.live), now: F.at(0), policy: policy)
+        #expect(lifecycle.matchChanged(F.update(.completed, 2, 1), now: F.at(60), policy: policy).isEmpty)  // end held
+        #expect(lifecycle.startRejected() == [.finished])
+        #expect(lifecycle.phase == .ended)
+        #expect(lifecycle.nextDeadline(policy: policy) == nil)
+    }
+
+    @Test func onlyAStartStillWaitingForItsTokenIsTakenBack() {
+        var active = F.active()
+        let before = active
+        #expect(active.startRejected().isEmpty)
+        #expect(active == before, "an activity whose app reported its token is on the device")
+        var waiting = ActivityLifecycle(activityId: "act_1", matchId: "epl-mun-liv")
+        #expect(waiting.startRejected().isEmpty)
+        #expect(waiting.phase == .waiting)
+    }
+
     @Test func startCarriesTheKeyEventAlertAndAPollBasedStaleDate() throws {
         var lifecycle = ActivityLifecycle(activityId: "act_1", matchId: "epl-mun-liv")
         let start = KeyEvent(kind: .matchStart, title: "MUN 0-0 LIV · 1H 1'", body: "Manchester United v Liverpool has started")

@@ -83,8 +83,18 @@ struct ReplicaRoutingTests {
                     a.sink.deliveries.contains { $0.payload.aps.event == .start && $0.target.value == ManagerFixtures.pushToStart(2) }
                 }
                 #expect(started, "A starts the second device's activity")
-                // Its update token, through B: A runs the activity from now on.
+                // APNs refuses that push-to-start token, reported through B: A takes the start back (it never
+                // reached the phone), and the device's next token, through B again, starts the activity anew.
                 let activityId = try #require(follow.activityId)
+                #expect(try await b.service.reportDeadToken(ManagerFixtures.pushToStart(2), reason: "BadDeviceToken"))
+                let waiting = try await eventually(within: 30) { try await store.activity(id: activityId)?.phase == .waiting }
+                #expect(waiting, "A took the start back")
+                try await b.service.setPushToStartToken(deviceId: second, token: ManagerFixtures.pushToStart(4), environment: .production)
+                let restarted = try await eventually(within: 30) {
+                    a.sink.deliveries.contains { $0.payload.aps.event == .start && $0.target.value == ManagerFixtures.pushToStart(4) }
+                }
+                #expect(restarted, "A starts it again with the new token")
+                // Its update token, through B: A runs the activity from now on.
                 let view = try await b.service.putActivity(
                     activityId: activityId, deviceId: second, matchId: match, updateToken: ManagerFixtures.update(2),
                     environment: .production)

@@ -147,7 +147,7 @@ struct ServeAPNsTests {
         return (object?["aps"] as? [String: Any])?["event"] as? String
     }
 
-    @Test("a dead update token (410) ends its activity, nothing more goes to it; a dead push-to-start token is forgotten",
+    @Test("a dead update token (410) ends its activity, nothing more goes to it; a dead push-to-start token is forgotten, and what it was to start starts with the next",
           .timeLimit(.minutes(5)))
     func deadTokens() async throws {
         let key = P256.Signing.PrivateKey()
@@ -187,7 +187,7 @@ struct ServeAPNsTests {
             // A: its update token is dead. B: all healthy, the control. C: its push-to-start token is dead.
             let (startA, updateA) = (String(repeating: "a1", count: 32), String(repeating: "a2", count: 32))
             let (startB, updateB) = (String(repeating: "b1", count: 32), String(repeating: "b2", count: 32))
-            let startC = String(repeating: "c1", count: 32)
+            let (startC, nextStartC) = (String(repeating: "c1", count: 32), String(repeating: "c3", count: 32))
             server.fail(token: updateA, with: .unregistered)
             server.fail(token: startC, with: .badDeviceToken)
             let a = try await service.registerDevice(), b = try await service.registerDevice(), c = try await service.registerDevice()
@@ -196,13 +196,15 @@ struct ServeAPNsTests {
             }
             let activityA = try #require(try await service.follow(deviceId: a.deviceId, matchId: "football").activityId)
             let activityB = try #require(try await service.follow(deviceId: b.deviceId, matchId: "football").activityId)
-            _ = try await service.follow(deviceId: c.deviceId, matchId: "football")
+            let activityC = try #require(try await service.follow(deviceId: c.deviceId, matchId: "football").activityId)
 
-            // Kick-off: starts reach A and B; C's start is refused and its token forgotten.
+            // Kick-off: starts reach A and B; C's start is refused, its token forgotten, and its activity waits again
+            // (it never reached the phone) rather than waiting for an update token that cannot come.
             try await Self.drive(clock, idle: idle) {
                 let starts = Set(server.accepted.filter { Self.event($0) == "start" }.map(\.token))
                 let forgotten = try await store.pushToStartToken(deviceId: c.deviceId) == nil
-                return starts.isSuperset(of: [startA, startB]) && forgotten
+                let waiting = try await store.activity(id: activityC)?.phase == .waiting
+                return starts.isSuperset(of: [startA, startB]) && forgotten && waiting
             }
             #expect(server.accepted.allSatisfy { $0.topic == "com.example.scores.push-type.liveactivity" })
             #expect(server.log.filter { $0.token == startC }.map(\.status) == [400])
@@ -225,6 +227,15 @@ struct ServeAPNsTests {
             #expect(try await service.follows(deviceId: a.deviceId).first?.activityId == nil)
             let updatesToBThen = server.accepted.filter { $0.token == updateB }.count
 
+            // C's app reports a fresh push-to-start token: the same activity starts with it, while the match is on.
+            try await service.setPushToStartToken(deviceId: c.deviceId, token: nextStartC, environment: .sandbox)
+            try await Self.drive(clock, idle: idle) {
+                server.accepted.contains { $0.token == nextStartC && Self.event($0) == "start" }
+            }
+            #expect(try await store.activity(id: activityC)?.phase == .starting)
+            let restart = try #require(server.accepted.first { $0.token == nextStartC })
+            #expect(String(decoding: restart.body, as: UTF8.self).contains(activityC), "the start carries the activity's own id")
+
             // The match goes on to its end: B gets updates and its end, A nothing more.
             try await Self.drive(clock, idle: idle) {
                 server.accepted.contains { $0.token == updateB && Self.event($0) == "end" }
@@ -233,7 +244,7 @@ struct ServeAPNsTests {
             #expect(server.log.filter { $0.token == updateA }.count == toA.count, "nothing more was sent to the dead token")
             #expect(!server.accepted.contains { $0.token == updateA })
             #expect(server.log.filter { $0.token == startC }.count == 1, "nothing more was sent to the forgotten token")
-            #expect(try await store.pushToStartToken(deviceId: c.deviceId) == nil)
+            #expect(try await store.pushToStartToken(deviceId: c.deviceId)?.token == nextStartC)
             #expect(try await store.pushToStartToken(deviceId: b.deviceId)?.token == startB)
 
             await group.triggerGracefulShutdown()

@@ -150,6 +150,30 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
         return [.finished]
     }
 
+    /// APNs refused the push-to-start token the start went to (410, `BadDeviceToken`): the activity never reached
+    /// the device. It waits again, to start with the device's next push-to-start token; or it ends, if the match
+    /// ended meanwhile. Only a start still waiting for its update token is taken back: once the app reported one,
+    /// the activity is on the device.
+    public mutating func startRejected() -> [ActivityAction] {
+        guard phase == .starting, updateToken == nil else { return [] }
+        let matchOver = endHeld
+        sentBox = nil
+        sentAt = nil
+        sentStaleDate = nil
+        startedAt = nil
+        heldBox = nil
+        heldStaleness = nil
+        endHeld = false
+        finalBox = nil
+        channelId = nil
+        if matchOver {
+            phase = .ended
+            return [.finished]
+        }
+        phase = .waiting
+        return []
+    }
+
     /// Time passed: flush a coalesced update, restart near the 8-hour limit, refresh a stale-date
     /// that is about to pass while the match is unchanged.
     ///

@@ -403,6 +403,22 @@ public actor LifecycleManager {
         }
     }
 
+    /// APNs refused a device's push-to-start token: its activities whose start went there and never arrived
+    /// (`starting`, no update token yet) wait again for the device's next token (`ActivityLifecycle.startRejected`).
+    public func pushToStartTokenRejected(deviceId: String) async throws(ServiceError) {
+        await serial.enter()
+        defer { serial.leave() }
+        for matchId in matches.keys.sorted() {
+            try await loadActivities(matchId: matchId)
+            var deliveries: [Delivery] = []
+            var changed = ChangeSet()
+            for var record in matches[matchId]?.cache?.records(deviceId: deviceId) ?? [] where record.phase == .starting {
+                try await execute(record.lifecycle.startRejected(), on: &record, into: &deliveries, changed: &changed)
+            }
+            try await finish(deliveries, changed)
+        }
+    }
+
     /// Time passed: coalesced flushes, stale-date refreshes, 8-hour restarts, starts that waited
     /// for the push-to-start spacing. Returns when it next has something to do.
     public func tick() async throws(ServiceError) -> Date? {

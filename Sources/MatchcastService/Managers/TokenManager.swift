@@ -17,12 +17,8 @@ struct TokenManager: Sendable {
         let record = PushToStartTokenRecord(deviceId: deviceId, token: token, environment: environment, updatedAt: now())
         try await access { try await $0.setPushToStartToken(record) }
         logger.info("push-to-start token set", metadata: ["device": "\(deviceId)", "token": "\(Redact.token(token))"])
-        // Here for the matches this replica runs; the others' owners are told (they start what waits for it).
-        try await router.lifecycle.pushToStartTokenChanged(deviceId: deviceId)
-        guard !router.ownership.isSolo else { return }
-        for follow in try await access({ try await $0.follows(deviceId: deviceId) }) where !router.ownership.holds(follow.matchId) {
-            try await router.post(MatchCommand(.pushToStartTokenChanged, matchId: follow.matchId, deviceId: deviceId))
-        }
+        // Starts what waits for it.
+        try await tellMatches(.pushToStartTokenChanged, deviceId: deviceId)
     }
 
     /// The environment of the device's push-to-start token, if it has one.
@@ -39,10 +35,28 @@ struct TokenManager: Sendable {
             endedActivity = true
         }
         let device = try await access { try await $0.removePushToStartToken(token: token) }
+        if let device {
+            // A start that went to it never reached the device: that activity waits for the next token.
+            try await tellMatches(.pushToStartTokenRejected, deviceId: device)
+        }
         let known = endedActivity || device != nil
         logger.notice("token invalidated", metadata: [
             "token": "\(Redact.token(token))", "reason": "\(reason.prefix(64))", "known": "\(known)",
         ])
         return known
+    }
+
+    /// A change to the device's push-to-start token, told to the lifecycle here for the matches this replica runs
+    /// and posted to the owners of the device's other followed matches.
+    private func tellMatches(_ kind: MatchCommand.Kind, deviceId: String) async throws(ServiceError) {
+        switch kind {
+        case .pushToStartTokenChanged: try await router.lifecycle.pushToStartTokenChanged(deviceId: deviceId)
+        case .pushToStartTokenRejected: try await router.lifecycle.pushToStartTokenRejected(deviceId: deviceId)
+        default: preconditionFailure("not a push-to-start token command: \(kind)")
+        }
+        guard !router.ownership.isSolo else { return }
+        for follow in try await access({ try await $0.follows(deviceId: deviceId) }) where !router.ownership.holds(follow.matchId) {
+            try await router.post(MatchCommand(kind, matchId: follow.matchId, deviceId: deviceId))
+        }
     }
 }

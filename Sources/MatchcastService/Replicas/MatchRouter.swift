@@ -101,6 +101,9 @@ struct MatchRouter: Sendable {
         case .pushToStartTokenChanged:
             try await lifecycle.pushToStartTokenChanged(deviceId: try required(command.deviceId, "deviceId"))
             return nil
+        case .pushToStartTokenRejected:
+            try await lifecycle.pushToStartTokenRejected(deviceId: try required(command.deviceId, "deviceId"))
+            return nil
         }
     }
 
