@@ -41,7 +41,9 @@ extension APNsChannelClient: ChannelManagement {
 /// channel rides on the update, so the starts it causes carry `input-push-channel`), `matchChanged`
 /// for the update's broadcast, `tick` for coalesced broadcasts and stale-date refreshes, and
 /// `commit` after the operation's deliveries are in the outbox (a crash in between repeats a
-/// broadcast, never loses one).
+/// broadcast, never loses one). A channel whose broadcast is not in the outbox yet is saved by
+/// that `commit` only, never by this actor's own periodic save; should the operation fail instead,
+/// `rollBack` reads it back from the store, so the broadcast goes out again.
 public actor BroadcastChannels: Service {
     private let client: any ChannelManagement
     private let store: any MatchcastStore & ChannelStore
@@ -56,6 +58,9 @@ public actor BroadcastChannels: Service {
     private var channels: [String: MatchChannel] = [:]
     /// Channels changed since they were last saved.
     private var dirty: Set<String> = []
+    /// Of those, the ones that made a broadcast the lifecycle has not yet put in the outbox: saved by its
+    /// `commit` only (a channel stored as having broadcast what never reached the outbox would not broadcast it again).
+    private var awaitingOutbox: Set<String> = []
     /// A failed create waits until then before it is tried again for the match.
     private var createRetryAt: [String: Date] = [:]
     /// How long `run` waits at most between looks (a channel that starts closing is seen within it).
@@ -112,10 +117,13 @@ public actor BroadcastChannels: Service {
         logger.info("broadcast channels restored", metadata: ["open": "\(open)", "closing": "\(records.count - open)"])
     }
 
-    /// A replica took the match over: its stored channel, if any, replaces what this process knew of it.
+    /// A replica took the match over, or an operation on it failed: its stored channel, if any, replaces what
+    /// this process knew of it.
     public func restore(matchId: String) async throws(ServiceError) {
         do {
             channels[matchId] = try await store.channel(matchId: matchId)?.channel
+            dirty.remove(matchId)
+            awaitingOutbox.remove(matchId)
         } catch {
             logger.error("cannot read the match's broadcast channel", metadata: ["match": "\(matchId)", "error": "\(error)"])
             throw ServiceError(.unavailable, "storage is unavailable (\(error.reason))")
@@ -126,6 +134,8 @@ public actor BroadcastChannels: Service {
     /// This replica no longer runs the match: its channel is the new owner's to broadcast to and delete.
     public func forget(matchId: String) {
         channels[matchId] = nil
+        dirty.remove(matchId)
+        awaitingOutbox.remove(matchId)
         gauge()
     }
 
@@ -209,8 +219,27 @@ public actor BroadcastChannels: Service {
     /// The operation's deliveries are in the outbox: the channels it changed are saved now. A save that
     /// fails is tried again at the next commit.
     public func commit() async {
+        awaitingOutbox.removeAll()
+        await saveDirty()
+    }
+
+    /// The operation whose broadcasts were not put in the outbox failed: the channels that made them are read
+    /// back from the store, so their next look broadcasts again what never went out.
+    public func rollBack() async {
+        for matchId in awaitingOutbox.sorted() {
+            do {
+                try await restore(matchId: matchId)
+            } catch {
+                // Kept as it is, still waiting for a commit: never saved as having broadcast.
+                logger.error("broadcast channel not read back", metadata: ["match": "\(matchId)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// Saves the changed channels, but not one whose broadcast is not in the outbox yet (`run`'s periodic save).
+    func saveDirty() async {
         let moment = now()
-        for matchId in dirty.sorted() {
+        for matchId in dirty.subtracting(awaitingOutbox).sorted() {
             guard let channel = channels[matchId] else {
                 dirty.remove(matchId)
                 continue
@@ -229,14 +258,14 @@ public actor BroadcastChannels: Service {
     /// Deletes the channels whose time has come, until shutdown.
     public func run() async throws {
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            await commit()
+            await saveDirty()
             let next = await deleteDue()
             let wait = next.map { max(.milliseconds(1), min(maxInterval, .milliseconds(Int64($0.timeIntervalSince(now()) * 1000)))) }
                 ?? maxInterval
             let clock = self.clock
             guard (try? await cancelWhenGracefulShutdown({ try await clock.sleep(for: wait) })) != nil else { break }
         }
-        await commit()
+        await saveDirty()
         client.shutdown()
     }
 
@@ -310,6 +339,7 @@ public actor BroadcastChannels: Service {
         }
         let wasOpen = channels[matchId]?.phase == .open
         if channels[matchId] != channel { dirty.insert(matchId) }
+        if !deliveries.isEmpty { awaitingOutbox.insert(matchId) }
         channels[matchId] = channel
         if wasOpen, channel.phase == .closing {
             logger.info("broadcast channel closing", metadata: ["match": "\(matchId)", "channel": "\(channel.channelId)"])

@@ -204,6 +204,7 @@ public actor LifecycleManager {
             // What was handed on finishes (or fails) before the error is reported: nothing runs on behind it.
             _ = try? await pipeline.finish()
             fanOutFailed(matchId)
+            await broadcast?.rollBack()
             throw error
         }
         matches[matchId]?.fanOutPending = false
@@ -471,7 +472,12 @@ public actor LifecycleManager {
         if let broadcast {
             // Channel mode: coalesced broadcasts and stale-date refreshes of the matches' channels.
             let (broadcasts, due) = await broadcast.tick(fresh: Set(matches.keys.filter { feedIsFresh($0, at: moment) }))
-            try await finish(broadcasts, ChangeSet())
+            do {
+                try await finish(broadcasts, ChangeSet())
+            } catch {
+                await broadcast.rollBack()  // not in the outbox: the channels broadcast them again at their next look
+                throw error
+            }
             await broadcast.commit()
             if let due { next = min(next ?? due, due) }
         }
