@@ -14,11 +14,14 @@ public final class MatchOwnership: Sendable {
         public let store: any ReplicaStore
         public let replicaId: String
         public let leaseTTL: Duration
+        /// This process, among any that use `replicaId` (`register`).
+        public let instance: String
 
-        public init(store: any ReplicaStore, replicaId: String, leaseTTL: Duration) {
+        public init(store: any ReplicaStore, replicaId: String, leaseTTL: Duration, instance: String = UUID().uuidString) {
             self.store = store
             self.replicaId = replicaId
             self.leaseTTL = leaseTTL
+            self.instance = instance
         }
     }
 
@@ -43,6 +46,40 @@ public final class MatchOwnership: Sendable {
     }
 
     public var isSolo: Bool { shared == nil }
+
+    /// Takes the replica id for this process, before it claims anything: two running replicas with one id would
+    /// each take the other's leases for their own. Another process's registration counts while its heartbeat
+    /// (every third of the lease TTL, `heartbeat`) is younger than the TTL; a process that died without letting
+    /// go (a crash, `kill -9`) stops counting after that, so this waits up to `patience` (a lease TTL and a
+    /// second, by default) before it refuses.
+    public func register(patience: Duration? = nil) async throws(ServiceError) {
+        guard let shared else { return }
+        let deadline = ContinuousClock.now + (patience ?? shared.leaseTTL + .seconds(1))
+        while true {
+            if try await heartbeat() { return }
+            guard ContinuousClock.now < deadline else { break }
+            try? await Task.sleep(for: min(.seconds(1), shared.leaseTTL / 3))
+        }
+        throw ServiceError(.conflict, "replica id '\(shared.replicaId)' is in use by another running matchcast "
+            + "(its heartbeat is younger than the lease TTL): give each replica its own --replica-id")
+    }
+
+    /// Refreshes this process's registration; false if another process runs under the replica id.
+    @discardableResult
+    public func heartbeat() async throws(ServiceError) -> Bool {
+        guard let shared else { return true }
+        do {
+            return try await shared.store.registerReplica(shared.replicaId, instance: shared.instance, ttl: shared.leaseTTL)
+        } catch {
+            throw ServiceError(.unavailable, "storage is unavailable (\(error.reason))")
+        }
+    }
+
+    /// Frees the replica id at a clean stop, for the next process at once.
+    public func unregister() async {
+        guard let shared else { return }
+        try? await shared.store.unregisterReplica(shared.replicaId, instance: shared.instance)
+    }
 
     /// True when this replica runs the match.
     public func holds(_ matchId: String) -> Bool {
