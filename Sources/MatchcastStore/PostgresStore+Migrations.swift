@@ -144,18 +144,7 @@ extension PostgresStore {
             )
             """,
         ]),
-        // Which process runs under each replica id: two running replicas configured with one id would both
-        // think they hold the same leases. `instance` is a nonce per process, `heartbeat_at` the server's clock.
-        Migration(name: "v5", statements: [
-            """
-            CREATE TABLE replica_instance (
-                replica_id text COLLATE "C" PRIMARY KEY,
-                instance text NOT NULL,
-                heartbeat_at timestamptz(3) NOT NULL
-            )
-            """,
-        ]),
-        // Later migrations go here (`v6`, ...).
+        // Later migrations go here (`v5`, ...).
     ]
 
     /// Applies the pending migrations, on a connection of its own (the client need not run yet).

@@ -169,34 +169,4 @@ extension PostgresStore: ReplicaStore {
             }
         }
     }
-
-    // MARK: Replica ids
-
-    public func registerReplica(_ replicaId: String, instance: String, ttl: Duration) async throws(StoreError) -> Bool {
-        guard !replicaId.isEmpty, !instance.isEmpty else { throw .invalid("a replica id and instance must not be empty") }
-        let logger = self.logger
-        let seconds = ttl.seconds
-        return try await withConnection("registering replica '\(replicaId)'") { connection -> Bool in
-            let rows = try await connection.query(
-                """
-                INSERT INTO replica_instance (replica_id, instance, heartbeat_at) VALUES (\(replicaId), \(instance), now())
-                ON CONFLICT (replica_id) DO UPDATE SET instance = EXCLUDED.instance, heartbeat_at = now()
-                WHERE replica_instance.instance = EXCLUDED.instance
-                   OR replica_instance.heartbeat_at <= now() - \(seconds) * interval '1 second'
-                RETURNING instance
-                """,
-                logger: logger
-            ).collect(String.self)
-            return !rows.isEmpty
-        }
-    }
-
-    public func unregisterReplica(_ replicaId: String, instance: String) async throws(StoreError) {
-        let logger = self.logger
-        try await withConnection("unregistering replica '\(replicaId)'") { connection in
-            try await connection.query(
-                "DELETE FROM replica_instance WHERE replica_id = \(replicaId) AND instance = \(instance)", logger: logger
-            ).consume()
-        }
-    }
 }

@@ -31,12 +31,6 @@ public protocol ReplicaStore: MatchcastStore, MatchLeases {
     /// Calls `onPost` with the match id of every command posted by any replica, until cancelled or the connection
     /// fails (then it throws: listen again).
     func listenForCommands(_ onPost: @escaping @Sendable (String) -> Void) async throws
-
-    /// Records that this process (`instance`, unique per process) runs as `replicaId`, or refreshes its
-    /// heartbeat; refused (false) while another instance's heartbeat under that id is younger than `ttl`.
-    func registerReplica(_ replicaId: String, instance: String, ttl: Duration) async throws(StoreError) -> Bool
-    /// Forgets this instance's registration (a clean stop: the id is free for the next process at once).
-    func unregisterReplica(_ replicaId: String, instance: String) async throws(StoreError)
 }
 
 /// The lease a write is made under: the owner and, per match, the generation it claimed.

@@ -28,10 +28,10 @@ final class BrokerReplica: Sendable {
         self.logURL = logURL
     }
 
-    /// Starts `serve` with `arguments` plus its own port, replica id (`replicaId`, or `name`) and webhook sink,
-    /// logging JSON to `directory/<name>.log`.
+    /// Starts `serve` with `arguments` plus its own port, replica id and webhook sink, logging JSON to
+    /// `directory/<name>.log`.
     static func start(
-        _ binary: URL, name: String, replicaId: String? = nil, arguments: [String], client: HTTPClient, log directory: URL
+        _ binary: URL, name: String, arguments: [String], client: HTTPClient, log directory: URL
     ) async throws -> BrokerReplica {
         let receiver = try await WebhookReceiver.start(secret: WebhookFixture.secret)
         do {
@@ -39,7 +39,7 @@ final class BrokerReplica: Sendable {
             let process = try MatchcastProcess.start(
                 binary,
                 ["serve"] + arguments + [
-                    "--port", "\(port)", "--replica-id", replicaId ?? name, "--sink", "webhook:" + receiver.url,
+                    "--port", "\(port)", "--replica-id", name, "--sink", "webhook:" + receiver.url,
                     "--webhook-secret", WebhookFixture.secretText, "--log-format", "json", "--log-level", "info",
                 ],
                 log: directory, name: name)

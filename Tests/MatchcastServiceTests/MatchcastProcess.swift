@@ -40,9 +40,6 @@ final class MatchcastProcess: @unchecked Sendable {
     /// Whether the process has not exited yet.
     var isRunning: Bool { process.isRunning }
 
-    /// The exit status, once it has exited.
-    var exitStatus: Int32? { process.isRunning ? nil : process.terminationStatus }
-
     /// SIGKILL: no handler runs, nothing is flushed.
     func kill() {
         guard process.isRunning else { return }

@@ -114,6 +114,33 @@ struct ReplicaRoutingTests {
         }
     }
 
+    @Test("two processes configured with one replica id are two lease owners: only one runs a match, the other's writes are fenced off")
+    func oneReplicaIdTwice() async throws {
+        try await Self.withStore { store in
+            let first = Replica("web-1", store: store, leaseTTL: .seconds(30))
+            let twin = Replica("web-1", store: store, leaseTTL: .seconds(30))
+            #expect(first.ownership.shared?.leaseOwner != twin.ownership.shared?.leaseOwner)
+            let match = "m-twins"
+            #expect(try await first.ownership.claim(match) == .gained(takenOver: false))
+            // With the replica id as the owner, the twin's claim read as a renewal of its own lease: both ran the match.
+            #expect(try await twin.ownership.claim(match) == .elsewhere)
+            #expect(await twin.ownership.renewAll().isEmpty)
+            #expect(!twin.ownership.holds(match))
+            // Nor can the twin write under the first's lease, even naming its generation.
+            let lease = try #require(try await store.leases().first { $0.matchId == match })
+            #expect(lease.owner == first.ownership.shared?.leaseOwner)
+            let twinOwner = try #require(twin.ownership.shared?.leaseOwner)
+            let device = try await first.device(pushToStart: ManagerFixtures.pushToStart(1))
+            _ = try await first.service.follow(deviceId: device, matchId: match)
+            try await first.service.lifecycle.ingest(ManagerFixtures.football(match, seq: 1), pollInterval: .seconds(10))
+            var update = try #require(first.sink.deliveries.first)
+            update.id = "dlv-twin"
+            await #expect(throws: StoreError.self) {
+                try await store.saveActivities([], enqueue: [update], fence: LeaseFence(owner: twinOwner, generations: [match: lease.generation]))
+            }
+        }
+    }
+
     @Test("a dead replica's match is taken over: its outbox resent, its activities brought up to date, its writes fenced off")
     func takeoverResendsAndFences() async throws {
         try await Self.withStore { store in

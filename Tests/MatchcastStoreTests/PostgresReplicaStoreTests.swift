@@ -30,26 +30,6 @@ struct PostgresReplicaStoreTests {
         }
     }
 
-    @Test("one process per replica id: another is refused while the first's heartbeat is younger than the TTL")
-    func oneProcessPerReplicaId() async throws {
-        try await PostgresTestServer.withFreshStore { store in
-            #expect(try await store.registerReplica("web-1", instance: "p1", ttl: .seconds(30)))
-            #expect(try await !store.registerReplica("web-1", instance: "p2", ttl: .seconds(30)), "the id is p1's")
-            #expect(try await store.registerReplica("web-1", instance: "p1", ttl: .seconds(30)), "p1's heartbeat")
-            #expect(try await store.registerReplica("web-2", instance: "p2", ttl: .seconds(30)), "another id is free")
-            // A clean stop frees the id at once; only its own registration can be taken back.
-            try await store.unregisterReplica("web-1", instance: "p2")
-            #expect(try await !store.registerReplica("web-1", instance: "p3", ttl: .seconds(30)))
-            try await store.unregisterReplica("web-1", instance: "p1")
-            #expect(try await store.registerReplica("web-1", instance: "p3", ttl: .seconds(30)))
-            // A process that died without a word: its registration stops counting once its heartbeat is a TTL old.
-            try await Task.sleep(for: .milliseconds(1200))
-            #expect(try await !store.registerReplica("web-1", instance: "p4", ttl: .seconds(30)))
-            #expect(try await store.registerReplica("web-1", instance: "p4", ttl: .seconds(1)))
-            await #expect(throws: StoreError.invalid) { try await store.registerReplica("", instance: "p5", ttl: .seconds(1)) }
-        }
-    }
-
     @Test("a fenced save writes only under the lease it names")
     func fencedSave() async throws {
         try await PostgresTestServer.withFreshStore { store in

@@ -100,14 +100,7 @@ struct BrokerRunner {
             throw ExitCode(2)
         }
         if let channels { await broker.useBroadcastChannels(channels) }
-        do {
-            try await broker.restore()
-        } catch {
-            // Another running replica uses this --replica-id: a configuration mistake, not an outage.
-            guard error.code == .conflict else { throw error }
-            StandardStreams.err("matchcast serve: \(error.message)")
-            throw ExitCode(2)
-        }
+        try await broker.restore()
         let app = buildApplication(
             service: broker.service,
             configuration: APIConfiguration(

@@ -55,7 +55,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "https://host:port instead of Apple's channel management endpoint.") var apnsChannelsEndpoint: String?
     @Option(help: "Broadcast channels (iOS 18): a live match with at least N followers gets one; 0 is off.")
     var broadcastMinFollowers: Int?
-    @Option(help: "This replica's name in the lease rows (PostgreSQL store); default <host>:<pid>.") var replicaId: String?
+    @Option(help: "This replica's name in logs and, with a nonce per process, in the lease rows (PostgreSQL store); default <host>:<pid>.") var replicaId: String?
     @Option(help: "Seconds a replica's match leases last unless renewed (PostgreSQL store).") var leaseTtl: Double?
     @Option(help: "text or json.") var logFormat: String?
     @Option(help: "trace ... critical.") var logLevel: String?

@@ -60,8 +60,6 @@ public struct Broker: Sendable {
     /// then persisted activities brought up to date.
     /// A replica restores nothing here: it takes its matches one by one as it gains their leases.
     public func restore() async throws(ServiceError) {
-        // A replica first takes its replica id: refused while another running process uses it.
-        try await service.lifecycle.ownership.register()
         guard service.lifecycle.ownership.isSolo else { return }
         try await relay.recover()
         try await service.lifecycle.restore()

@@ -14,14 +14,17 @@ public final class MatchOwnership: Sendable {
         public let store: any ReplicaStore
         public let replicaId: String
         public let leaseTTL: Duration
-        /// This process, among any that use `replicaId` (`register`).
-        public let instance: String
+        /// Who this process is in the lease rows and write fences: the replica id and a nonce of this process
+        /// (`web-1#5f3a09c1`). Two running processes configured with one replica id are then two owners, not one
+        /// that both renew: they never run the same match. A restarted process is a new owner too; it takes its
+        /// predecessor's matches once their leases expire, as any replica takes a dead one's.
+        public let leaseOwner: String
 
-        public init(store: any ReplicaStore, replicaId: String, leaseTTL: Duration, instance: String = UUID().uuidString) {
+        public init(store: any ReplicaStore, replicaId: String, leaseTTL: Duration) {
             self.store = store
             self.replicaId = replicaId
             self.leaseTTL = leaseTTL
-            self.instance = instance
+            leaseOwner = replicaId + "#" + String(UInt32.random(in: .min ... .max), radix: 16)
         }
     }
 
@@ -47,40 +50,6 @@ public final class MatchOwnership: Sendable {
 
     public var isSolo: Bool { shared == nil }
 
-    /// Takes the replica id for this process, before it claims anything: two running replicas with one id would
-    /// each take the other's leases for their own. Another process's registration counts while its heartbeat
-    /// (every third of the lease TTL, `heartbeat`) is younger than the TTL; a process that died without letting
-    /// go (a crash, `kill -9`) stops counting after that, so this waits up to `patience` (a lease TTL and a
-    /// second, by default) before it refuses.
-    public func register(patience: Duration? = nil) async throws(ServiceError) {
-        guard let shared else { return }
-        let deadline = ContinuousClock.now + (patience ?? shared.leaseTTL + .seconds(1))
-        while true {
-            if try await heartbeat() { return }
-            guard ContinuousClock.now < deadline else { break }
-            try? await Task.sleep(for: min(.seconds(1), shared.leaseTTL / 3))
-        }
-        throw ServiceError(.conflict, "replica id '\(shared.replicaId)' is in use by another running matchcast "
-            + "(its heartbeat is younger than the lease TTL): give each replica its own --replica-id")
-    }
-
-    /// Refreshes this process's registration; false if another process runs under the replica id.
-    @discardableResult
-    public func heartbeat() async throws(ServiceError) -> Bool {
-        guard let shared else { return true }
-        do {
-            return try await shared.store.registerReplica(shared.replicaId, instance: shared.instance, ttl: shared.leaseTTL)
-        } catch {
-            throw ServiceError(.unavailable, "storage is unavailable (\(error.reason))")
-        }
-    }
-
-    /// Frees the replica id at a clean stop, for the next process at once.
-    public func unregister() async {
-        guard let shared else { return }
-        try? await shared.store.unregisterReplica(shared.replicaId, instance: shared.instance)
-    }
-
     /// True when this replica runs the match.
     public func holds(_ matchId: String) -> Bool {
         shared == nil || held.withLock { $0[matchId] != nil }
@@ -98,13 +67,13 @@ public final class MatchOwnership: Sendable {
         let generations = held.withLock { held in
             Dictionary(matchIds.map { ($0, held[$0] ?? 0) }, uniquingKeysWith: { first, _ in first })
         }
-        return LeaseFence(owner: shared.replicaId, generations: generations)
+        return LeaseFence(owner: shared.leaseOwner, generations: generations)
     }
 
     /// Claims (or renews) the match's lease.
     public func claim(_ matchId: String) async throws(StoreError) -> Claim {
         guard let shared else { return .held }
-        guard let change = try await shared.store.claim(matchId: matchId, owner: shared.replicaId, ttl: shared.leaseTTL)
+        guard let change = try await shared.store.claim(matchId: matchId, owner: shared.leaseOwner, ttl: shared.leaseTTL)
         else {
             held.withLock { _ = $0.removeValue(forKey: matchId) }
             return .elsewhere
@@ -120,7 +89,7 @@ public final class MatchOwnership: Sendable {
         let asked = heldMatches
         let renewed: [MatchLease]
         do {
-            renewed = try await shared.store.renew(matchIds: asked, owner: shared.replicaId, ttl: shared.leaseTTL)
+            renewed = try await shared.store.renew(matchIds: asked, owner: shared.leaseOwner, ttl: shared.leaseTTL)
         } catch {
             // The database did not answer: keep the leases for now; the fence refuses writes if one expired and
             // moved, and the next renewal tells.
@@ -139,7 +108,7 @@ public final class MatchOwnership: Sendable {
     public func release(_ matchId: String) async {
         guard let shared else { return }
         held.withLock { _ = $0.removeValue(forKey: matchId) }
-        _ = try? await shared.store.release(matchId: matchId, owner: shared.replicaId)
+        _ = try? await shared.store.release(matchId: matchId, owner: shared.leaseOwner)
     }
 
     /// Forgets a match without touching the store (a fenced write found it lost).

@@ -45,7 +45,6 @@ public struct ReplicaCoordinator: Service {
             group.cancelAll()
         }
         for matchId in ownership.heldMatches { await ownership.release(matchId) }
-        await ownership.unregister()
         logger.info("replica let its matches go", metadata: ["replica": "\(shared.replicaId)"])
     }
 
@@ -60,22 +59,6 @@ public struct ReplicaCoordinator: Service {
     /// One round: renew, claim what needs a replica, let go of what is over.
     func leaseRound() async {
         guard let shared = ownership.shared else { return }
-        do {
-            guard try await ownership.heartbeat() else {
-                // Another process runs under this replica id (this one's heartbeat lapsed and it registered): its
-                // leases read as this one's, so only one of them may act. This one lets every match go.
-                logger.critical("replica id taken by another process: letting every match go, claiming none", metadata: [
-                    "replica": "\(shared.replicaId)",
-                ])
-                for matchId in ownership.heldMatches {
-                    ownership.lost(matchId)
-                    if matchId != Self.liveListLease { await service.lifecycle.release(matchId: matchId) }
-                }
-                return
-            }
-        } catch {
-            logger.error("replica heartbeat failed", metadata: ["error": "\(error)"])
-        }
         for matchId in await ownership.renewAll() where matchId != Self.liveListLease {
             logger.warning("match lease lost", metadata: ["match": "\(matchId)"])
             await service.lifecycle.release(matchId: matchId)
