@@ -112,9 +112,8 @@ public struct Delivery: Sendable, Hashable {
 /// target (APNs headers and payload, the same for every delivery of one update) once per run of
 /// deliveries that share it rather than once per delivery: the hot path of every sink.
 public struct DeliveryJSONWriter {
+    /// The common part `tail` was written from.
     private var tailCommon: Delivery.Common?
-    private var tailAPNs: APNsHeaders?
-    private var tailPayload: [UInt8] = []
     private var tail: [UInt8] = []
 
     public init() {}
@@ -122,25 +121,16 @@ public struct DeliveryJSONWriter {
     /// Appends `delivery` as one JSON object (no newline).
     public mutating func append(_ delivery: borrowing Delivery, to out: inout [UInt8]) {
         delivery.appendJSONHead(to: &out)
-        // Deliveries of one update share their common part: one pointer check, nothing compared.
+        // Deliveries of one update share their common part: one pointer check. Others (read back from the store,
+        // one common part each) compare headers and payload bytes, the payload's `==` a pointer check when shared.
         if tailCommon !== delivery.common {
-            if tailAPNs != delivery.apns || !Self.identical(tailPayload, delivery.payload.bytes) {
+            if tailCommon?.apns != delivery.apns || tailCommon?.payload.bytes != delivery.payload.bytes {
                 tail.removeAll(keepingCapacity: true)
                 delivery.appendJSONTail(to: &tail)
-                tailAPNs = delivery.apns
-                tailPayload = delivery.payload.bytes
             }
             tailCommon = delivery.common
         }
         out.append(contentsOf: tail)
-    }
-
-    /// The same bytes: one buffer (every delivery of an update shares its payload's), or equal contents.
-    private static func identical(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
-        let same = lhs.withUnsafeBufferPointer { l in
-            rhs.withUnsafeBufferPointer { r in l.baseAddress == r.baseAddress && l.count == r.count }
-        }
-        return same || lhs == rhs
     }
 }
 

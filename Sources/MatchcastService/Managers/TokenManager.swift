@@ -18,7 +18,9 @@ struct TokenManager: Sendable {
         try await access { try await $0.setPushToStartToken(record) }
         logger.info("push-to-start token set", metadata: ["device": "\(deviceId)", "token": "\(Redact.token(token))"])
         // Starts what waits for it.
-        try await tellMatches(.pushToStartTokenChanged, deviceId: deviceId)
+        try await tellMatches(.pushToStartTokenChanged, deviceId: deviceId) { lifecycle throws(ServiceError) in
+            try await lifecycle.pushToStartTokenChanged(deviceId: deviceId)
+        }
     }
 
     /// The environment of the device's push-to-start token, if it has one.
@@ -37,7 +39,9 @@ struct TokenManager: Sendable {
         let device = try await access { try await $0.removePushToStartToken(token: token) }
         if let device {
             // A start that went to it never reached the device: that activity waits for the next token.
-            try await tellMatches(.pushToStartTokenRejected, deviceId: device)
+            try await tellMatches(.pushToStartTokenRejected, deviceId: device) { lifecycle throws(ServiceError) in
+                try await lifecycle.pushToStartTokenRejected(deviceId: device)
+            }
         }
         let known = endedActivity || device != nil
         logger.notice("token invalidated", metadata: [
@@ -46,14 +50,12 @@ struct TokenManager: Sendable {
         return known
     }
 
-    /// A change to the device's push-to-start token, told to the lifecycle here for the matches this replica runs
-    /// and posted to the owners of the device's other followed matches.
-    private func tellMatches(_ kind: MatchCommand.Kind, deviceId: String) async throws(ServiceError) {
-        switch kind {
-        case .pushToStartTokenChanged: try await router.lifecycle.pushToStartTokenChanged(deviceId: deviceId)
-        case .pushToStartTokenRejected: try await router.lifecycle.pushToStartTokenRejected(deviceId: deviceId)
-        default: preconditionFailure("not a push-to-start token command: \(kind)")
-        }
+    /// A change to the device's push-to-start token: `here` tells this replica's lifecycle (the matches it runs),
+    /// and `kind` is posted to the owners of the device's other followed matches (`MatchRouter.execute` runs it).
+    private func tellMatches(
+        _ kind: MatchCommand.Kind, deviceId: String, here: (LifecycleManager) async throws(ServiceError) -> Void
+    ) async throws(ServiceError) {
+        try await here(router.lifecycle)
         guard !router.ownership.isSolo else { return }
         for follow in try await access({ try await $0.follows(deviceId: deviceId) }) where !router.ownership.holds(follow.matchId) {
             try await router.post(MatchCommand(kind, matchId: follow.matchId, deviceId: deviceId))
