@@ -3,10 +3,11 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Synchronization
 
 /// A loopback TCP port held by a socket that is bound but never listens: a connection to it is refused at once,
 /// and no other server (another test's, running in parallel) can take the port while it is held.
-/// `free()` gives back a port that was free a moment ago, for a child process that must bind it itself.
+/// `free()` gives a port for a child process that must bind it itself.
 public final class ReservedPort: Sendable {
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
@@ -15,7 +16,12 @@ public final class ReservedPort: Sendable {
     public let port: Int
     private let socket: Int32
 
-    public init() throws {
+    /// Holds a port the kernel picks (from its ephemeral range).
+    public convenience init() throws {
+        try self.init(port: 0)
+    }
+
+    private init(port wanted: Int) throws {
         #if canImport(Glibc)
         let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
@@ -25,7 +31,7 @@ public final class ReservedPort: Sendable {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
+        address.sin_port = in_port_t(UInt16(wanted)).bigEndian
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let named = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
@@ -42,8 +48,18 @@ public final class ReservedPort: Sendable {
 
     deinit { close(socket) }
 
-    /// A port nothing held a moment ago (bound to 0, read, let go).
+    /// A port for a child process to bind: bindable a moment ago, never handed out twice by this process, and
+    /// outside the kernel's ephemeral ranges (Linux 32768–60999, macOS 49152–65535). A port the kernel picked would
+    /// be let go before the child binds it, and any server of this process binding port 0 meanwhile (tests run in
+    /// parallel) could be given the same one: the child then fails with "Address already in use".
     public static func free() throws -> Int {
-        try ReservedPort().port
+        for _ in 0..<1000 {
+            let port = Int.random(in: 20_000..<32_768)
+            guard handedOut.withLock({ $0.insert(port).inserted }) else { continue }
+            if let probe = try? ReservedPort(port: port) { return probe.port }  // bound, then let go with `probe`
+        }
+        throw Failure(description: "no free loopback port in 20000-32767")
     }
+
+    private static let handedOut = Mutex<Set<Int>>([])
 }
