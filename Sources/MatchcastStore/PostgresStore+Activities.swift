@@ -42,67 +42,47 @@ extension PostgresStore {
         try await activities("reading open activities", "WHERE phase <> 'ended' ORDER BY id", nil)
     }
 
-    // MARK: Rows
+    // MARK: Reading
 
-    /// The activities a fixed clause selects, with at most one bound text (`$1`).
+    typealias ActivityColumns = (
+        String, String, String, String, String, String?, Int64, Int64?, Int64?, Int64?, Int64?, Int64?, Int64?, Bool,
+        Int64?, String?, Date
+    )
+
+    /// The activities a fixed clause selects, with at most one bound text (`$1`), and the contents they refer to,
+    /// each read once.
     private func activities(_ what: String, _ clause: String, _ argument: String?) async throws(StoreError) -> [ActivityRecord] {
         let logger = self.logger
-        let rows = try await withConnection(what) { connection in
+        let (rows, contentRows) = try await withConnection(what) { connection in
             var bindings = PostgresBindings()
             if let argument { bindings.append(argument) }
-            return try await connection.query(
+            let rows = try await connection.query(
                 PostgresQuery(
-                    unsafeSQL: "SELECT id, device_id, match_id, environment, lifecycle, updated_at FROM activity " + clause,
+                    unsafeSQL: """
+                        SELECT id, device_id, match_id, environment, phase, update_token, last_timestamp, sent_content,
+                            sent_at, sent_stale_date, started_at, held_content, held_staleness, end_held, final_content,
+                            channel_id, updated_at
+                        FROM activity
+                        """ + " " + clause,
                     binds: bindings),
                 logger: logger
-            ).collect((String, String, String, String, String, Date).self)
+            ).collect(ActivityColumns.self)
+            var ids = Set<Int64>()
+            for row in rows {
+                for id in [row.7, row.11, row.14] { if let id { ids.insert(id) } }
+            }
+            guard !ids.isEmpty else { return (rows, [(Int64, String)]()) }
+            let contents = try await connection.query(
+                "SELECT id, content FROM content_state WHERE id = ANY(\(Array(ids)))", logger: logger
+            ).collect((Int64, String).self)
+            return (rows, contents)
         }
+        var contents = LoadedContents()
+        for (id, text) in contentRows { try contents.add(id: id, text: text) }
         var records: [ActivityRecord] = []
         records.reserveCapacity(rows.count)
-        for row in rows { records.append(try ActivityRecord(column: row)) }
+        for row in rows { records.append(try ActivityRecord(columns: row, contents: contents)) }
         return records
-    }
-
-    /// An activity ready for SQL: validated, the lifecycle already encoded.
-    struct ActivityRow: Sendable {
-        var record: ActivityRecord
-        var lifecycle: String
-
-        init(_ record: ActivityRecord) throws(StoreError) {
-            try record.validate()
-            self.record = record
-            lifecycle = try JSONColumn.encode(record.lifecycle, "lifecycle of activity '\(record.activityId)'")
-        }
-    }
-
-    /// Inserts or replaces one activity, inside the caller's transaction.
-    static func upsert(_ row: ActivityRow, _ connection: PostgresConnection, logger: Logger) async throws {
-        let record = row.record
-        if record.isOpen, let token = record.updateToken {
-            // The unique index on open tokens is the backstop for two writers at once; this names the holder.
-            let holder = try await connection.query(
-                """
-                SELECT id FROM activity
-                WHERE update_token = \(token) AND phase <> 'ended' AND id <> \(record.activityId) LIMIT 1
-                """,
-                logger: logger
-            ).collect(String.self).first
-            if let holder {
-                throw StoreError.conflict("update token \(StoreError.redacted(token)) is held by open activity '\(holder)'")
-            }
-        }
-        try await connection.query(
-            """
-            INSERT INTO activity (id, device_id, match_id, environment, phase, update_token, lifecycle, updated_at)
-            VALUES (\(record.activityId), \(record.deviceId), \(record.matchId), \(record.environment.rawValue),
-                    \(record.phase.rawValue), \(record.updateToken), \(row.lifecycle), \(record.updatedAt.storedPrecision))
-            ON CONFLICT (id) DO UPDATE SET
-                device_id = excluded.device_id, match_id = excluded.match_id, environment = excluded.environment,
-                phase = excluded.phase, update_token = excluded.update_token, lifecycle = excluded.lifecycle,
-                updated_at = excluded.updated_at
-            """,
-            logger: logger
-        ).consume()
     }
 
     /// Checks that every device exists, in one query, naming the first missing one.
@@ -120,16 +100,24 @@ extension PostgresStore {
 }
 
 extension ActivityRecord {
-    /// A record from `id, device_id, match_id, environment, lifecycle, updated_at`.
-    init(column row: (String, String, String, String, String, Date)) throws(StoreError) {
-        let lifecycle = try JSONColumn.decode(ActivityLifecycle.self, from: row.4, "lifecycle of activity '\(row.0)'")
+    /// A record from `PostgresStore.ActivityColumns`.
+    init(columns row: PostgresStore.ActivityColumns, contents: LoadedContents) throws(StoreError) {
+        let id = row.0
+        guard let phase = ActivityLifecycle.Phase(rawValue: row.4) else {
+            throw .corrupt("stored activity '\(id)' has an unknown phase")
+        }
+        let stored = ActivityLifecycle.Stored(
+            phase: phase, updateToken: row.5, lastTimestamp: Int(row.6), sent: try contents.box(row.7, of: id),
+            sentAt: row.8.map(Int.init), sentStaleDate: row.9.map(Int.init), startedAt: row.10.map(Int.init),
+            held: try contents.box(row.11, of: id), heldStaleness: row.12, endHeld: row.13,
+            final: try contents.box(row.14, of: id), channelId: row.15)
         self.init(
-            activityId: row.0, deviceId: row.1, matchId: row.2, environment: try APNsEnvironment(column: row.3),
-            lifecycle: lifecycle, updatedAt: row.5.readBack)
+            activityId: id, deviceId: row.1, matchId: row.2, environment: try APNsEnvironment(column: row.3),
+            lifecycle: ActivityLifecycle(activityId: id, matchId: row.2, stored: stored), updatedAt: row.16.readBack)
         do {
             try validate()
         } catch {
-            throw StoreError.corrupt("stored activity '\(row.0)': \(error.message)")
+            throw StoreError.corrupt("stored activity '\(id)': \(error.message)")
         }
     }
 }

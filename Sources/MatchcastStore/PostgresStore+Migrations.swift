@@ -144,7 +144,83 @@ extension PostgresStore {
             )
             """,
         ]),
-        // Later migrations go here (`v5`, ...).
+        // Compact activities and a shared outbox payload, as SQLite's v4: `content_state` keeps each distinct content
+        // of a match once and activities refer to it; the lifecycle moves from JSON into columns (dates in whole Unix
+        // seconds, the held staleness in nanoseconds); `outbox_payload` keeps the match, headers and payload of queued
+        // deliveries once per distinct payload, and an `outbox` row names its target and payload (a row queued before
+        // v5 keeps its whole delivery in `delivery`).
+        Migration(name: "v5", statements: [
+            """
+            CREATE TABLE content_state (
+                id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                match_id text COLLATE "C" NOT NULL,
+                content text NOT NULL
+            )
+            """,
+            "CREATE UNIQUE INDEX content_state_on_match_content ON content_state (match_id, md5(content))",
+            """
+            INSERT INTO content_state (match_id, content)
+            SELECT DISTINCT match_id, content FROM (
+                SELECT match_id, (lifecycle::json -> 'sentContent')::text AS content FROM activity
+                UNION ALL SELECT match_id, (lifecycle::json -> 'held')::text FROM activity
+                UNION ALL SELECT match_id, (lifecycle::json -> 'finalContent')::text FROM activity
+            ) AS c WHERE content IS NOT NULL AND content <> 'null'
+            ON CONFLICT DO NOTHING
+            """,
+            """
+            ALTER TABLE activity
+                ADD COLUMN last_timestamp bigint NOT NULL DEFAULT 0,
+                ADD COLUMN sent_content bigint,
+                ADD COLUMN sent_at bigint,
+                ADD COLUMN sent_stale_date bigint,
+                ADD COLUMN started_at bigint,
+                ADD COLUMN held_content bigint,
+                ADD COLUMN held_staleness bigint,
+                ADD COLUMN end_held boolean NOT NULL DEFAULT false,
+                ADD COLUMN final_content bigint,
+                ADD COLUMN channel_id text
+            """,
+            """
+            UPDATE activity AS a SET
+                last_timestamp = COALESCE((l.j ->> 'lastTimestamp')::bigint, 0),
+                sent_content = (SELECT c.id FROM content_state c
+                    WHERE c.match_id = a.match_id AND md5(c.content) = md5((l.j -> 'sentContent')::text)),
+                sent_at = extract(epoch FROM (l.j ->> 'sentAt')::timestamptz)::bigint,
+                sent_stale_date = (l.j ->> 'sentStaleDate')::bigint,
+                started_at = extract(epoch FROM (l.j ->> 'startedAt')::timestamptz)::bigint,
+                held_content = (SELECT c.id FROM content_state c
+                    WHERE c.match_id = a.match_id AND md5(c.content) = md5((l.j -> 'held')::text)),
+                held_staleness = CASE WHEN json_typeof(l.j -> 'heldStaleness') = 'array' THEN
+                    round(((l.j -> 'heldStaleness' ->> 0)::numeric * 18446744073709551616
+                        + (l.j -> 'heldStaleness' ->> 1)::numeric) / 1000000000)::bigint END,
+                end_held = COALESCE((l.j ->> 'endHeld')::boolean, false),
+                final_content = (SELECT c.id FROM content_state c
+                    WHERE c.match_id = a.match_id AND md5(c.content) = md5((l.j -> 'finalContent')::text)),
+                channel_id = l.j ->> 'channelId'
+            FROM (SELECT id, lifecycle::json AS j FROM activity) AS l
+            WHERE l.id = a.id
+            """,
+            "ALTER TABLE activity DROP COLUMN lifecycle",
+            """
+            CREATE TABLE outbox_payload (
+                id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                match_id text COLLATE "C" NOT NULL,
+                push_type text NOT NULL,
+                topic text NOT NULL,
+                priority integer NOT NULL,
+                expiration bigint NOT NULL,
+                payload bytea NOT NULL
+            )
+            """,
+            """
+            ALTER TABLE outbox
+                ALTER COLUMN delivery DROP NOT NULL,
+                ADD COLUMN target_kind text,
+                ADD COLUMN target_value text,
+                ADD COLUMN payload_id bigint
+            """,
+        ]),
+        // Later migrations go here (`v6`, ...).
     ]
 
     /// Applies the pending migrations, on a connection of its own (the client need not run yet).

@@ -3,62 +3,73 @@ import MatchcastCore
 import PostgresNIO
 
 extension PostgresStore {
-    public func saveActivities(_ records: [ActivityRecord], enqueue deliveries: [Delivery]) async throws(StoreError) {
-        try await saveActivities(records, enqueue: deliveries, fence: nil)
-    }
-
-    /// With a fence, the transaction first takes the leases' rows (`FOR SHARE`: a takeover waits for it, and it
-    /// for a takeover) and writes nothing unless each is still the fence's owner and generation.
-    func saveActivities(_ records: [ActivityRecord], enqueue deliveries: [Delivery], fence: LeaseFence?) async throws(StoreError) {
-        guard !records.isEmpty || !deliveries.isEmpty else { return }
-        // Validate and encode before taking a connection: the transaction only runs SQL.
-        var rows: [ActivityRow] = []
-        rows.reserveCapacity(records.count)
-        for record in records { rows.append(try ActivityRow(record)) }
-        let queued = deliveries.map(QueuedRow.init)
-        let logger = self.logger
-        let what = deliveries.isEmpty
-            ? (records.count == 1 ? "saving an activity" : "saving \(records.count) activities")
-            : "saving \(records.count) activities with \(deliveries.count) deliveries"
-        try await transaction(what) { [rows] connection in
-            if let fence { try await Self.checkFence(fence, connection, logger: logger) }
-            try await Self.requireDevices(rows.map(\.record.deviceId), connection, logger: logger)
-            for row in rows {
-                try await Self.upsert(row, connection, logger: logger)
-            }
-            for row in queued {
-                // A newer delivery for the same (activity, event) replaces the queued one and queues anew
-                // (a new `seq`); so does one whose id is already queued.
-                try await connection.query(
-                    """
-                    DELETE FROM outbox
-                    WHERE (activity_id = \(row.activityId) AND event = \(row.event)) OR delivery_id = \(row.deliveryId)
-                    """,
-                    logger: logger
-                ).consume()
-                try await connection.query(
-                    """
-                    INSERT INTO outbox (activity_id, event, delivery_id, delivery, match_id)
-                    VALUES (\(row.activityId), \(row.event), \(row.deliveryId), \(row.bytes), \(row.matchId))
-                    """,
-                    logger: logger
-                ).consume()
-            }
-        }
-    }
-
     public func queuedDeliveries(limit: Int) async throws(StoreError) -> [Delivery] {
         guard limit > 0 else { return [] }
+        return try await queuedDeliveries("reading queued deliveries", "ORDER BY seq LIMIT $1", .limit(limit))
+    }
+
+    /// The queued deliveries a fixed clause selects (`$1`: the bound value), the deliveries of one stored payload
+    /// sharing it.
+    func queuedDeliveries(_ what: String, _ clause: String, _ argument: QueueArgument) async throws(StoreError) -> [Delivery] {
         let logger = self.logger
-        let rows = try await withConnection("reading queued deliveries") { connection in
-            try await connection.query(
-                "SELECT delivery_id, delivery FROM outbox ORDER BY seq LIMIT \(limit)", logger: logger
-            ).collect((String, Data).self)
+        let (rows, payloadRows) = try await withConnection(what) { connection in
+            var bindings = PostgresBindings()
+            switch argument {
+            case .limit(let limit): bindings.append(limit)
+            case .matchId(let matchId): bindings.append(matchId)
+            }
+            let rows = try await connection.query(
+                PostgresQuery(
+                    unsafeSQL: "SELECT delivery_id, activity_id, target_kind, target_value, payload_id, delivery FROM outbox "
+                        + clause,
+                    binds: bindings),
+                logger: logger
+            ).collect((String, String, String?, String?, Int64?, Data?).self)
+            let ids = Array(Set(rows.compactMap(\.4)))
+            guard !ids.isEmpty else { return (rows, [(Int64, String, String, String, Int, Int64, Data)]()) }
+            let payloads = try await connection.query(
+                """
+                SELECT id, match_id, push_type, topic, priority, expiration, payload FROM outbox_payload
+                WHERE id = ANY(\(ids))
+                """,
+                logger: logger
+            ).collect((Int64, String, String, String, Int, Int64, Data).self)
+            return (rows, payloads)
+        }
+        var templates: [Int64: Delivery] = [:]
+        for row in payloadRows {
+            let payload: PushPayload
+            do {
+                payload = try PushPayload(encoded: Array(row.6))
+            } catch {
+                throw .corrupt("stored outbox payload \(row.0): \(error)")
+            }
+            templates[row.0] = Delivery(
+                id: "", matchId: row.1, activityId: "", target: PushTarget(kind: .updateToken, value: ""),
+                apns: APNsHeaders(topic: row.3, priority: row.4, expiration: Int(row.5), pushType: row.2), payload: payload)
         }
         var deliveries: [Delivery] = []
         deliveries.reserveCapacity(rows.count)
-        for (id, bytes) in rows { deliveries.append(try Self.delivery(id: id, bytes, "queued delivery")) }
+        for row in rows {
+            if let payloadId = row.4 {
+                guard let template = templates[payloadId], let kindText = row.2, let kind = PushTarget.Kind(rawValue: kindText),
+                      let value = row.3 else {
+                    throw .corrupt("queued delivery '\(row.0)' has no usable target or payload")
+                }
+                deliveries.append(Delivery(
+                    id: row.0, activityId: row.1, target: PushTarget(kind: kind, value: value), sharingWith: template))
+            } else {
+                // Queued before v5: the whole delivery, as it was written.
+                guard let bytes = row.5 else { throw .corrupt("queued delivery '\(row.0)' has neither payload nor delivery") }
+                deliveries.append(try Self.delivery(id: row.0, bytes, "queued delivery"))
+            }
+        }
         return deliveries
+    }
+
+    enum QueueArgument: Sendable {
+        case limit(Int)
+        case matchId(String)
     }
 
     public func removeQueuedDeliveries(ids: [String]) async throws(StoreError) {
@@ -66,6 +77,17 @@ extension PostgresStore {
         let logger = self.logger
         try await withConnection("removing \(ids.count) queued deliveries") { connection in
             try await connection.query("DELETE FROM outbox WHERE delivery_id = ANY(\(ids))", logger: logger).consume()
+            // Payloads no queued delivery refers to: looked for once the outbox is empty or many have gathered. One
+            // statement, so a payload another replica is queueing deliveries for is seen with them or not at all.
+            let (payloads, queued) = try await connection.query(
+                "SELECT (SELECT count(*) FROM outbox_payload), EXISTS (SELECT 1 FROM outbox)", logger: logger
+            ).collect((Int64, Bool).self).first ?? (Int64(0), true)
+            if !queued || payloads > 4096 {
+                try await connection.query(
+                    "DELETE FROM outbox_payload p WHERE NOT EXISTS (SELECT 1 FROM outbox o WHERE o.payload_id = p.id)",
+                    logger: logger
+                ).consume()
+            }
         }
     }
 
@@ -117,23 +139,6 @@ extension PostgresStore {
                 recordedAt: row.5.readBack))
         }
         return letters
-    }
-
-    /// A queued delivery ready for SQL.
-    private struct QueuedRow: Sendable {
-        var activityId: String
-        var matchId: String
-        var event: String
-        var deliveryId: String
-        var bytes: Data
-
-        init(_ delivery: Delivery) {
-            activityId = delivery.activityId
-            matchId = delivery.matchId
-            event = delivery.event.rawValue
-            deliveryId = delivery.id
-            bytes = Data(delivery.jsonBytes())
-        }
     }
 
     static func delivery(id: String, _ bytes: Data, _ what: String) throws(StoreError) -> Delivery {

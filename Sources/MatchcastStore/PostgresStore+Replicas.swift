@@ -35,16 +35,8 @@ extension PostgresStore: ReplicaStore {
     }
 
     public func queuedDeliveries(matchId: String) async throws(StoreError) -> [Delivery] {
-        let logger = self.logger
-        let rows = try await withConnection("reading the queued deliveries of match '\(matchId)'") { connection in
-            try await connection.query(
-                "SELECT delivery_id, delivery FROM outbox WHERE match_id = \(matchId) ORDER BY seq", logger: logger
-            ).collect((String, Data).self)
-        }
-        var deliveries: [Delivery] = []
-        deliveries.reserveCapacity(rows.count)
-        for (id, bytes) in rows { deliveries.append(try Self.delivery(id: id, bytes, "queued delivery")) }
-        return deliveries
+        try await queuedDeliveries(
+            "reading the queued deliveries of match '\(matchId)'", "WHERE match_id = $1 ORDER BY seq", .matchId(matchId))
     }
 
     public func matchesNeedingOwner() async throws(StoreError) -> [String] {

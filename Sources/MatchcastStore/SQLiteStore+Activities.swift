@@ -1,3 +1,5 @@
+import Foundation
+import MatchcastCore
 internal import GRDB
 
 extension SQLiteStore {
@@ -7,56 +9,34 @@ extension SQLiteStore {
 
     public func saveActivities(_ records: [ActivityRecord]) async throws(StoreError) {
         guard !records.isEmpty else { return }
-        let rows = try Self.rows(records)
-        try await write(records.count == 1 ? "saving an activity" : "saving \(records.count) activities") { [rows] db in
-            for row in rows {
-                try Self.upsert(row, db)
-            }
+        let batch = try ActivityBatch(records)
+        try await write(records.count == 1 ? "saving an activity" : "saving \(records.count) activities") { db in
+            try batch.write(db)
         }
-    }
-
-    /// Encoded before taking the write lock: the transaction only runs SQL.
-    static func rows(_ records: [ActivityRecord]) throws(StoreError) -> [ActivityRow] {
-        var rows: [ActivityRow] = []
-        rows.reserveCapacity(records.count)
-        for record in records {
-            try record.validate()
-            rows.append(ActivityRow(
-                record: record, lifecycle: try JSONColumn.encode(record.lifecycle, "lifecycle of activity '\(record.activityId)'")))
-        }
-        return rows
     }
 
     public func activity(id: String) async throws(StoreError) -> ActivityRecord? {
         try await read("reading an activity") { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM activity WHERE id = ?", arguments: [id]).map(ActivityRecord.init(row:))
+            try Self.activities(db, "WHERE id = ?", [id]).first
         }
     }
 
     public func activities(matchId: String) async throws(StoreError) -> [ActivityRecord] {
         try await read("reading a match's activities") { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM activity WHERE matchId = ? ORDER BY id", arguments: [matchId])
-                .map(ActivityRecord.init(row:))
+            try Self.activities(db, "WHERE matchId = ? ORDER BY id", [matchId])
         }
     }
 
     public func activities(deviceId: String) async throws(StoreError) -> [ActivityRecord] {
         try await read("reading a device's activities") { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM activity WHERE deviceId = ? ORDER BY id", arguments: [deviceId])
-                .map(ActivityRecord.init(row:))
+            try Self.activities(db, "WHERE deviceId = ? ORDER BY id", [deviceId])
         }
     }
 
     public func activity(updateToken: String) async throws(StoreError) -> ActivityRecord? {
         try await read("finding an activity by update token") { db in
-            try Row.fetchOne(
-                db,
-                sql: """
-                    SELECT * FROM activity WHERE updateToken = ?
-                    ORDER BY phase = 'ended', updatedAt DESC, id LIMIT 1
-                    """,
-                arguments: [updateToken]
-            ).map(ActivityRecord.init(row:))
+            try Self.activities(db, "WHERE updateToken = ? ORDER BY phase = 'ended', updatedAt DESC, id LIMIT 1", [updateToken])
+                .first
         }
     }
 
@@ -70,21 +50,123 @@ extension SQLiteStore {
 
     public func openActivities() async throws(StoreError) -> [ActivityRecord] {
         try await read("reading open activities") { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM activity WHERE phase <> 'ended' ORDER BY id").map(ActivityRecord.init(row:))
+            try Self.activities(db, "WHERE phase <> 'ended' ORDER BY id", [])
         }
     }
 
-    // MARK: Writing one row
+    // MARK: Reading
 
-    /// An activity ready for SQL: the lifecycle already encoded.
-    struct ActivityRow: Sendable {
-        var record: ActivityRecord
-        var lifecycle: String
+    /// The columns `ActivityRecord(row:contents:)` reads, in its order.
+    static let activityColumns = """
+        id, deviceId, matchId, environment, phase, updateToken, lastTimestamp, sentContent, sentAt, sentStaleDate,
+        startedAt, heldContent, heldStaleness, endHeld, finalContent, channelId, updatedAt
+        """
+
+    /// The activities a clause selects, with the contents they refer to read once each.
+    static func activities(_ db: Database, _ clause: String, _ arguments: StatementArguments) throws -> [ActivityRecord] {
+        let rows = try Row.fetchAll(db, sql: "SELECT \(activityColumns) FROM activity \(clause)", arguments: arguments)
+        guard !rows.isEmpty else { return [] }
+        var ids = Set<Int64>()
+        for row in rows {
+            for column in [7, 11, 14] { if let id: Int64 = try row.decode(atIndex: column) { ids.insert(id) } }
+        }
+        var contents = LoadedContents()
+        if !ids.isEmpty {
+            let list = "[" + ids.map(String.init).joined(separator: ",") + "]"
+            for content in try Row.fetchAll(
+                db, sql: "SELECT id, content FROM contentState WHERE id IN (SELECT value FROM json_each(?))", arguments: [list]) {
+                try contents.add(id: content.decode(atIndex: 0), text: content.decode(atIndex: 1))
+            }
+        }
+        var records: [ActivityRecord] = []
+        records.reserveCapacity(rows.count)
+        for row in rows { records.append(try ActivityRecord(row: row, contents: contents)) }
+        return records
+    }
+}
+
+/// Activity records ready for SQL: validated, their contents encoded once each. Built before the write lock is
+/// taken, so the transaction only runs SQL.
+struct ActivityBatch: Sendable {
+    let records: [ActivityRecord]
+    let contents: StoredContents
+
+    init(_ records: [ActivityRecord]) throws(StoreError) {
+        self.records = records
+        contents = try StoredContents(records)
     }
 
-    static func upsert(_ row: ActivityRow, _ db: Database) throws {
-        let record = row.record
-        try requireDevice(record.deviceId, db)
+    /// The fan-out case: the stored row keeps its device, match, environment and token, and only the lifecycle moves
+    /// on. One statement, no lookups; the unique index on open tokens stays the backstop.
+    static let updateSQL = """
+        UPDATE activity SET
+            phase = ?, lastTimestamp = ?, sentContent = ?, sentAt = ?, sentStaleDate = ?, startedAt = ?,
+            heldContent = ?, heldStaleness = ?, endHeld = ?, finalContent = ?, channelId = ?, updatedAt = ?
+        WHERE id = ? AND deviceId = ? AND matchId = ? AND environment = ? AND updateToken IS ?
+        """
+
+    static let upsertSQL = """
+        INSERT INTO activity (
+            phase, lastTimestamp, sentContent, sentAt, sentStaleDate, startedAt,
+            heldContent, heldStaleness, endHeld, finalContent, channelId, updatedAt,
+            id, deviceId, matchId, environment, updateToken)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (id) DO UPDATE SET
+            deviceId = excluded.deviceId, matchId = excluded.matchId, environment = excluded.environment,
+            phase = excluded.phase, updateToken = excluded.updateToken, lastTimestamp = excluded.lastTimestamp,
+            sentContent = excluded.sentContent, sentAt = excluded.sentAt, sentStaleDate = excluded.sentStaleDate,
+            startedAt = excluded.startedAt, heldContent = excluded.heldContent, heldStaleness = excluded.heldStaleness,
+            endHeld = excluded.endHeld, finalContent = excluded.finalContent, channelId = excluded.channelId,
+            updatedAt = excluded.updatedAt
+        """
+
+    /// Writes every record, in order, inside the caller's transaction.
+    func write(_ db: Database) throws {
+        let contentIds = try Self.contentIds(contents.entries, db)
+        let update = try db.cachedStatement(sql: Self.updateSQL)
+        var lastDate: Date?
+        var lastDateValue = DatabaseValue.null
+        for position in records.indices {
+            let refs = contents.refs[position]
+            let stored = contents.stored[position]
+            let updatedAt = records[position].updatedAt
+            if updatedAt != lastDate {
+                lastDate = updatedAt
+                lastDateValue = updatedAt.databaseValue
+            }
+            func id(_ ref: Int32) -> Int64? { ref < 0 ? nil : contentIds[Int(ref)] }
+            let arguments: StatementArguments = [
+                stored.phase.rawValue, stored.lastTimestamp, id(refs.sent), stored.sentAt, stored.sentStaleDate,
+                stored.startedAt, id(refs.held), stored.heldStaleness, stored.endHeld, id(refs.final), stored.channelId,
+                lastDateValue,
+                records[position].activityId, records[position].deviceId, records[position].matchId,
+                records[position].environment.rawValue, stored.updateToken,
+            ]
+            update.setUncheckedArguments(arguments)
+            do {
+                try update.execute()
+            } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+                // Reopened while another open activity holds its token: the index refused it; name the holder.
+                try Self.checkToken(records[position], db)
+                throw error
+            }
+            if db.changesCount == 1 { continue }
+            try Self.insertOrReplace(records[position], arguments, db)
+        }
+    }
+
+    /// A new activity, or one whose device, match, environment or token changes: the device must exist and the
+    /// token must not be held by another open activity.
+    private static func insertOrReplace(_ record: ActivityRecord, _ arguments: StatementArguments, _ db: Database) throws {
+        try SQLiteStore.requireDevice(record.deviceId, db)
+        try checkToken(record, db)
+        let upsert = try db.cachedStatement(sql: upsertSQL)
+        upsert.setUncheckedArguments(arguments)
+        try upsert.execute()
+    }
+
+    /// `.conflict`, naming the holder, when the record is open and another open activity holds its token.
+    private static func checkToken(_ record: ActivityRecord, _ db: Database) throws {
         if record.isOpen, let token = record.updateToken,
            let holder = try String.fetchOne(
                db,
@@ -92,18 +174,23 @@ extension SQLiteStore {
                arguments: [token, record.activityId]) {
             throw StoreError.conflict("update token \(StoreError.redacted(token)) is held by open activity '\(holder)'")
         }
-        try db.execute(
-            sql: """
-                INSERT INTO activity (id, deviceId, matchId, environment, phase, updateToken, lifecycle, updatedAt)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (id) DO UPDATE SET
-                    deviceId = excluded.deviceId, matchId = excluded.matchId, environment = excluded.environment,
-                    phase = excluded.phase, updateToken = excluded.updateToken, lifecycle = excluded.lifecycle,
-                    updatedAt = excluded.updatedAt
-                """,
-            arguments: [
-                record.activityId, record.deviceId, record.matchId, record.environment.rawValue,
-                record.phase.rawValue, record.updateToken, row.lifecycle, record.updatedAt,
-            ])
+    }
+
+    /// The id of each distinct content's row, added when the match has no row with that text yet.
+    private static func contentIds(_ entries: [StoredContents.Entry], _ db: Database) throws -> [Int64] {
+        guard !entries.isEmpty else { return [] }
+        let insert = try db.cachedStatement(
+            sql: "INSERT INTO contentState (matchId, content) VALUES (?, ?) ON CONFLICT (matchId, content) DO NOTHING")
+        let find = try db.cachedStatement(sql: "SELECT id FROM contentState WHERE matchId = ? AND content = ?")
+        var ids: [Int64] = []
+        ids.reserveCapacity(entries.count)
+        for entry in entries {
+            try insert.execute(arguments: [entry.matchId, entry.text])
+            guard let id = try Int64.fetchOne(find, arguments: [entry.matchId, entry.text]) else {
+                throw StoreError.database("a content-state row of match '\(entry.matchId)' vanished while it was saved")
+            }
+            ids.append(id)
+        }
+        return ids
     }
 }

@@ -96,7 +96,110 @@ extension SQLiteStore {
                 """)
         }
 
-        // Later migrations go here (`v4`, ...).
+        // Compact activities and a shared outbox payload (what a fan-out writes per activity is a few numbers and
+        // references, not a JSON document and a copy of the payload):
+        // - `contentState`: one row per distinct content-state of a match; activities refer to it by id.
+        // - `activity`: the lifecycle in columns (dates in whole Unix seconds, the held staleness in nanoseconds)
+        //   instead of JSON. Each v3 row is converted in SQL; no app type is used.
+        // - `outboxPayload`: the match, headers and payload of queued deliveries, once per distinct payload of a
+        //   save; `outbox` rows name their target and payload. A row queued before v4 keeps its whole delivery in
+        //   `delivery` and is read as before.
+        migrator.registerMigration("v4") { db in
+            try db.execute(sql: """
+                CREATE TABLE contentState (
+                    id INTEGER PRIMARY KEY,
+                    matchId TEXT NOT NULL,
+                    content TEXT NOT NULL
+                );
+                CREATE UNIQUE INDEX contentState_on_match_content ON contentState(matchId, content);
+
+                INSERT OR IGNORE INTO contentState (matchId, content)
+                    SELECT matchId, json_extract(lifecycle, '$.sentContent') FROM activity
+                        WHERE json_type(lifecycle, '$.sentContent') = 'object'
+                    UNION ALL
+                    SELECT matchId, json_extract(lifecycle, '$.held') FROM activity
+                        WHERE json_type(lifecycle, '$.held') = 'object'
+                    UNION ALL
+                    SELECT matchId, json_extract(lifecycle, '$.finalContent') FROM activity
+                        WHERE json_type(lifecycle, '$.finalContent') = 'object';
+
+                CREATE TABLE activity_v4 (
+                    id TEXT NOT NULL PRIMARY KEY,
+                    deviceId TEXT NOT NULL REFERENCES device(id) ON DELETE CASCADE,
+                    matchId TEXT NOT NULL,
+                    environment TEXT NOT NULL,
+                    phase TEXT NOT NULL,
+                    updateToken TEXT,
+                    lastTimestamp INTEGER NOT NULL,
+                    sentContent INTEGER,
+                    sentAt INTEGER,
+                    sentStaleDate INTEGER,
+                    startedAt INTEGER,
+                    heldContent INTEGER,
+                    heldStaleness INTEGER,
+                    endHeld INTEGER NOT NULL,
+                    finalContent INTEGER,
+                    channelId TEXT,
+                    updatedAt DATETIME NOT NULL
+                );
+
+                INSERT INTO activity_v4
+                    SELECT a.id, a.deviceId, a.matchId, a.environment, a.phase, a.updateToken,
+                        coalesce(json_extract(a.lifecycle, '$.lastTimestamp'), 0),
+                        (SELECT c.id FROM contentState c
+                            WHERE c.matchId = a.matchId AND c.content = json_extract(a.lifecycle, '$.sentContent')),
+                        CAST(strftime('%s', json_extract(a.lifecycle, '$.sentAt')) AS INTEGER),
+                        json_extract(a.lifecycle, '$.sentStaleDate'),
+                        CAST(strftime('%s', json_extract(a.lifecycle, '$.startedAt')) AS INTEGER),
+                        (SELECT c.id FROM contentState c
+                            WHERE c.matchId = a.matchId AND c.content = json_extract(a.lifecycle, '$.held')),
+                        CASE WHEN json_type(a.lifecycle, '$.heldStaleness') = 'array' THEN
+                            CAST(round((json_extract(a.lifecycle, '$.heldStaleness[0]') * 18446744073709551616.0
+                                + json_extract(a.lifecycle, '$.heldStaleness[1]')) / 1000000000.0) AS INTEGER)
+                        END,
+                        coalesce(json_extract(a.lifecycle, '$.endHeld'), 0),
+                        (SELECT c.id FROM contentState c
+                            WHERE c.matchId = a.matchId AND c.content = json_extract(a.lifecycle, '$.finalContent')),
+                        json_extract(a.lifecycle, '$.channelId'),
+                        a.updatedAt
+                    FROM activity a;
+
+                DROP TABLE activity;
+                ALTER TABLE activity_v4 RENAME TO activity;
+                CREATE INDEX activity_on_matchId ON activity(matchId);
+                CREATE INDEX activity_on_deviceId ON activity(deviceId);
+                CREATE INDEX activity_on_updateToken ON activity(updateToken);
+                CREATE UNIQUE INDEX activity_open_updateToken ON activity(updateToken)
+                    WHERE updateToken IS NOT NULL AND phase <> 'ended';
+
+                CREATE TABLE outboxPayload (
+                    id INTEGER PRIMARY KEY,
+                    matchId TEXT NOT NULL,
+                    pushType TEXT NOT NULL,
+                    topic TEXT NOT NULL,
+                    priority INTEGER NOT NULL,
+                    expiration INTEGER NOT NULL,
+                    payload BLOB NOT NULL
+                );
+
+                CREATE TABLE outbox_v4 (
+                    activityId TEXT NOT NULL,
+                    event TEXT NOT NULL,
+                    deliveryId TEXT NOT NULL UNIQUE,
+                    targetKind TEXT,
+                    targetValue TEXT,
+                    payloadId INTEGER,
+                    delivery BLOB,
+                    PRIMARY KEY (activityId, event)
+                );
+                INSERT INTO outbox_v4 (rowid, activityId, event, deliveryId, delivery)
+                    SELECT rowid, activityId, event, deliveryId, delivery FROM outbox;
+                DROP TABLE outbox;
+                ALTER TABLE outbox_v4 RENAME TO outbox;
+                """)
+        }
+
+        // Later migrations go here (`v5`, ...).
 
         return migrator
     }

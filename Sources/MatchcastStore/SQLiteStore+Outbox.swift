@@ -5,37 +5,53 @@ internal import GRDB
 extension SQLiteStore {
     public func saveActivities(_ records: [ActivityRecord], enqueue deliveries: [Delivery]) async throws(StoreError) {
         guard !records.isEmpty || !deliveries.isEmpty else { return }
-        let rows = try Self.rows(records)
-        let queued = deliveries.map { QueuedRow(delivery: $0) }
-        try await write("saving \(records.count) activities with \(deliveries.count) deliveries") { [rows, queued] db in
-            for row in rows {
-                try Self.upsert(row, db)
-            }
-            let insert = try db.cachedStatement(sql: """
-                INSERT OR REPLACE INTO outbox (activityId, event, deliveryId, delivery) VALUES (?, ?, ?, ?)
-                """)
-            for row in queued {
-                try insert.execute(arguments: [row.activityId, row.event, row.deliveryId, row.bytes])
-            }
+        let batch = try ActivityBatch(records)
+        let queued = QueuedDeliveries(deliveries)
+        try await write("saving \(records.count) activities with \(deliveries.count) deliveries") { db in
+            try batch.write(db)
+            try queued.write(db)
         }
     }
 
     public func queuedDeliveries(limit: Int) async throws(StoreError) -> [Delivery] {
         guard limit > 0 else { return [] }
         return try await read("reading queued deliveries") { db in
-            try Row.fetchAll(db, sql: "SELECT deliveryId, delivery FROM outbox ORDER BY rowid LIMIT ?", arguments: [limit])
-                .map { row in try Self.delivery(row, "queued delivery") }
+            try QueuedDeliveries.read(db, limit: limit)
         }
     }
 
     public func removeQueuedDeliveries(ids: [String]) async throws(StoreError) {
         guard !ids.isEmpty else { return }
+        let list = Self.jsonArray(ids)
         try await write("removing \(ids.count) queued deliveries") { db in
-            let delete = try db.cachedStatement(sql: "DELETE FROM outbox WHERE deliveryId = ?")
-            for id in ids {
-                try delete.execute(arguments: [id])
-            }
+            try db.execute(sql: "DELETE FROM outbox WHERE deliveryId IN (SELECT value FROM json_each(?))", arguments: [list])
+            try QueuedDeliveries.collectPayloads(db)
         }
+    }
+
+    /// `strings` as a JSON array, for `json_each`: one bound value however many there are.
+    static func jsonArray(_ strings: [String]) -> String {
+        var out: [UInt8] = [UInt8(ascii: "[")]
+        out.reserveCapacity(strings.count * 34 + 2)
+        for (position, string) in strings.enumerated() {
+            if position > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(UInt8(ascii: "\""))
+            for byte in string.utf8 {
+                switch byte {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                    out.append(UInt8(ascii: "\\"))
+                    out.append(byte)
+                case 0..<0x20:
+                    let hex = Array("0123456789abcdef".utf8)
+                    out.append(contentsOf: [92, 117, 48, 48, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+                default:
+                    out.append(byte)
+                }
+            }
+            out.append(UInt8(ascii: "\""))
+        }
+        out.append(UInt8(ascii: "]"))
+        return String(decoding: out, as: UTF8.self)
     }
 
     public func queuedDeliveryCount() async throws(StoreError) -> Int {
@@ -71,22 +87,7 @@ extension SQLiteStore {
         }
     }
 
-    /// A queued delivery ready for SQL.
-    private struct QueuedRow: Sendable {
-        var activityId: String
-        var event: String
-        var deliveryId: String
-        var bytes: Data
-
-        init(delivery: Delivery) {
-            activityId = delivery.activityId
-            event = delivery.event.rawValue
-            deliveryId = delivery.id
-            bytes = Data(delivery.jsonBytes())
-        }
-    }
-
-    private static func delivery(_ row: Row, _ what: String) throws -> Delivery {
+    static func delivery(_ row: Row, _ what: String) throws -> Delivery {
         let id: String = try row.decode(forColumn: "deliveryId")
         let bytes: Data = try row.decode(forColumn: "delivery")
         do {

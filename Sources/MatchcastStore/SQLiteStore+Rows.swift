@@ -34,17 +34,27 @@ extension FollowRecord {
 }
 
 extension ActivityRecord {
-    init(row: Row) throws {
-        let id: String = try row.decode(forColumn: "id")
-        let lifecycle = try JSONColumn.decode(
-            ActivityLifecycle.self, from: row.decode(forColumn: "lifecycle"), "lifecycle of activity '\(id)'")
+    /// A record from the columns of `SQLiteStore.activityColumns`, in that order.
+    init(row: Row, contents: LoadedContents) throws {
+        let id: String = try row.decode(atIndex: 0)
+        let matchId: String = try row.decode(atIndex: 2)
+        guard let phase = ActivityLifecycle.Phase(rawValue: try row.decode(atIndex: 4)) else {
+            throw StoreError.corrupt("stored activity '\(id)' has an unknown phase")
+        }
+        let stored = ActivityLifecycle.Stored(
+            phase: phase, updateToken: try row.decode(atIndex: 5), lastTimestamp: try row.decode(atIndex: 6),
+            sent: try contents.box(row.decode(atIndex: 7), of: id), sentAt: try row.decode(atIndex: 8),
+            sentStaleDate: try row.decode(atIndex: 9), startedAt: try row.decode(atIndex: 10),
+            held: try contents.box(row.decode(atIndex: 11), of: id), heldStaleness: try row.decode(atIndex: 12),
+            endHeld: try row.decode(atIndex: 13), final: try contents.box(row.decode(atIndex: 14), of: id),
+            channelId: try row.decode(atIndex: 15))
         self.init(
             activityId: id,
-            deviceId: try row.decode(forColumn: "deviceId"),
-            matchId: try row.decode(forColumn: "matchId"),
-            environment: try APNsEnvironment(column: row.decode(forColumn: "environment")),
-            lifecycle: lifecycle,
-            updatedAt: try row.decode(forColumn: "updatedAt"))
+            deviceId: try row.decode(atIndex: 1),
+            matchId: matchId,
+            environment: try APNsEnvironment(column: row.decode(atIndex: 3)),
+            lifecycle: ActivityLifecycle(activityId: id, matchId: matchId, stored: stored),
+            updatedAt: try row.decode(atIndex: 16))
         do {
             try validate()
         } catch {

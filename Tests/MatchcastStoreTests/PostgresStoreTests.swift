@@ -137,8 +137,10 @@ struct PostgresStoreTests {
                 try await store.withConnection("inserting behind the check") { connection in
                     try await connection.query(
                         """
-                        INSERT INTO activity (id, device_id, match_id, environment, phase, update_token, lifecycle, updated_at)
-                        SELECT 'act-2', device_id, match_id, environment, phase, update_token, lifecycle, updated_at
+                        INSERT INTO activity (id, device_id, match_id, environment, phase, update_token, last_timestamp,
+                            end_held, updated_at)
+                        SELECT 'act-2', device_id, match_id, environment, phase, update_token, last_timestamp, end_held,
+                            updated_at
                         FROM activity WHERE id = 'act-1'
                         """,
                         logger: store.logger

@@ -104,11 +104,12 @@ struct SQLiteStoreTests {
     }
 
     @Test(arguments: [
-        "UPDATE activity SET lifecycle = '{\"phase\": \"flying\"'",
-        "UPDATE activity SET lifecycle = '[]'",
+        "UPDATE activity SET phase = 'flying'",
+        "UPDATE activity SET lastTimestamp = 'soon'",
         "UPDATE activity SET environment = 'staging'",
         "UPDATE activity SET updatedAt = 'yesterday'",
-        "UPDATE activity SET lifecycle = replace(lifecycle, '\"act_1\"', '\"act_other\"')",
+        "UPDATE activity SET sentContent = 424242",
+        "UPDATE contentState SET content = '{\"home\": 3' WHERE id = (SELECT sentContent FROM activity)",
     ])
     func aDamagedActivityRowIsCorruptNotACrash(_ damage: String) async throws {
         defer { directory.remove() }

@@ -28,27 +28,27 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
 
     public let activityId: String
     public let matchId: String
-    public private(set) var phase: Phase
-    public private(set) var updateToken: String?
+    public internal(set) var phase: Phase
+    public internal(set) var updateToken: String?
     /// Unix seconds of the last push; the next is strictly later.
-    public private(set) var lastTimestamp: Int
+    public internal(set) var lastTimestamp: Int
     /// What the device shows now (the last content sent).
     public var sentContent: ContentState? { sentBox?.value }
-    private var sentBox: ContentBox?
-    public private(set) var sentAt: Date?
+    var sentBox: ContentBox?
+    public internal(set) var sentAt: Date?
     /// The stale-date of the last push, in Unix seconds.
-    public private(set) var sentStaleDate: Int?
-    public private(set) var startedAt: Date?
+    public internal(set) var sentStaleDate: Int?
+    public internal(set) var startedAt: Date?
     /// The newest content not yet sent: no update token yet, or coalesced.
     public var held: ContentState? { heldBox?.value }
-    private var heldBox: ContentBox?
+    var heldBox: ContentBox?
     /// Staleness window of the held content.
-    private var heldStaleness: Duration?
+    var heldStaleness: Duration?
     /// The match went final before an update token arrived: `end` goes out with the token.
-    public private(set) var endHeld: Bool
-    private var finalBox: ContentBox?
+    public internal(set) var endHeld: Bool
+    var finalBox: ContentBox?
     /// The broadcast channel this activity was started on: its updates come from the channel.
-    public private(set) var channelId: String?
+    public internal(set) var channelId: String?
 
     /// A follow that will start when its match is in progress.
     public init(activityId: String, matchId: String) {

@@ -38,6 +38,16 @@ public struct Delivery: Sendable, Hashable {
         self.common = common
     }
 
+    /// A delivery of the same update as `other`: its match, headers and payload shared by reference, not copied.
+    /// How a store reads back many deliveries of one stored payload.
+    public init(id: String, activityId: String, target: PushTarget, sharingWith other: borrowing Delivery) {
+        self.init(id: id, activityId: activityId, target: target, common: other.common)
+    }
+
+    /// The same for every delivery sharing its match, headers and payload by reference (as `DeliveryBuilder` makes
+    /// the deliveries of one update): a store keeps the payload once per distinct value of this, not per delivery.
+    public var commonIdentity: ObjectIdentifier { ObjectIdentifier(common) }
+
     /// Whether this delivery shares its match, headers and payload with `other` by reference, not just equal (tests).
     func sharesCommonPart(with other: borrowing Delivery) -> Bool { common === other.common }
 
