@@ -195,6 +195,18 @@ struct FollowPhoneTests {
         }
     }
 
+    @Test("410 on the update token ends the activity: nothing more is sent, follow says why and exits 1", .timeLimit(.minutes(2)))
+    func unregistered() async throws {
+        try await Self.withFakeAPNs { server, folder, flags in
+            server.fail(token: Self.update, with: .unregistered)
+            let follow = try Follow(["football", "--feed", "fake?speed=3000", "--update-token", Self.update] + flags, folder: folder)
+            #expect(try await follow.exitStatus() == 1, "stderr:\n\(follow.stderr)")
+            #expect(server.log.filter { $0.token == Self.update }.map(\.status) == [410])
+            #expect(follow.stderr.contains("Unregistered") && follow.stderr.contains("the activity is over"), "\(follow.stderr)")
+            Self.expectRedacted(follow.stderr)
+        }
+    }
+
     @Test("bad input is one line naming the flag, exit code 2, before any polling", arguments: [
         (["--push-to-start-token", "not-hex"], "--push-to-start-token"),
         (["--push-to-start-token", "abcd"], "--push-to-start-token"),

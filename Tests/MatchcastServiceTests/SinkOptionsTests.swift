@@ -147,4 +147,20 @@ struct SinkOptionsTests {
             }
         }
     }
+
+    @Test("APNs refusals are explained: the other environment for BadDeviceToken, the topic for TopicDisallowed")
+    func refusalsExplained() throws {
+        var configuration = try Self.configuration("follow", ["--apns-topic", "com.example.scores", "--apns-team-id", APNsFixture.teamId])
+        let bad = APNsRefusal.explain(status: 400, reason: "BadDeviceToken", configuration: configuration)
+        #expect(bad.contains("--apns-environment sandbox"))
+        configuration.apns.environment = .sandbox
+        #expect(APNsRefusal.explain(status: 400, reason: "BadDeviceToken", configuration: configuration).contains("--apns-environment production"))
+        let topic = APNsRefusal.explain(status: 400, reason: "TopicDisallowed", configuration: configuration)
+        #expect(topic.contains("com.example.scores.push-type.liveactivity") && topic.contains("--apns-topic"))
+        #expect(APNsRefusal.explain(status: 403, reason: "InvalidProviderToken", configuration: configuration).contains("--apns-key-id"))
+        #expect(APNsRefusal.explain(status: 410, reason: "Unregistered", configuration: configuration).contains("over"))
+        for reason in ["BadDeviceToken", "TopicDisallowed", "InvalidProviderToken", "Unregistered", "TooManyRequests", "Other"] {
+            #expect(!APNsRefusal.explain(status: 400, reason: reason, configuration: configuration).contains("\n"))
+        }
+    }
 }
