@@ -7,7 +7,19 @@ import MatchcastFeeds
 /// broker runs for every activity (tracker → lifecycle → delivery builder → sink), with a device that
 /// reports its update token as soon as the activity starts.
 public actor FollowSession {
+    /// How updates reach the activity.
+    public enum UpdateRoute: Sendable, Hashable {
+        /// A synthetic device that reports `updateToken` right after the start (the printing sinks).
+        case synthetic
+        /// An activity the app started itself, with this update token: no start, updates and end go to it.
+        case updateToken(String)
+        /// A broadcast channel (iOS 18): the start names it (`input-push-channel`), updates and end are
+        /// broadcast on it.
+        case channel(String)
+    }
+
     public nonisolated let matchId: String
+    public nonisolated let route: UpdateRoute
     private let sink: any DeliverySink
     private let policy: ActivityPolicy
     private let now: @Sendable () -> Date
@@ -15,6 +27,10 @@ public actor FollowSession {
     private var tracker = MatchTracker()
     private var lifecycle: ActivityLifecycle
     private var builder: DeliveryBuilder
+    /// Channel route: the synthetic activity whose pushes are the channel's broadcasts (as `MatchChannel`),
+    /// fed from the device's start on.
+    private var channel: ActivityLifecycle?
+    private var channelFinished = false
     /// The synthetic device's tokens: stable per match so runs are comparable.
     public nonisolated let pushToStartToken: String
     public nonisolated let updateToken: String
@@ -25,11 +41,15 @@ public actor FollowSession {
     /// - Parameters:
     ///   - seed: makes activity and delivery ids reproducible.
     ///   - report: where human-readable problems go (stderr in the CLI).
+    ///   - pushToStartToken: the device's push-to-start token; a synthetic one by default.
+    ///   - route: how updates reach the activity.
     public init(
         matchId: String, sink: any DeliverySink, policy: ActivityPolicy, bundleId: String, seed: UInt64,
+        pushToStartToken: String? = nil, route: UpdateRoute = .synthetic,
         now: @escaping @Sendable () -> Date = { Date() }, report: @escaping @Sendable (String) -> Void
     ) {
         self.matchId = matchId
+        self.route = route
         self.sink = sink
         self.policy = policy
         self.now = now
@@ -37,16 +57,87 @@ public actor FollowSession {
         var builder = DeliveryBuilder(bundleId: bundleId, seed: seed)
         lifecycle = ActivityLifecycle(activityId: builder.makeActivityId(now: now()), matchId: matchId)
         self.builder = builder
-        pushToStartToken = SyntheticToken.make(for: "push-to-start:" + matchId)
-        updateToken = SyntheticToken.make(for: "update:" + matchId)
+        self.pushToStartToken = pushToStartToken ?? SyntheticToken.make(for: "push-to-start:" + matchId)
+        switch route {
+        case .synthetic, .channel:
+            updateToken = SyntheticToken.make(for: "update:" + matchId)
+        case .updateToken(let token):
+            updateToken = token
+            // The app started the activity: adopt it (no start is sent).
+            _ = lifecycle.updateTokenRegistered(token, now: now(), policy: policy)
+        }
     }
+
+    /// The activity ends before the match does (Ctrl-C): an `end` dismissed at once goes to its update token
+    /// or channel, when it was started. Returns when it was delivered.
+    public func stop() async throws {
+        guard !isFinished || (channel != nil && !channelFinished) else { return }
+        try await execute(lifecycle.end(.unfollowed, now: now()))
+        try await endChannel(.unfollowed)
+        isFinished = true
+    }
+
+    /// APNs called `token` dead (410, `BadDeviceToken`): nothing more can reach the activity; it is over.
+    /// Returns whether the token was this session's.
+    @discardableResult
+    public func tokenRejected(_ token: String) async throws -> Bool {
+        guard token == updateToken || token == pushToStartToken else { return false }
+        try await execute(lifecycle.end(.tokenInvalid, now: now()))
+        channelFinished = true
+        isFinished = true
+        return true
+    }
+
+    private func endChannel(_ reason: ActivityEndReason) async throws {
+        guard var channel, !channelFinished else { return }
+        let actions = channel.end(reason, now: now())
+        self.channel = channel
+        try await executeChannel(actions)
+        channelFinished = true
+    }
+
+    /// The synthetic channel activity's actions: its sends go to the channel.
+    private func executeChannel(_ actions: [ActivityAction]) async throws {
+        guard case .channel(let channelId) = route, let activityId = channel?.activityId else { return }
+        for action in actions {
+            switch action {
+            case .send(var intent):
+                intent.recipient = .channel(channelId)
+                guard let delivery = try? builder.build(
+                    intent, matchId: matchId, activityId: activityId, pushToStartToken: nil, now: now())
+                else { continue }
+                try await sink.deliver([delivery])
+                deliveriesSent += 1
+            case .finished:
+                channelFinished = true
+            case .restart:
+                break
+            }
+        }
+    }
+
+    /// The channel's policy: a device's, without the 8-hour restart (as `MatchChannel`).
+    private var channelPolicy: ActivityPolicy {
+        var policy = policy
+        policy.restartAfter = .seconds(100 * 365 * 86_400)
+        return policy
+    }
+
+    /// Whether the whole session is done: the activity and, on the channel route, its channel's end.
+    public var isDone: Bool { isFinished && (channel == nil || channelFinished) }
 
     /// Takes one poll's result: renders a new snapshot, runs the lifecycle, delivers what it decides.
     public func handle(_ result: PollResult<MatchPollOutcome>) async throws {
         switch result.outcome {
         case .updated(let snapshot):
             do {
-                if let update = try tracker.ingest(snapshot, pollInterval: result.delay) {
+                if var update = try tracker.ingest(snapshot, pollInterval: result.delay) {
+                    if case .channel(let channelId) = route { update.channelId = channelId }
+                    if var channel, !channelFinished {
+                        let actions = channel.matchChanged(update, now: now(), policy: channelPolicy)
+                        self.channel = channel
+                        try await executeChannel(actions)
+                    }
                     try await execute(lifecycle.matchChanged(update, now: now(), policy: policy))
                     if lifecycle.phase == .waiting, update.status.isFinal || update.status == .postponed {
                         report("match \(matchId) is \(update.status.rawValue): nothing to follow")
@@ -61,6 +152,11 @@ public actor FollowSession {
             report("feed: \(error); retrying in \(Self.format(result.delay))")
         }
         let fresh: Bool = if case .failed = result.outcome { false } else { true }
+        if var channel, !channelFinished {
+            let actions = channel.tick(now: now(), policy: channelPolicy, feedIsFresh: fresh)
+            self.channel = channel
+            try await executeChannel(actions)
+        }
         try await execute(lifecycle.tick(now: now(), policy: policy, feedIsFresh: fresh))
     }
 
@@ -81,13 +177,29 @@ public actor FollowSession {
                 try await sink.deliver([delivery])
                 deliveriesSent += 1
                 if intent.aps.event == .start {
-                    try await execute(lifecycle.updateTokenRegistered(updateToken, now: now(), policy: policy))
+                    switch route {
+                    case .synthetic:
+                        try await execute(lifecycle.updateTokenRegistered(updateToken, now: now(), policy: policy))
+                    case .channel(let channelId) where channel == nil:
+                        // From the start on, the channel carries the match; the start already shows this content.
+                        var channel = ActivityLifecycle.adopted(
+                            activityId: builder.makeActivityId(now: now()), matchId: matchId, updateToken: channelId, now: now())
+                        if let latest = tracker.latest {
+                            var quiet = latest
+                            quiet.keyEvents = []
+                            _ = channel.matchChanged(quiet, now: now(), policy: channelPolicy)
+                        }
+                        self.channel = channel
+                    case .channel, .updateToken:
+                        break
+                    }
                 }
             case .finished:
                 isFinished = true
             case .restart:
                 lifecycle = ActivityLifecycle(activityId: builder.makeActivityId(now: now()), matchId: matchId)
-                if let latest = tracker.latest {
+                if var latest = tracker.latest {
+                    if case .channel(let channelId) = route { latest.channelId = channelId }
                     try await execute(lifecycle.matchChanged(latest, now: now(), policy: policy))
                 }
             }

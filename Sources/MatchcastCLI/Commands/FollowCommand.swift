@@ -23,10 +23,19 @@ struct FollowCommand: AsyncParsableCommand {
             feed (matches: cricket-t20, tennis-bo3, football), `mlb` for the MLB Stats API (the match id is \
             the gamePk) or `mlb:BASE` to point it elsewhere.
 
+            On a phone (docs/phone.md): with --sink apns and --push-to-start-token, the activity starts on \
+            the phone when the match goes live and a broadcast channel (iOS 18) created for the match \
+            carries its updates and end; the channel is deleted when the match is over or on Ctrl-C (and \
+            a channel left by a crashed run for the same match is deleted on the next). With \
+            --update-token (an activity the app started itself) updates and end go to that token. \
+            Ctrl-C ends the activity at once unless --leave-running. Refused tokens are explained on stderr.
+
             Examples:
               matchcast follow cricket-t20 --feed "fake?speed=600"
               matchcast follow tennis-bo3 --feed http://127.0.0.1:8090 --pretty
               matchcast follow 744914 --feed mlb
+              matchcast follow 744914 --feed mlb --sink apns --push-to-start-token <hex> --apns-topic com.example.app \
+                --apns-key-file AuthKey_ABC123DEFG.p8 --apns-key-id ABC123DEFG --apns-team-id DEF123GHIJ --apns-environment sandbox
             """
     )
 
@@ -36,11 +45,29 @@ struct FollowCommand: AsyncParsableCommand {
     @Option(help: "The feed: a base URL, fake[?speed=N&seed=S], mlb or mlb:BASE.")
     var feed: String = "fake"
 
-    @Flag(help: "One readable line per change instead of NDJSON.")
+    @Flag(help: "One readable line per change instead of NDJSON (the same as --sink pretty).")
     var pretty = false
 
     @Option(help: "The app's bundle id; the APNs topic is <bundle id>.push-type.liveactivity.")
-    var bundleId = "com.example.matchcast"
+    var bundleId: String?
+
+    @OptionGroup(title: "Sinks (the same for follow, replay and serve)")
+    var sinkOptions: SinkOptions
+
+    @Option(help: "A YAML configuration file; only its sink keys are read (sinks, bundleId, webhook.*, apns.*).")
+    var config: String?
+
+    @Option(help: "The phone's push-to-start token (hex), for --sink apns: the activity starts when the match goes live.")
+    var pushToStartToken: String?
+
+    @Option(help: "The update token (hex) of an activity the app started itself: updates and end go to it.")
+    var updateToken: String?
+
+    @Flag(help: "On Ctrl-C, leave the activity on the phone (and its channel) instead of ending it.")
+    var leaveRunning = false
+
+    @Option(help: "Where follow notes the broadcast channel of a match, to delete it after a crash.")
+    var stateDir: String?
 
     @Option(help: "Send routine (priority 5) changes at most once per this many seconds.")
     var coalesce: Double = 0
@@ -63,6 +90,37 @@ struct FollowCommand: AsyncParsableCommand {
         guard maxPollMs >= 1 else { throw ValidationError("--max-poll-ms must be ≥ 1") }
     }
 
+    /// The phone's tokens, checked before anything starts: one line naming the flag, exit code 2.
+    private func phoneTarget(_ configuration: BrokerConfiguration) throws -> (pushToStart: String?, update: String?)? {
+        func fail(_ message: String) throws -> Never {
+            StandardStreams.err("matchcast follow: \(message)")
+            throw ExitCode(2)
+        }
+        for (flag, value) in [("--push-to-start-token", pushToStartToken), ("--update-token", updateToken)] {
+            if let value, let problem = TokenArgument.problem(value, flag: flag) { try fail(problem) }
+        }
+        let hasPhone = pushToStartToken != nil || updateToken != nil
+        guard configuration.sinks.contains("apns") else {
+            if hasPhone { try fail("--push-to-start-token and --update-token need --sink apns") }
+            return nil
+        }
+        guard hasPhone else {
+            try fail("--sink apns needs the phone's --push-to-start-token (or --update-token of an activity the app started)")
+        }
+        if pushToStartToken != nil, updateToken != nil {
+            try fail("--update-token: give it or --push-to-start-token, not both (an activity the app started needs no start)")
+        }
+        return (pushToStartToken?.lowercased(), updateToken?.lowercased())
+    }
+
+    /// The sinks' configuration: defaults < --config < environment < flags (`--pretty` is `--sink pretty`).
+    func sinkConfiguration(environment: [String: String] = ProcessInfo.processInfo.environment) throws(ConfigurationError) -> BrokerConfiguration {
+        var extra: [String: String] = [:]
+        extra["bundleId"] = bundleId
+        if pretty { extra["sinks"] = (sinkOptions.sink + ["pretty"]).joined(separator: ",") }
+        return try sinkOptions.configuration(configFile: config, extra: extra, environment: environment)
+    }
+
     func run() async throws {
         let spec: FeedSpec
         do {
@@ -70,9 +128,14 @@ struct FollowCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError(error.description)
         }
-        let client = spec.needsHTTPClient ? HTTPClient(eventLoopGroupProvider: .singleton) : nil
+        let configuration = try ReplayCommand.exitOnBadConfiguration("follow") { () throws(ConfigurationError) in
+            try sinkConfiguration()
+        }
+        let phone = try phoneTarget(configuration)
+        let needsClient = spec.needsHTTPClient || SinkFactory.needsHTTPClient(configuration.sinks)
+        let client = needsClient ? HTTPClient(eventLoopGroupProvider: .singleton) : nil
         do {
-            try await follow(spec: spec, client: client)
+            try await follow(spec: spec, client: client, configuration: configuration, phone: phone)
         } catch {
             try? await client?.shutdown()
             throw error
@@ -80,7 +143,9 @@ struct FollowCommand: AsyncParsableCommand {
         try await client?.shutdown()
     }
 
-    private func follow(spec: FeedSpec, client: HTTPClient?) async throws {
+    private func follow(
+        spec: FeedSpec, client: HTTPClient?, configuration: BrokerConfiguration, phone: (pushToStart: String?, update: String?)?
+    ) async throws {
         let clock = ContinuousClock()
         let transport: any FeedTransport
         do {
@@ -96,31 +161,104 @@ struct FollowCommand: AsyncParsableCommand {
             maxInterval: .milliseconds(maxPollMs),
             backoffBase: isFake ? minPoll : .seconds(2),
             backoffCap: .seconds(60))
-        let sink: any DeliverySink = pretty ? PrettySink() : StdoutSink()
+        var logger = Logger(label: "matchcast.follow")
+        logger.logLevel = .warning
+        let deadTokens = DeadTokenInbox()
+        let sinks: [any DeliverySink]
+        do {
+            sinks = try SinkFactory(configuration: configuration, client: client, logger: logger).makeSinks(
+                deadLetters: { ExplainingDeadLetters(sink: $0, configuration: configuration, command: "follow") },
+                onInvalidToken: { token, reason in
+                    await deadTokens.report(token, reason)
+                    let status = reason == "Unregistered" || reason == "ExpiredToken" ? 410 : 400
+                    StandardStreams.err("matchcast follow: APNs refused token \(Redact.token(token)): "
+                        + APNsRefusal.explain(status: status, reason: reason, configuration: configuration))
+                })
+        } catch {
+            StandardStreams.err("matchcast follow: \(SinkOptions.message(error))")
+            throw ExitCode(2)
+        }
+        defer { SinkFactory.shutdown(sinks) }
+        let sink: any DeliverySink = sinks.count == 1 ? sinks[0] : FanOutSink(sinks: sinks)
+        // The phone's route: its update token, or a broadcast channel made for this match (found again after a crash).
+        var channels: FollowChannels?
+        let route: FollowSession.UpdateRoute
+        if let update = phone?.update {
+            route = .updateToken(update)
+        } else if phone != nil {
+            let made: FollowChannels
+            do {
+                made = try await FollowChannels.open(
+                    sinks: sinks, configuration: configuration, client: client, matchId: matchId, stateDir: stateDir, logger: logger)
+            } catch {
+                StandardStreams.err("matchcast follow: \(error)")
+                throw ExitCode(1)
+            }
+            channels = made
+            route = .channel(made.channelId)
+        } else {
+            route = .synthetic
+        }
         let session = FollowSession(
             matchId: matchId, sink: sink,
             policy: ActivityPolicy(coalesceInterval: .milliseconds(Int64(coalesce * 1000))),
-            bundleId: bundleId, seed: seed,
+            bundleId: configuration.topicBundleId, seed: seed, pushToStartToken: phone?.pushToStart, route: route,
             report: { StandardStreams.err("matchcast follow: " + $0) })
         let source = MatchSource(matchId: matchId, transport: transport, clock: clock, policy: timing)
         let poller = Poller(source: source, clock: clock) { result in
             do {
+                for report in deadTokens.take() { try await session.tokenRejected(report.token) }
                 try await session.handle(result)
             } catch {
-                StandardStreams.err("matchcast follow: cannot write: \(error)")
+                StandardStreams.err("matchcast follow: cannot deliver: \(error)")
             }
         }
-        var logger = Logger(label: "matchcast.follow")
-        logger.logLevel = .warning
-        // The poller returning (the match is final) ends the whole group cleanly.
+        // The poller returning (the match is final), or the activity ending early (a dead token), ends the
+        // whole group cleanly.
+        let run: @Sendable () async -> Void = {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await poller.run() }
+                group.addTask {
+                    while !Task.isCancelled, !deadTokens.hasPending {
+                        if await session.isDone { break }
+                        try? await Task.sleep(for: .milliseconds(50))
+                    }
+                }
+                await group.next()
+                group.cancelAll()
+            }
+        }
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [.init(service: PollerService(run: { await poller.run() }), successTerminationBehavior: .gracefullyShutdownGroup)],
+            services: [.init(service: PollerService(run: run), successTerminationBehavior: .gracefullyShutdownGroup)],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
         try await group.run()
-        if await !session.isFinished {
-            StandardStreams.err("matchcast follow: stopped before the match ended")
+        for report in deadTokens.take() { _ = try? await session.tokenRejected(report.token) }
+        var failed = deadTokens.deadCount > 0
+        if await !session.isDone {
+            if phone != nil && !leaveRunning {
+                do {
+                    try await session.stop()
+                    StandardStreams.err("matchcast follow: stopped before the match ended; the activity was ended")
+                } catch {
+                    StandardStreams.err("matchcast follow: stopped; could not end the activity: \(error)")
+                    failed = true
+                }
+            } else {
+                StandardStreams.err("matchcast follow: stopped before the match ended"
+                    + (phone != nil ? "; the activity was left running (--leave-running)" : ""))
+            }
         }
+        let leftRunning = await !session.isDone
+        if let channels, !leftRunning {
+            do {
+                try await channels.close()
+            } catch {
+                StandardStreams.err("matchcast follow: \(error); it is deleted on the next run for this match")
+                failed = true
+            }
+        }
+        if failed { throw ExitCode(1) }
     }
 }
 

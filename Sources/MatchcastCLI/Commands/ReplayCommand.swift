@@ -24,6 +24,12 @@ struct ReplayCommand: AsyncParsableCommand {
               matchcast import cricsheet ../shared/realdata/cricsheet/1144530.json -o final.ndjson
               matchcast replay final.ndjson --fast --followers 1000 > deliveries.ndjson
               matchcast replay final.ndjson --speed 60 --sink webhook:http://127.0.0.1:9000/hook --webhook-secret whsec_...
+              matchcast replay final.ndjson --fast --followers 100000 --sink apns --apns-endpoint https://127.0.0.1:2197 \
+                --apns-ca-file ca.pem --apns-key-file AuthKey_ABC123DEFG.p8 --apns-key-id ABC123DEFG --apns-team-id DEF123GHIJ
+
+            With --sink apns every follower's tokens are synthetic: point --apns-endpoint at a server that \
+            speaks the APNs protocol (a load test), never at Apple. Tokens APNs calls dead end their \
+            follower's activity, as in serve.
             """
     )
 
@@ -39,11 +45,11 @@ struct ReplayCommand: AsyncParsableCommand {
     @Option(help: "Synthetic followers, each with its own tokens.")
     var followers = 1
 
-    @Option(help: "stdout or webhook:URL; repeat for several.")
-    var sink: [String] = []
+    @OptionGroup(title: "Sinks (the same for follow, replay and serve)")
+    var sinkOptions: SinkOptions
 
-    @Option(help: "whsec_<base64 key> for webhook sinks.")
-    var webhookSecret: String?
+    @Option(help: "A YAML configuration file; only its sink keys are read (sinks, bundleId, webhook.*, apns.*).")
+    var config: String?
 
     @Option(help: "Seed of activity and delivery ids.")
     var seed: UInt64 = 1
@@ -52,7 +58,7 @@ struct ReplayCommand: AsyncParsableCommand {
     var coalesce: Double = 10
 
     @Option(help: "The app's bundle id.")
-    var bundleId = "com.example.matchcast"
+    var bundleId: String?
 
     @Flag(help: "Progress and summary on stderr even when it is not a terminal.")
     var progress = false
@@ -64,7 +70,15 @@ struct ReplayCommand: AsyncParsableCommand {
         guard coalesce >= 0 && coalesce <= 3600 else { throw ValidationError("--coalesce must be 0...3600") }
     }
 
+    /// The sinks' configuration: defaults < --config < environment < flags.
+    func sinkConfiguration(environment: [String: String] = ProcessInfo.processInfo.environment) throws(ConfigurationError) -> BrokerConfiguration {
+        var extra: [String: String] = [:]
+        extra["bundleId"] = bundleId
+        return try sinkOptions.configuration(configFile: config, extra: extra, environment: environment)
+    }
+
     func run() async throws {
+        let configuration = try Self.exitOnBadConfiguration("replay") { () throws(ConfigurationError) in try sinkConfiguration() }
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: file))
@@ -78,12 +92,29 @@ struct ReplayCommand: AsyncParsableCommand {
         }
         if parse.isFatal { throw ExitCode(1) }
         let showProgress = progress || StandardStreams.stderrIsTerminal
-        let needsClient = sink.contains { $0.hasPrefix("webhook:") }
-        let client = needsClient ? HTTPClient(eventLoopGroupProvider: .singleton) : nil
+        let client = SinkFactory.needsHTTPClient(configuration.sinks) ? HTTPClient(eventLoopGroupProvider: .singleton) : nil
+        var logger = Logger(label: "matchcast.replay")
+        logger.logLevel = .error
+        let deadTokens = DeadTokenInbox()
+        let sinks: [any DeliverySink]
         do {
-            let summary = try await replay(parse.lines, client: client, showProgress: showProgress)
-            if showProgress { Self.printSummary(summary) }
+            sinks = try SinkFactory(configuration: configuration, client: client, logger: logger)
+                .makeSinks(deadLetters: { ExplainingDeadLetters(sink: $0, configuration: configuration, command: "replay", limit: 5) },
+                           onInvalidToken: deadTokens.report)
         } catch {
+            try? await client?.shutdown()
+            StandardStreams.err("matchcast replay: \(SinkOptions.message(error))")
+            throw ExitCode(2)
+        }
+        do {
+            let summary = try await replay(parse.lines, sinks: sinks, configuration: configuration, deadTokens: deadTokens, logger: logger, showProgress: showProgress)
+            SinkFactory.shutdown(sinks)
+            if showProgress { Self.printSummary(summary) }
+            if deadTokens.deadCount > 0 {
+                StandardStreams.err("matchcast replay: \(deadTokens.deadCount) tokens were refused as dead (410, BadDeviceToken); their followers were ended")
+            }
+        } catch {
+            SinkFactory.shutdown(sinks)
             try? await client?.shutdown()
             if let error = error as? ExitCode { throw error }
             StandardStreams.err("matchcast replay: \(error)")
@@ -92,27 +123,28 @@ struct ReplayCommand: AsyncParsableCommand {
         try await client?.shutdown()
     }
 
-    private func replay(_ lines: [RecordingLine], client: HTTPClient?, showProgress: Bool) async throws -> ReplaySummary {
-        var logger = Logger(label: "matchcast.replay")
-        logger.logLevel = .error
-        var sinks: [any DeliverySink] = []
-        for spec in sink.isEmpty ? ["stdout"] : sink {
-            if spec == "stdout" {
-                sinks.append(StdoutSink())
-            } else if spec.hasPrefix("webhook:"), let client {
-                guard let webhookSecret else { throw ValidationError("a webhook sink needs --webhook-secret") }
-                sinks.append(try WebhookSink(
-                    configuration: WebhookSinkConfiguration(url: String(spec.dropFirst(8)), secret: try WebhookSecret(webhookSecret)),
-                    client: client, deadLetters: InMemoryDeadLetters(), logger: logger))
-            } else {
-                throw ValidationError("--sink '\(spec)' is not stdout or webhook:URL")
-            }
+    /// `load()`, or one line naming the flag on stderr and exit code 2.
+    static func exitOnBadConfiguration(
+        _ command: String, _ load: () throws(ConfigurationError) -> BrokerConfiguration
+    ) throws -> BrokerConfiguration {
+        do {
+            return try load()
+        } catch {
+            StandardStreams.err("matchcast \(command): \(SinkOptions.message(error))")
+            throw ExitCode(2)
         }
+    }
+
+    private func replay(
+        _ lines: [RecordingLine], sinks: [any DeliverySink], configuration: BrokerConfiguration, deadTokens: DeadTokenInbox,
+        logger: Logger, showProgress: Bool
+    ) async throws -> ReplaySummary {
+        let bundleId = configuration.topicBundleId
         let options = ReplayOptions(
             followers: followers, seed: seed, bundleId: bundleId,
             policy: ActivityPolicy(coalesceInterval: .milliseconds(Int64(coalesce * 1000))), speed: speed)
         let bar = ProgressBar(enabled: showProgress)
-        let summary = try await ReplayRunner(lines: lines, options: options, sinks: sinks, logger: logger)
+        let summary = try await ReplayRunner(lines: lines, options: options, sinks: sinks, logger: logger, deadTokens: deadTokens)
             .run { bar.update($0) }
         bar.finish()
         return summary

@@ -40,19 +40,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Port to listen on (0 picks a free one).") var port: Int?
     @Option(help: "sqlite:PATH, sqlite::memory: or memory.") var store: String?
     @Option(help: "A native v1 base URL, fake[?speed=N&seed=S], mlb or mlb:BASE.") var feed: String?
-    @Option(help: "stdout, apns or webhook:URL; repeat for several.") var sink: [String] = []
-    @Option(help: "whsec_<base64 key> for webhook sinks.") var webhookSecret: String?
+    @OptionGroup(title: "Sinks (the same for follow, replay and serve)") var sinkOptions: SinkOptions
     @Option(help: "Bearer key for admin calls.") var adminKey: String?
     @Option(help: "The app's bundle id.") var bundleId: String?
-    @Option(help: "The APNs .p8 signing key file (for --sink apns).") var apnsKeyFile: String?
-    @Option(help: "The signing key's 10-character key id.") var apnsKeyId: String?
-    @Option(help: "The 10-character team id.") var apnsTeamId: String?
-    @Option(help: "The bundle id APNs pushes go to (default: --bundle-id).") var apnsTopic: String?
-    @Option(help: "production or sandbox.") var apnsEnvironment: String?
-    @Option(help: "https://host:port instead of Apple's endpoint (a test server).") var apnsEndpoint: String?
-    @Option(help: "A PEM file of the only certificates to trust for APNs (a test server's CA).") var apnsCaFile: String?
-    @Option(help: "APNs requests in flight per connection.") var apnsMaxConcurrentRequests: Int?
-    @Option(help: "https://host:port instead of Apple's channel management endpoint.") var apnsChannelsEndpoint: String?
     @Option(help: "Broadcast channels (iOS 18): a live match with at least N followers gets one; 0 is off.")
     var broadcastMinFollowers: Int?
     @Option(help: "This replica's name in logs and, with a nonce per process, in the lease rows (PostgreSQL store); default <host>:<pid>.") var replicaId: String?
@@ -65,7 +55,7 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             configuration = try loadConfiguration()
         } catch {
-            StandardStreams.err("matchcast serve: \(error)")
+            StandardStreams.err("matchcast serve: " + ((error as? ConfigurationError).map(SinkOptions.message) ?? "\(error)"))
             throw ExitCode(2)
         }
         try await BrokerRunner(configuration: configuration).run()
@@ -86,19 +76,9 @@ struct ServeCommand: AsyncParsableCommand {
         flags["http.port"] = port.map(String.init)
         flags["store"] = store
         flags["feed"] = feed
-        flags["sinks"] = sink.isEmpty ? nil : sink.joined(separator: ",")
-        flags["webhook.secret"] = webhookSecret
+        flags.merge(sinkOptions.flags) { $1 }
         flags["adminKey"] = adminKey
         flags["bundleId"] = bundleId
-        flags["apns.keyFile"] = apnsKeyFile
-        flags["apns.keyId"] = apnsKeyId
-        flags["apns.teamId"] = apnsTeamId
-        flags["apns.topic"] = apnsTopic
-        flags["apns.environment"] = apnsEnvironment
-        flags["apns.endpoint"] = apnsEndpoint
-        flags["apns.caFile"] = apnsCaFile
-        flags["apns.maxConcurrentRequests"] = apnsMaxConcurrentRequests.map(String.init)
-        flags["apns.channelsEndpoint"] = apnsChannelsEndpoint
         flags["broadcast.minFollowers"] = broadcastMinFollowers.map(String.init)
         flags["replica.id"] = replicaId
         flags["replica.leaseSeconds"] = leaseTtl.map { String($0) }

@@ -6,8 +6,8 @@ import MatchcastDelivery
 import MatchcastService
 import MatchcastStore
 
-/// Builds the delivery sinks `sinks` names (`stdout`, `webhook:URL`, `apns`), in that order, for
-/// `serve`. Whatever a sink reads at start (webhook secret, APNs key and CA files) is read here,
+/// Builds the delivery sinks `sinks` names (`stdout`, `pretty`, `webhook`, `webhook:URL`, `apns`), in
+/// that order, for `serve`, `follow` and `replay` alike (the one place sinks are made from options). Whatever a sink reads at start (webhook secret, APNs key and CA files) is read here,
 /// before anything is served, so a bad file is a configuration error and not a failed first push.
 struct SinkFactory {
     let configuration: BrokerConfiguration
@@ -17,7 +17,7 @@ struct SinkFactory {
 
     /// Whether any of `sinks` sends over HTTP (and so needs the shared `HTTPClient`).
     static func needsHTTPClient(_ sinks: [String]) -> Bool {
-        sinks.contains { $0 == "apns" || $0.hasPrefix("webhook:") }
+        sinks.contains { $0 == "apns" || SinkNames.isWebhook($0) }
     }
 
     /// Closes what the sinks hold open (the APNs sink's connections); call after the last delivery.
@@ -32,16 +32,28 @@ struct SinkFactory {
     func makeSinks(
         deadLetters: (_ sink: String) -> any DeadLetterRecorder, deadTokens: DeadTokenRelay
     ) throws(ConfigurationError) -> [any DeliverySink] {
+        try makeSinks(deadLetters: deadLetters, onInvalidToken: deadTokens.report)
+    }
+
+    /// The same, telling `onInvalidToken` of every dead token (`follow` and `replay` apply them themselves).
+    func makeSinks(
+        deadLetters: (_ sink: String) -> any DeadLetterRecorder,
+        onInvalidToken: @escaping @Sendable (_ token: String, _ reason: String) async -> Void
+    ) throws(ConfigurationError) -> [any DeliverySink] {
         var sinks: [any DeliverySink] = []
         for spec in configuration.sinks {
             if spec == "stdout" {
                 sinks.append(StdoutSink())
+            } else if spec == "pretty" {
+                sinks.append(PrettySink())
+            } else if spec == "webhook" {
+                sinks.append(try webhookSink(url: configuration.webhookURL.trimmed, deadLetters: deadLetters("webhook")))
             } else if spec == "apns" {
-                sinks.append(try apnsSink(deadLetters: deadLetters("apns"), deadTokens: deadTokens))
+                sinks.append(try apnsSink(deadLetters: deadLetters("apns"), onInvalidToken: onInvalidToken))
             } else if spec.hasPrefix("webhook:") {
                 sinks.append(try webhookSink(url: String(spec.dropFirst("webhook:".count)), deadLetters: deadLetters("webhook")))
             } else {
-                throw ConfigurationError(key: "sinks", reason: "'\(spec.prefix(80))' is not stdout, apns or webhook:URL")
+                throw ConfigurationError(key: "sinks", reason: "'\(spec.prefix(80))' is not \(SinkNames.choices)")
             }
         }
         return sinks
@@ -55,15 +67,17 @@ struct SinkFactory {
             environment: apns.environment,
             endpoint: apns.endpoint.isEmpty ? nil : apns.endpoint,
             trustRoots: apns.caFile.isEmpty ? .system : .file(apns.caFile),
-            maxConcurrentRequests: apns.maxConcurrentRequests)
+            maxConcurrentRequests: apns.maxConcurrentRequests, maxConnections: apns.maxConnections)
     }
 
-    private func apnsSink(deadLetters: any DeadLetterRecorder, deadTokens: DeadTokenRelay) throws(ConfigurationError) -> APNsSink {
+    private func apnsSink(
+        deadLetters: any DeadLetterRecorder, onInvalidToken: @escaping @Sendable (_ token: String, _ reason: String) async -> Void
+    ) throws(ConfigurationError) -> APNsSink {
         let client = try sharedClient(for: "apns")
         do {
             return try APNsSink(
                 configuration: apnsConfiguration(), client: client, deadLetters: deadLetters,
-                onInvalidToken: deadTokens.report, logger: logger)
+                onInvalidToken: onInvalidToken, logger: logger)
         } catch {
             // APNsError's messages name files and ids, never key material.
             let key = switch error.reason {
@@ -75,10 +89,10 @@ struct SinkFactory {
         }
     }
 
-    /// The channel management client for broadcast channel mode (`broadcast.minFollowers` > 0), sharing
-    /// the APNs sink's key and provider token; nil when the mode is off.
-    func channelClient(for sinks: [any DeliverySink]) throws(ConfigurationError) -> APNsChannelClient? {
-        guard configuration.broadcastMinFollowers > 0 else { return nil }
+    /// The channel management client for broadcast channel mode (`broadcast.minFollowers` > 0, or
+    /// `always` for `follow`), sharing the APNs sink's key and provider token; nil when the mode is off.
+    func channelClient(for sinks: [any DeliverySink], always: Bool = false) throws(ConfigurationError) -> APNsChannelClient? {
+        guard always || configuration.broadcastMinFollowers > 0 else { return nil }
         guard let apns = sinks.lazy.compactMap({ $0 as? APNsSink }).first else {
             throw ConfigurationError(key: "broadcast.minFollowers", reason: "broadcast channels need the apns sink (--sink apns)")
         }
@@ -120,7 +134,7 @@ struct SinkFactory {
         }
         do {
             return try WebhookSink(
-                configuration: WebhookSinkConfiguration(url: url, secret: secret),
+                configuration: WebhookSinkConfiguration(url: url, secret: secret, maxBatch: configuration.webhookBatchSize),
                 client: client, deadLetters: deadLetters, logger: logger)
         } catch {
             throw ConfigurationError(key: "sinks", reason: "webhook:\(url.prefix(80)): \(error)")

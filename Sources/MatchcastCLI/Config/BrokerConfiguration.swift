@@ -13,6 +13,10 @@ public struct BrokerConfiguration: Sendable, Hashable {
     public var feed = "fake?speed=60"
     public var sinks = ["stdout"]
     public var webhookSecret = ""
+    /// The URL of the bare `webhook` sink (`webhook:URL` names its own).
+    public var webhookURL = ""
+    /// Deliveries per webhook request at most.
+    public var webhookBatchSize = 500
     public var bundleId = "com.example.matchcast"
     public var apns = APNs()
     /// Broadcast channel mode: a live match with at least this many followers gets a channel; 0 is off.
@@ -58,6 +62,8 @@ public struct BrokerConfiguration: Sendable, Hashable {
         public var caFile = ""
         /// Requests in flight at once on one connection (HTTP/2 streams), capped by the server's limit.
         public var maxConcurrentRequests = 1000
+        /// HTTP/2 connections to APNs at most.
+        public var maxConnections = 4
         /// An https URL replacing Apple's channel management endpoint; empty for Apple's (or `endpoint`'s server).
         public var channelsEndpoint = ""
 

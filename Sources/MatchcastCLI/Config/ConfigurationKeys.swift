@@ -35,8 +35,8 @@ struct ConfigurationKey: Sendable {
             guard !sinks.isEmpty else { throw ConfigurationError(key: "sinks", reason: "needs at least one sink") }
             var seen: Set<String> = []
             for sink in sinks {
-                guard sink == "stdout" || sink == "apns" || sink.hasPrefix("webhook:") else {
-                    throw ConfigurationError(key: "sinks", reason: "'\(sink.prefix(80))' is not stdout, apns or webhook:URL")
+                guard SinkNames.isKnown(sink) else {
+                    throw ConfigurationError(key: "sinks", reason: "'\(sink.prefix(80))' is not \(SinkNames.choices)")
                 }
                 // The same sink twice would send every push twice.
                 guard seen.insert(sink).inserted else {
@@ -46,6 +46,8 @@ struct ConfigurationKey: Sendable {
             config.sinks = sinks
         },
         text("webhook.secret", \.webhookSecret, allowEmpty: true),
+        text("webhook.url", \.webhookURL, allowEmpty: true),
+        int("webhook.batchSize", \.webhookBatchSize, 1...10000),
         text("bundleId", \.bundleId),
         text("apns.keyFile", \.apns.keyFile, allowEmpty: true),
         text("apns.keyId", \.apns.keyId, allowEmpty: true),
@@ -63,6 +65,7 @@ struct ConfigurationKey: Sendable {
         int("broadcast.minFollowers", \.broadcastMinFollowers, 0...10_000_000),
         text("apns.caFile", \.apns.caFile, allowEmpty: true),
         int("apns.maxConcurrentRequests", \.apns.maxConcurrentRequests, 1...10000),
+        int("apns.maxConnections", \.apns.maxConnections, 1...64),
         int("polling.defaultMs", \.defaultPollMs, 1...86_400_000),
         int("polling.minPollMs", \.minPollMs, 1...86_400_000),
         int("polling.maxPollMs", \.maxPollMs, 1...86_400_000),
@@ -87,6 +90,11 @@ struct ConfigurationKey: Sendable {
             config.logFormat = format
         },
     ]
+
+    /// The keys every command with sinks reads (`follow`, `replay`, `serve`): the sinks and their settings.
+    static func isSinkKey(_ path: String) -> Bool {
+        path == "sinks" || path == "bundleId" || path.hasPrefix("webhook.") || path.hasPrefix("apns.")
+    }
 
     private static func text(
         _ path: String, _ keyPath: WritableKeyPath<BrokerConfiguration, String> & Sendable, allowEmpty: Bool = false
@@ -137,4 +145,15 @@ struct ConfigurationKey: Sendable {
             config[keyPath: keyPath] = number
         }
     }
+}
+
+/// The `--sink` values every command takes.
+enum SinkNames {
+    static let choices = "stdout, pretty, apns, webhook or webhook:URL"
+
+    static func isKnown(_ sink: String) -> Bool {
+        ["stdout", "pretty", "apns", "webhook"].contains(sink) || sink.hasPrefix("webhook:")
+    }
+
+    static func isWebhook(_ sink: String) -> Bool { sink == "webhook" || sink.hasPrefix("webhook:") }
 }

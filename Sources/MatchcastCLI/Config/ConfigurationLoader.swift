@@ -8,14 +8,18 @@ public enum ConfigurationLoader {
     ///   - fileText: the YAML text of `--config`, if given.
     ///   - environment: the process environment (only `MATCHCAST_*` names are read).
     ///   - flags: values from the command line, by key path (`http.port`).
+    ///   - only: when given, keys of the file and the environment it refuses are ignored (`follow` and
+    ///     `replay` read the sink keys only); unknown keys are errors still.
     public static func load(
-        fileText: String?, environment: [String: String], flags: [String: String]
+        fileText: String?, environment: [String: String], flags: [String: String],
+        only: (@Sendable (String) -> Bool)? = nil
     ) throws(ConfigurationError) -> BrokerConfiguration {
         var values: [String: String] = [:]
+        let knownPaths = Set(ConfigurationKey.all.map(\.path))
         if let fileText {
-            values.merge(try flatten(yaml: fileText)) { $1 }
+            values.merge(try flatten(yaml: fileText).filter { !knownPaths.contains($0.key) || only?($0.key) ?? true }) { $1 }
         }
-        for key in ConfigurationKey.all {
+        for key in ConfigurationKey.all where only?(key.path) ?? true {
             if let value = environment[key.environmentName] { values[key.path] = value }
         }
         values.merge(flags) { $1 }
@@ -69,7 +73,10 @@ public enum ConfigurationLoader {
         guard config.minPollMs <= config.maxPollMs else {
             throw ConfigurationError(key: "polling.minPollMs", reason: "must not exceed polling.maxPollMs")
         }
-        if config.sinks.contains(where: { $0.hasPrefix("webhook:") }) && config.webhookSecret.isEmpty {
+        if config.sinks.contains("webhook") && config.webhookURL.trimmingCharacters(in: .whitespaces).isEmpty {
+            throw ConfigurationError(key: "webhook.url", reason: "the webhook sink needs a URL (--webhook-url)")
+        }
+        if config.sinks.contains(where: SinkNames.isWebhook) && config.webhookSecret.isEmpty {
             throw ConfigurationError(key: "webhook.secret", reason: "a webhook sink needs a secret (whsec_<base64 key>)")
         }
         if config.sinks.contains("apns") {
@@ -94,9 +101,11 @@ public enum ConfigurationLoader {
             throw ConfigurationError(key: item.key, reason: "the apns sink needs \(item.what) (\(item.flag))")
         }
         for (key, value) in [("apns.keyId", apns.keyId), ("apns.teamId", apns.teamId)] {
-            guard value.utf8.count <= 64, value.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) })
+            // Apple issues both as 10 upper-case letters and digits (e.g. ABC123DEFG); anything else is a typo.
+            let trimmed = value.trimmingCharacters(in: .whitespaces)
+            guard trimmed.utf8.count == 10, trimmed.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) })
             else {
-                throw ConfigurationError(key: key, reason: "'\(value.prefix(64))' is not ASCII letters and digits (Apple issues 10 characters)")
+                throw ConfigurationError(key: key, reason: "'\(value.prefix(64))' is not 10 ASCII letters and digits, as Apple issues it")
             }
         }
     }

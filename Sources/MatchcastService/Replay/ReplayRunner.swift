@@ -17,15 +17,23 @@ public struct ReplayRunner: Sendable {
     private let options: ReplayOptions
     private let sinks: [any DeliverySink]
     private let logger: Logger
+    private let deadTokens: DeadTokenInbox?
 
     /// Virtual time 0 of every replay: whatever the recording, the output does not depend on when it runs.
     public static let epoch = Date(timeIntervalSince1970: 1_767_225_600)  // 2026-01-01T00:00:00Z
 
-    public init(lines: [RecordingLine], options: ReplayOptions, sinks: [any DeliverySink], logger: Logger) {
+    /// - Parameter deadTokens: where the sinks report dead tokens (the APNs sink's `onInvalidToken`); the
+    ///   replay applies them as the broker does: a dead update token ends its activity, a dead
+    ///   push-to-start token is forgotten (its start never reached the device, so no update token is
+    ///   reported for it), and nothing more is sent to either.
+    public init(
+        lines: [RecordingLine], options: ReplayOptions, sinks: [any DeliverySink], logger: Logger, deadTokens: DeadTokenInbox? = nil
+    ) {
         self.lines = lines
         self.options = options
         self.sinks = sinks
         self.logger = logger
+        self.deadTokens = deadTokens
     }
 
     public func run(progress: @Sendable (ReplayProgress) -> Void = { _ in }) async throws -> ReplaySummary {
@@ -82,6 +90,7 @@ public struct ReplayRunner: Sendable {
             }
             try await registerStartedActivities(counter, store: store, manager: manager)
             nextTick = try await manager.tick()
+            try await registerStartedActivities(counter, store: store, manager: manager)
             progress(ReplayProgress(done: index + 1, total: lines.count, simulatedSeconds: line.t, deliveries: counter.total))
         }
         // Coalesced updates still held when the recording ends go out at their due time.
@@ -89,6 +98,7 @@ public struct ReplayRunner: Sendable {
         while let due = nextTick, due <= end {
             clock.set(due)
             nextTick = try await manager.tick()
+            try await registerStartedActivities(counter, store: store, manager: manager)
         }
         summary.deliveriesByEvent = counter.byEvent
         summary.alerts = counter.alerts
@@ -98,11 +108,22 @@ public struct ReplayRunner: Sendable {
     }
 
     /// The app side of each synthetic follower: it reports the update token of every activity the
-    /// broker started for it, right after the start.
+    /// broker started for it, right after the start. First, the dead tokens the sinks reported since the
+    /// last step are applied (the broker's `POST /v1/feedback` path).
     private func registerStartedActivities(
         _ counter: CountingSink, store: InMemoryStore, manager: LifecycleManager
     ) async throws {
+        var deadPushToStart: Set<String> = []
+        for report in deadTokens?.take() ?? [] {
+            if try await manager.invalidate(updateToken: report.token) { continue }
+            if let deviceId = await store.removePushToStartToken(token: report.token) {
+                deadPushToStart.insert(report.token)
+                try await manager.pushToStartTokenRejected(deviceId: deviceId)
+            }
+        }
         for started in counter.takeStarted() {
+            // A start APNs refused never reached the device: no app reports an update token for it.
+            guard !deadPushToStart.contains(started.token), !(deadTokens?.isDead(started.token) ?? false) else { continue }
             guard let record = await store.activity(id: started.activityId) else { continue }
             _ = try await manager.registerUpdateToken(
                 activityId: started.activityId, deviceId: record.deviceId, matchId: started.matchId,
@@ -155,7 +176,7 @@ final class VirtualTime: Sendable {
 final class CountingSink: DeliverySink, Sendable {
     let name = "replay"
     private let inner: [any DeliverySink]
-    private let state = Mutex<(byEvent: [ActivityEvent: Int], alerts: Int, started: [(activityId: String, matchId: String)])>(([:], 0, []))
+    private let state = Mutex<(byEvent: [ActivityEvent: Int], alerts: Int, started: [(activityId: String, matchId: String, token: String)])>(([:], 0, []))
 
     init(inner: [any DeliverySink]) { self.inner = inner }
 
@@ -164,7 +185,7 @@ final class CountingSink: DeliverySink, Sendable {
             for delivery in batch {
                 state.byEvent[delivery.payload.aps.event, default: 0] += 1
                 if delivery.payload.aps.alert != nil { state.alerts += 1 }
-                if delivery.payload.aps.event == .start { state.started.append((delivery.activityId, delivery.matchId)) }
+                if delivery.payload.aps.event == .start { state.started.append((delivery.activityId, delivery.matchId, delivery.target.value)) }
             }
         }
         for sink in inner { try await sink.deliver(batch) }
@@ -174,10 +195,49 @@ final class CountingSink: DeliverySink, Sendable {
     var alerts: Int { state.withLock { $0.alerts } }
     var total: Int { state.withLock { $0.byEvent.values.reduce(0, +) } }
 
-    func takeStarted() -> [(activityId: String, matchId: String)] {
+    func takeStarted() -> [(activityId: String, matchId: String, token: String)] {
         state.withLock { state in
             defer { state.started.removeAll() }
             return state.started
+        }
+    }
+}
+
+/// Dead-token reports from the sinks (`APNsSink`'s `onInvalidToken`), kept until the replay applies
+/// them between two steps (never from inside a delivery, where the lifecycle manager is busy).
+public final class DeadTokenInbox: Sendable {
+    public struct Report: Sendable, Hashable {
+        public var token: String
+        public var reason: String
+    }
+
+    private let state = Mutex<(pending: [Report], dead: Set<String>)>(([], []))
+
+    public init() {}
+
+    /// For the sink's `onInvalidToken`.
+    public var report: @Sendable (_ token: String, _ reason: String) async -> Void {
+        { [self] token, reason in
+            state.withLock { state in
+                if state.dead.insert(token).inserted { state.pending.append(Report(token: token, reason: reason)) }
+            }
+        }
+    }
+
+    /// Whether `token` was reported dead.
+    public func isDead(_ token: String) -> Bool { state.withLock { $0.dead.contains(token) } }
+
+    /// Every token reported dead so far.
+    public var deadCount: Int { state.withLock { $0.dead.count } }
+
+    /// Whether reports wait to be taken.
+    public var hasPending: Bool { state.withLock { !$0.pending.isEmpty } }
+
+    /// The reports since the last call, each token once.
+    public func take() -> [Report] {
+        state.withLock { state in
+            defer { state.pending.removeAll() }
+            return state.pending
         }
     }
 }
