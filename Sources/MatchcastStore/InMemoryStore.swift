@@ -57,6 +57,12 @@ public actor InMemoryStore: MatchcastStore {
 
     public func pushToStartToken(deviceId: String) -> PushToStartTokenRecord? { tokens[deviceId] }
 
+    public func pushToStartTokens(deviceIds: [String]) -> [String: PushToStartTokenRecord] {
+        var found: [String: PushToStartTokenRecord] = [:]
+        for deviceId in deviceIds { found[deviceId] = tokens[deviceId] }
+        return found
+    }
+
     public func removePushToStartToken(token: String) -> String? {
         guard let deviceId = tokenOwners.removeValue(forKey: token) else { return nil }
         tokens[deviceId] = nil

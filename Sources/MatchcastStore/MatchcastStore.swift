@@ -22,6 +22,8 @@ public protocol MatchcastStore: Sendable {
     /// `.notFound` when the device does not exist.
     func setPushToStartToken(_ record: PushToStartTokenRecord) async throws(StoreError)
     func pushToStartToken(deviceId: String) async throws(StoreError) -> PushToStartTokenRecord?
+    /// The push-to-start tokens of those of `deviceIds` that have one, in one read (a kick-off starts thousands).
+    func pushToStartTokens(deviceIds: [String]) async throws(StoreError) -> [String: PushToStartTokenRecord]
     /// Forgets a dead token; returns the id of the device that held it, if any.
     func removePushToStartToken(token: String) async throws(StoreError) -> String?
 
@@ -97,4 +99,15 @@ public protocol MatchcastStore: Sendable {
     func ping() async throws(StoreError)
     /// How many follows and tokens there are, for metrics.
     func census() async throws(StoreError) -> StoreCensus
+}
+
+extension MatchcastStore {
+    /// One read per device: for stores with nothing better.
+    public func pushToStartTokens(deviceIds: [String]) async throws(StoreError) -> [String: PushToStartTokenRecord] {
+        var tokens: [String: PushToStartTokenRecord] = [:]
+        for deviceId in deviceIds {
+            if let token = try await pushToStartToken(deviceId: deviceId) { tokens[deviceId] = token }
+        }
+        return tokens
+    }
 }

@@ -60,6 +60,23 @@ extension PostgresStore {
         }
     }
 
+    public func pushToStartTokens(deviceIds: [String]) async throws(StoreError) -> [String: PushToStartTokenRecord] {
+        guard !deviceIds.isEmpty else { return [:] }
+        let logger = self.logger
+        let rows = try await withConnection("reading \(deviceIds.count) push-to-start tokens") { connection in
+            try await connection.query(
+                "SELECT device_id, token, environment, updated_at FROM push_to_start_token WHERE device_id = ANY(\(deviceIds))",
+                logger: logger
+            ).collect((String, String, String, Date).self)
+        }
+        var found: [String: PushToStartTokenRecord] = [:]
+        for row in rows {
+            found[row.0] = PushToStartTokenRecord(
+                deviceId: row.0, token: row.1, environment: try APNsEnvironment(column: row.2), updatedAt: row.3.readBack)
+        }
+        return found
+    }
+
     public func pushToStartToken(deviceId: String) async throws(StoreError) -> PushToStartTokenRecord? {
         let logger = self.logger
         let row = try await withConnection("reading a push-to-start token") { connection in

@@ -53,6 +53,20 @@ extension SQLiteStore {
         }
     }
 
+    public func pushToStartTokens(deviceIds: [String]) async throws(StoreError) -> [String: PushToStartTokenRecord] {
+        guard !deviceIds.isEmpty else { return [:] }
+        let list = Self.jsonArray(deviceIds)
+        return try await read("reading \(deviceIds.count) push-to-start tokens") { db in
+            var found: [String: PushToStartTokenRecord] = [:]
+            for row in try Row.fetchAll(
+                db, sql: "SELECT * FROM pushToStartToken WHERE deviceId IN (SELECT value FROM json_each(?))", arguments: [list]) {
+                let record = try PushToStartTokenRecord(row: row)
+                found[record.deviceId] = record
+            }
+            return found
+        }
+    }
+
     public func removePushToStartToken(token: String) async throws(StoreError) -> String? {
         try await write("removing a push-to-start token") { db in
             guard let deviceId = try String.fetchOne(

@@ -72,6 +72,9 @@ public actor LifecycleManager {
     var broadcast: BroadcastChannels?
     /// Earliest time the next push-to-start may go to each device.
     private var startGate: [String: Date] = [:]
+    /// While a fan-out chunk runs: the push-to-start tokens of its waiting activities' devices, read at once
+    /// (device id → token; a device missing has none). Nil otherwise: each start reads its device's token.
+    private var chunkTokens: [String: String]?
     /// Commands that change activities run one at a time (see `AsyncSerialGate`).
     private let serial = AsyncSerialGate()
 
@@ -228,6 +231,19 @@ public actor LifecycleManager {
         deliveries.reserveCapacity(slots.count)
         var changed = ChangeSet(capacity: slots.count)
         let moment = now()
+        // A kick-off starts every waiting activity: their devices' push-to-start tokens come in one read.
+        var waitingDevices: [String] = []
+        if let cache = matches[matchId]?.cache {
+            for slot in slots where cache.phase(at: slot) == .waiting {
+                if let deviceId = cache.record(at: slot)?.deviceId { waitingDevices.append(deviceId) }
+            }
+        }
+        if !waitingDevices.isEmpty {
+            let devices = waitingDevices
+            let tokens = try await persist { try await self.store.pushToStartTokens(deviceIds: devices) }
+            chunkTokens = tokens.mapValues(\.token)
+        }
+        defer { chunkTokens = nil }
         var next = slots.startIndex
         while next < slots.endIndex {
             // The cache is taken out of `matches` while its activities change in place (no copy of the match's
@@ -598,6 +614,7 @@ public actor LifecycleManager {
         guard record.phase == .waiting else { return true }
         let deviceId = record.deviceId
         if let gate = startGate[deviceId], gate > now() { return false }
+        if let chunkTokens { return chunkTokens[deviceId] != nil }
         return try await persist { try await self.store.pushToStartToken(deviceId: deviceId) } != nil
     }
 
@@ -617,7 +634,11 @@ public actor LifecycleManager {
                 var pushToStart: String?
                 if case .pushToStart = intent.recipient {
                     let deviceId = record.deviceId
-                    pushToStart = try await persist { try await self.store.pushToStartToken(deviceId: deviceId) }?.token
+                    if let chunkTokens {
+                        pushToStart = chunkTokens[deviceId]
+                    } else {
+                        pushToStart = try await persist { try await self.store.pushToStartToken(deviceId: deviceId) }?.token
+                    }
                     startGate[record.deviceId] = now().addingTimeInterval(settings.pushToStartSpacing.seconds)
                 }
                 build(intent, for: record, pushToStartToken: pushToStart, now: now(), into: &deliveries)
