@@ -81,8 +81,9 @@ struct BenchCommandTests {
         }
         let started = parse(start)
         #expect(started?.event == .start && started?.device == 42 && started?.activityId == "act_01ABC" && started?.time == 7)
+        #expect(started?.priority == 10)
         let updated = parse(update)
-        #expect(updated?.event == .update && updated?.device == 7 && updated?.activityId == nil)
+        #expect(updated?.event == .update && updated?.device == 7 && updated?.activityId == nil && updated?.priority == 0)
         let ended = parse(end)
         #expect(ended?.event == .end && ended?.device == -1)
         #expect(parse("2026-01-01 a log line that is no delivery at all, long enough") == nil)
@@ -98,7 +99,8 @@ struct BenchCommandTests {
             phaseTimeout: .seconds(30), settle: .milliseconds(300), verbose: false))
         let result = try await benchmark.run()
         #expect(result.starts == 20)
-        #expect(result.updates == 20)
+        #expect(result.updates == 20)  // priority 10: the goal
+        #expect(result.routineUpdates == 0)  // a second-long run refreshes no stale-date
         #expect(result.ends == 0 && result.strays == 0)
         #expect(result.kickOff.deliveries == 20 && result.kickOff.duplicates == 0)
         #expect(result.goals.count == 1)

@@ -102,7 +102,8 @@ final class ServeChild: @unchecked Sendable {
 /// Reads serve's NDJSON deliveries on a thread of its own, timestamps each `read()` as it returns (every
 /// line in it gets that time) and classifies each line cheaply by byte search: the APNs event (`start`,
 /// `update`, `end`: the last `"event":"` of the line, the payload's `aps.event`), the device (the benchmark's
-/// tokens begin with the device's index in 8 hex digits) and, for starts, the activity id.
+/// tokens begin with the device's index in 8 hex digits), the APNs priority (10: a key event such as a goal; 5: a
+/// routine update, e.g. a stale-date refresh) and, for starts, the activity id.
 final class DeliveryTap: Sendable {
     enum Event: UInt8, Sendable {
         case start, update, end, other
@@ -114,6 +115,8 @@ final class DeliveryTap: Sendable {
         var event: Event
         /// From the target token's first 8 hex digits; -1 when it is not one of the benchmark's.
         var device: Int32
+        /// `apns.priority`; 0 when missing.
+        var priority: UInt8 = 0
         /// Starts only.
         var activityId: String?
     }
@@ -207,6 +210,7 @@ final class DeliveryTap: Sendable {
     private static let kindKey = Array(#""kind":""#.utf8)
     private static let valueKey = Array(#""value":""#.utf8)
     private static let eventKey = Array(#""event":""#.utf8)
+    private static let priorityKey = Array(#""priority":"#.utf8)
 
     /// One NDJSON delivery line; nil when it is not one.
     static func parse(_ line: UnsafeRawBufferPointer, time: Int64) -> Line? {
@@ -233,6 +237,13 @@ final class DeliveryTap: Sendable {
             }
             if ok, value <= UInt32(Int32.max) { device = Int32(value) }
         }
+        var priority: UInt8 = 0
+        if var index = find(priorityKey, in: line, from: valueStart) {
+            while index < line.count, line[index] >= UInt8(ascii: "0"), line[index] <= UInt8(ascii: "9"), priority < 100 {
+                priority = priority &* 10 &+ (line[index] - UInt8(ascii: "0"))
+                index += 1
+            }
+        }
         let event: Event
         switch line[eventStart] {
         case UInt8(ascii: "s"): event = .start
@@ -243,7 +254,7 @@ final class DeliveryTap: Sendable {
         let activityId = event == .start
             ? String(decoding: UnsafeRawBufferPointer(rebasing: line[activityStart..<(activityEnd - 1)]), as: UTF8.self)
             : nil
-        return Line(time: time, event: event, device: device, activityId: activityId)
+        return Line(time: time, event: event, device: device, priority: priority, activityId: activityId)
     }
 
     /// The index just past the first occurrence of `needle` at or after `from`.

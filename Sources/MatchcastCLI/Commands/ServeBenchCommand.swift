@@ -14,17 +14,18 @@ struct ServeBenchCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Time goals fanned out by a `matchcast serve` child process, set up through its HTTP API.",
         discussion: """
-            Starts `matchcast serve` (this executable) on each chosen store in turn: memory, sqlite (a file in a \\
-            temporary folder), postgres (a scratch database on the server of --postgres-url or MATCHCAST_POSTGRES_URL, \\
-            dropped afterwards). serve polls a feed this process serves on 127.0.0.1 (one football match in the native \\
-            v1 format, polled every --poll-ms) and writes its deliveries as NDJSON to stdout (--sink stdout), which this \\
+            Starts `matchcast serve` (this executable) on each chosen store in turn: memory, sqlite (a file in a \
+            temporary folder), postgres (a scratch database on the server of --postgres-url or MATCHCAST_POSTGRES_URL, \
+            dropped afterwards). serve polls a feed this process serves on 127.0.0.1 (one football match in the native \
+            v1 format, polled every --poll-ms) and writes its deliveries as NDJSON to stdout (--sink stdout), which this \
             process reads through a pipe on a thread of its own, timestamping each read as it returns.
 
-            Setup goes through the HTTP API only, with --clients concurrent keep-alive clients: N devices register \\
-            and set a push-to-start token, each follows the match; the match goes live (N starts); each device \\
-            registers its activity's update token (PUT /v1/activities/{id}). Then --goals goals, each timed from the \\
-            feed's change to the first and to the last delivery. Every device must get exactly one start and one \\
-            update per goal (exit 1 otherwise). The child is stopped with SIGTERM (SIGKILL after 10 s) however the \\
+            Setup goes through the HTTP API only, with --clients concurrent keep-alive clients: N devices register \
+            and set a push-to-start token, each follows the match; the match goes live (N starts); each device \
+            registers its activity's update token (PUT /v1/activities/{id}). Then --goals goals, each timed from the \
+            feed's change to the first and to the last delivery. Every device must get exactly one start and one \
+            priority-10 update per goal (exit 1 otherwise); routine priority-5 updates (stale-date refreshes, \
+            sent when a run outlasts activities.minimumStalenessSeconds) are counted apart. The child is stopped with SIGTERM (SIGKILL after 10 s) however the \
             benchmark ends. The tables go to stderr. See docs/performance.md.
 
             Examples:
@@ -44,7 +45,7 @@ struct ServeBenchCommand: AsyncParsableCommand {
     var store = BenchStoreList([.sqlite])
 
     @Option(name: .customLong("postgres-url"), help: """
-        The PostgreSQL server for --store postgres (default: MATCHCAST_POSTGRES_URL). A database of the \\
+        The PostgreSQL server for --store postgres (default: MATCHCAST_POSTGRES_URL). A database of the \
         benchmark's own is created there and dropped afterwards.
         """)
     var postgresURL: String?
@@ -162,14 +163,14 @@ enum ServeBenchTable {
             serve polls the feed every \(pollMs) ms
             """)
         let header = ["store", "devices", "wave", "change→first ms", "first→last ms", "change→last ms", "deliveries/s",
-                      "serve CPU ms", "dups"]
+                      "serve CPU ms", "dups", "p5 updates"]
         var lines = [header]
         for result in results {
             for wave in [result.kickOff] + result.goals {
                 lines.append([
                     result.store.rawValue, "\(result.devices)", wave.label, ms(wave.changeToFirst), ms(wave.firstToLast),
                     ms(wave.changeToLast), rate(wave),
-                    wave.serveCPU.map(ms) ?? "?", "\(wave.duplicates)",
+                    wave.serveCPU.map(ms) ?? "?", "\(wave.duplicates)", "\(wave.routine)",
                 ])
             }
         }
@@ -193,9 +194,10 @@ enum ServeBenchTable {
             StandardStreams.err(
                 "\(result.store.rawValue): goals first→last median \(ms(medianGoal)) ms, worst \(ms(goals.last ?? .zero)) ms, "
                     + (rates.isEmpty ? "every goal in one read" : String(format: "median %.0f deliveries/s", BenchTable.median(rates)))
-                    + "; deliveries seen: \(result.starts) starts, \(result.updates) updates, \(result.ends) ends, "
+                    + "; deliveries seen: \(result.starts) starts, \(result.updates) priority-10 updates, \(result.ends) ends, "
                     + "\(result.strays) other lines (expected \(result.devices), \(result.devices * result.goals.count), 0, 0): "
                     + (result.isExact ? "exact" : "NOT EXACT")
+                    + "; \(result.routineUpdates) routine priority-5 updates (stale-date refreshes)"
                     + "; \(String(format: "%.1f", Double(result.stdoutBytes) / 1_000_000)) MB of NDJSON, "
                     + "\(result.feedRequests) feed requests; serve \(result.serveExit)")
         }
