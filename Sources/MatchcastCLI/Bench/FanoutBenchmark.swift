@@ -66,6 +66,10 @@ struct FanoutBenchmark: Sendable {
     /// Setup phase timings, for the report.
     struct Setup: Sendable {
         var phases: [(name: String, duration: Duration)] = []
+        /// The match going live: `ingest` of the kick-off, which sends the N push-to-start starts.
+        var kickOff: Duration = .zero
+        /// Every started activity's update token registered through `LifecycleManager`.
+        var updateTokens: Duration = .zero
     }
 
     let options: Options
@@ -87,11 +91,14 @@ struct FanoutBenchmark: Sendable {
 
         var setup = Setup()
         var phaseStart = ContinuousClock.now
-        func phase(_ name: String) {
+        @discardableResult
+        func phase(_ name: String) -> Duration {
             let end = ContinuousClock.now
-            setup.phases.append((name, end - phaseStart))
-            if options.verbose { StandardStreams.err("setup: \(name) \(Self.milliseconds(end - phaseStart)) ms") }
+            let took = end - phaseStart
+            setup.phases.append((name, took))
+            if options.verbose { StandardStreams.err("setup: \(name) \(Self.milliseconds(took)) ms") }
             phaseStart = end
+            return took
         }
 
         let n = options.activities
@@ -136,7 +143,7 @@ struct FanoutBenchmark: Sendable {
         clock.advance(by: 60)
         try await manager.ingest(match.kickOff(at: now()), pollInterval: .seconds(5))
         let started = sink.takeStarted()
-        phase("kick-off: \(started.count) push-to-start starts")
+        setup.kickOff = phase("kick-off: \(started.count) push-to-start starts")
         guard started.count == n else {
             throw CommandFailure("setup: \(started.count) of \(n) activities started")
         }
@@ -148,7 +155,7 @@ struct FanoutBenchmark: Sendable {
                 activityId: activityId, deviceId: record.deviceId, matchId: matchId,
                 token: SyntheticToken.make(for: "update:" + activityId), environment: .production)
         }
-        phase("\(started.count) update tokens registered")
+        setup.updateTokens = phase("\(started.count) update tokens registered")
 
         var rows: [Row] = []
         options.beforeTimedUpdates?()
@@ -206,6 +213,11 @@ struct BenchMatch {
 
     init(id: String) { self.id = id }
 
+    /// Before kick-off: what devices follow (`bench serve` serves it until the match goes live).
+    mutating func scheduled(at now: Date, startsAt: Date) -> MatchSnapshot {
+        snapshot(at: now, status: .scheduled, startsAt: startsAt)
+    }
+
     mutating func kickOff(at now: Date) -> MatchSnapshot {
         minute = 1
         return snapshot(at: now)
@@ -221,10 +233,10 @@ struct BenchMatch {
         return snapshot(at: now)
     }
 
-    private mutating func snapshot(at now: Date) -> MatchSnapshot {
+    private mutating func snapshot(at now: Date, status: MatchStatus = .live, startsAt: Date? = nil) -> MatchSnapshot {
         seq += 1
         return MatchSnapshot(
-            id: id, sport: .football, status: .live, startsAt: now, updatedAt: now, seq: seq,
+            id: id, sport: .football, status: status, startsAt: startsAt ?? now, updatedAt: now, seq: seq,
             competition: "Premier League", venue: "Emirates Stadium",
             home: Team(id: "ars", name: "Arsenal", short: "ARS"), away: Team(id: "che", name: "Chelsea", short: "CHE"),
             score: .teamTotals(TeamScore(home: home, away: away, period: minute > 45 ? "2H" : "1H", clock: "\(minute)'")),

@@ -19,7 +19,7 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmarks of the broker's pipeline (outside the test suite).",
-        subcommands: [FanoutBenchCommand.self, FakeAPNsBenchCommand.self]
+        subcommands: [FanoutBenchCommand.self, ServeBenchCommand.self, FakeAPNsBenchCommand.self]
     )
 }
 
@@ -48,6 +48,11 @@ struct FanoutBenchCommand: AsyncParsableCommand {
             of update tokens answer 410 and 1 % answer 429 to the first try of each notification (retried \
             after the sink's backoff, 1 s). The table goes to stderr. Build with -c release for meaningful figures.
 
+            Stores: memory (InMemoryStore), sqlite (a temporary file), postgres (a scratch database created on the \
+            server of --postgres-url or MATCHCAST_POSTGRES_URL and dropped afterwards). A comma list (or all) runs \
+            the same benchmark on each store, one after the other, and prints one table with a row per store and \
+            update, then a summary line per store. See docs/performance.md.
+
             Examples:
               swift build -c release --product matchcast
               .build/release/matchcast bench fanout --sink devnull
@@ -55,15 +60,12 @@ struct FanoutBenchCommand: AsyncParsableCommand {
               .build/release/matchcast bench fanout --sink webhook --batch 1000
               .build/release/matchcast bench fanout --sink apns
               .build/release/matchcast bench fanout --sink apns --apns-error-mix
+              .build/release/matchcast bench fanout --store all --postgres-url postgres://postgres@127.0.0.1:5432/postgres
             """
     )
 
     enum SinkKind: String, ExpressibleByArgument, CaseIterable {
         case devnull, stdout, webhook, apns
-    }
-
-    enum StoreKind: String, ExpressibleByArgument, CaseIterable {
-        case memory, sqlite
     }
 
     @Option(help: "Activities following the match.")
@@ -101,10 +103,16 @@ struct FanoutBenchCommand: AsyncParsableCommand {
     var apnsFake: FakePlace = .process
 
     @Option(help: """
-        The store behind LifecycleManager: memory (InMemoryStore, as `serve --store memory`) or sqlite \
-        (a temporary file).
+        The store behind LifecycleManager: memory (InMemoryStore, as `serve --store memory`), sqlite \
+        (a temporary file) or postgres (a scratch database); a comma list, or all, runs each in turn.
         """)
-    var store: StoreKind = .memory
+    var store = BenchStoreList([.memory])
+
+    @Option(name: .customLong("postgres-url"), help: """
+        The PostgreSQL server for --store postgres (default: MATCHCAST_POSTGRES_URL). The benchmark creates a \
+        database of its own there and drops it afterwards; the URL's own database is not touched.
+        """)
+    var postgresURL: String?
 
     @Option(help: """
         How the waiting activities are made: follow (LifecycleManager.follow per device: O(N²), use \
@@ -132,52 +140,80 @@ struct FanoutBenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let postgresServer: String?
+        do {
+            postgresServer = try store.postgresServer(option: postgresURL, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            StandardStreams.err("matchcast bench fanout: \(error)")
+            throw ExitCode(2)
+        }
         var logger = Logger(label: "matchcast.bench")
         logger.logLevel = .error
         StandardStreams.err("load average (1, 5, 15 min) at the start: \(BenchTable.loadAverage)")
-        let resources = try await BenchResources.make(
-            sink: sink, store: store, batch: batch, concurrency: concurrency, apnsConnections: apnsConnections,
-            apnsFake: apnsFake, logger: logger)
-        let report = resources.apnsReport
-        let errorMix = apnsErrorMix
-        let result: (setup: FanoutBenchmark.Setup, rows: [FanoutBenchmark.Row])
-        do {
-            let benchmark = FanoutBenchmark(
-                options: FanoutBenchmark.Options(
-                    activities: activities, updates: updates, seed: seed,
-                    setup: setup ?? (activities <= 2000 ? .follow : .restore),
-                    beforeTimedUpdates: {
-                        if errorMix { report?.server.failShare(invalid: 0.10, throttled: 0.01) }
-                        report?.begin()
-                    },
-                    afterUpdate: { update, started in report?.updateDone(update, started: started) }),
-                store: resources.store, sink: resources.sink, logger: logger)
-            result = try await benchmark.run()
-        } catch {
-            await resources.close()
-            StandardStreams.err("matchcast bench fanout: \(error)")
-            throw ExitCode(1)
-        }
-        let received = resources.receiver?.totals
-        let duplicates = report?.close().duplicates ?? 0
-        await resources.close()
-
+        var runs: [(store: BenchStoreKind, setup: FanoutBenchmark.Setup, rows: [FanoutBenchmark.Row])] = []
+        var duplicates = 0
         let mode = sink.rawValue + (batch.map { " b=\($0)" } ?? "") + (concurrency.map { " c=\($0)" } ?? "")
             + (apnsConnections.map { " n=\($0)" } ?? "") + (apnsErrorMix ? " mix" : "")
             + (sink == .apns && apnsFake == .inline ? " inline" : "")
-        BenchTable.print(mode: mode, store: store.rawValue, rows: result.rows)
-        StandardStreams.err("load average (1, 5, 15 min) at the end: \(BenchTable.loadAverage) on \(ProcessInfo.processInfo.activeProcessorCount) cores")
-        report?.print()
-        if let received {
-            StandardStreams.err(String(
-                format: "receiver: %d requests, %.1f MB read", received.requests, Double(received.bytes) / 1_000_000))
+        for kind in store.kinds {
+            if store.kinds.count > 1 { StandardStreams.err("store \(kind.rawValue):") }
+            let resources: BenchResources
+            do {
+                resources = try await BenchResources.make(
+                    sink: sink, store: kind, postgresServer: postgresServer, batch: batch, concurrency: concurrency,
+                    apnsConnections: apnsConnections, apnsFake: apnsFake, logger: logger)
+            } catch {
+                StandardStreams.err("matchcast bench fanout: store \(kind.rawValue): \(error)")
+                throw ExitCode(1)
+            }
+            let report = resources.apnsReport
+            let errorMix = apnsErrorMix
+            let result: (setup: FanoutBenchmark.Setup, rows: [FanoutBenchmark.Row])
+            do {
+                let benchmark = FanoutBenchmark(
+                    options: FanoutBenchmark.Options(
+                        activities: activities, updates: updates, seed: seed,
+                        setup: setup ?? (activities <= 2000 ? .follow : .restore),
+                        beforeTimedUpdates: {
+                            if errorMix { report?.server.failShare(invalid: 0.10, throttled: 0.01) }
+                            report?.begin()
+                        },
+                        afterUpdate: { update, started in report?.updateDone(update, started: started) }),
+                    store: resources.store, sink: resources.sink, logger: logger)
+                // A PostgreSQL store's pool runs for as long as the benchmark does.
+                result = try await withStoreRunning(resources.store) { try await benchmark.run() }
+            } catch {
+                await resources.close()
+                StandardStreams.err("matchcast bench fanout: store \(kind.rawValue): \(error)")
+                throw ExitCode(1)
+            }
+            let received = resources.receiver?.totals
+            duplicates += report?.close().duplicates ?? 0
+            await resources.close()
+            runs.append((kind, result.setup, result.rows))
+            if store.kinds.count > 1 {
+                BenchTable.print(mode: mode, store: kind.rawValue, rows: result.rows)
+            }
+            report?.print()
+            if let received {
+                StandardStreams.err(String(
+                    format: "receiver: %d requests, %.1f MB read", received.requests, Double(received.bytes) / 1_000_000))
+            }
         }
+
+        if store.kinds.count > 1 { StandardStreams.err("\nall stores, side by side:") }
+        BenchTable.print(runs: runs.map { (mode, $0.store.rawValue, $0.rows) })
+        for run in runs {
+            StandardStreams.err(BenchTable.summary(store: run.store.rawValue, setup: run.setup, rows: run.rows))
+        }
+        StandardStreams.err("load average (1, 5, 15 min) at the end: \(BenchTable.loadAverage) on \(ProcessInfo.processInfo.activeProcessorCount) cores")
         if duplicates > 0 {
             StandardStreams.err("matchcast bench fanout: \(duplicates) duplicate APNs requests")
             throw ExitCode(1)
         }
-        let failed = result.rows.reduce(0) { $0 + $1.failures }
-        let short = result.rows.filter { $0.deliveries != $0.activities }
+        let rows = runs.flatMap(\.rows)
+        let failed = rows.reduce(0) { $0 + $1.failures }
+        let short = rows.filter { $0.deliveries != $0.activities }
         if failed > 0 || !short.isEmpty {
             StandardStreams.err("matchcast bench fanout: \(failed) deliveries failed; \(short.count) updates reached fewer than \(activities) activities")
             throw ExitCode(1)
@@ -195,16 +231,17 @@ private struct BenchResources {
     var client: HTTPClient?
     var descriptor: Int32?
     var storePath: String?
+    var scratch: ScratchPostgresDatabase?
 
     static func make(
-        sink kind: FanoutBenchCommand.SinkKind, store storeKind: FanoutBenchCommand.StoreKind,
+        sink kind: FanoutBenchCommand.SinkKind, store storeKind: BenchStoreKind, postgresServer: String?,
         batch: Int?, concurrency: Int?, apnsConnections: Int?, apnsFake: FanoutBenchCommand.FakePlace, logger: Logger
     ) async throws -> BenchResources {
         var resources = BenchResources(sink: MeasuringSink(inner: StdoutSink(), chunk: nil), store: InMemoryStore())
         do {
             try await resources.start(
-                sink: kind, store: storeKind, batch: batch, concurrency: concurrency, apnsConnections: apnsConnections,
-                apnsFake: apnsFake, logger: logger)
+                sink: kind, store: storeKind, postgresServer: postgresServer, batch: batch, concurrency: concurrency,
+                apnsConnections: apnsConnections, apnsFake: apnsFake, logger: logger)
             return resources
         } catch {
             // Whatever was started (a server, a client) is stopped before the error goes up.
@@ -215,7 +252,7 @@ private struct BenchResources {
 
     /// Opens the store and the sink (and what the sink talks to), noting each as it is made.
     private mutating func start(
-        sink kind: FanoutBenchCommand.SinkKind, store storeKind: FanoutBenchCommand.StoreKind,
+        sink kind: FanoutBenchCommand.SinkKind, store storeKind: BenchStoreKind, postgresServer: String?,
         batch: Int?, concurrency: Int?, apnsConnections: Int?, apnsFake: FanoutBenchCommand.FakePlace, logger: Logger
     ) async throws {
         switch storeKind {
@@ -226,6 +263,13 @@ private struct BenchResources {
                 .appendingPathComponent("matchcast-bench-\(getpid()).sqlite").path
             self.storePath = path
             self.store = try SQLiteStore(path: path)
+        case .postgres:
+            guard let postgresServer else { throw BenchSetupError("--store postgres needs --postgres-url") }
+            let scratch = try await ScratchPostgresDatabase.create(serverURL: postgresServer)
+            self.scratch = scratch
+            var quiet = logger
+            quiet.logLevel = .critical
+            self.store = try await PostgresStore.open(scratch.configuration, logger: quiet)
         }
         switch kind {
         case .devnull:
@@ -299,6 +343,7 @@ private struct BenchResources {
         if let storePath {
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: storePath + suffix) }
         }
+        await scratch?.drop()
     }
 }
 
@@ -326,23 +371,30 @@ enum BenchTable {
     }
 
     static func print(mode: String, store: String, rows: [FanoutBenchmark.Row]) {
+        print(runs: [(mode, store, rows)])
+    }
+
+    /// One table, a row per store and update, the stores in the order they ran.
+    static func print(runs: [(mode: String, store: String, rows: [FanoutBenchmark.Row])]) {
         let header = ["mode", "store", "activities", "update", "build ms", "sink ms", "fan-out→last byte ms", "CPU ms", "deliveries/s",
                       "sink-only/s", "ingest total ms", "payload B", "payloads", "sink calls", "RSS MB", "peak MB"]
         var lines = [header]
-        for row in rows {
-            lines.append([
-                mode, store, "\(row.activities)", "#\(row.update)",
-                FanoutBenchmark.milliseconds(row.build),
-                FanoutBenchmark.milliseconds(row.fanOut - row.build),
-                FanoutBenchmark.milliseconds(row.fanOut),
-                FanoutBenchmark.milliseconds(row.cpuToLastByte),
-                String(format: "%.0f", row.deliveriesPerSecond),
-                String(format: "%.0f", Double(row.deliveries) / max((row.fanOut - row.build).seconds, 1e-9)),
-                FanoutBenchmark.milliseconds(row.ingest),
-                "\(row.payloadBytes)", "\(row.distinctPayloads)", "\(row.sinkCalls)",
-                String(format: "%.0f", Double(row.rss.current) / 1_048_576),
-                String(format: "%.0f", Double(row.rss.peak) / 1_048_576),
-            ])
+        for (mode, store, rows) in runs {
+            for row in rows {
+                lines.append([
+                    mode, store, "\(row.activities)", "#\(row.update)",
+                    FanoutBenchmark.milliseconds(row.build),
+                    FanoutBenchmark.milliseconds(row.fanOut - row.build),
+                    FanoutBenchmark.milliseconds(row.fanOut),
+                    FanoutBenchmark.milliseconds(row.cpuToLastByte),
+                    String(format: "%.0f", row.deliveriesPerSecond),
+                    String(format: "%.0f", Double(row.deliveries) / max((row.fanOut - row.build).seconds, 1e-9)),
+                    FanoutBenchmark.milliseconds(row.ingest),
+                    "\(row.payloadBytes)", "\(row.distinctPayloads)", "\(row.sinkCalls)",
+                    String(format: "%.0f", Double(row.rss.current) / 1_048_576),
+                    String(format: "%.0f", Double(row.rss.peak) / 1_048_576),
+                ])
+            }
         }
         let widths = header.indices.map { column in lines.map { $0[column].count }.max() ?? 0 }
         for line in lines {
@@ -352,5 +404,30 @@ enum BenchTable {
             }
             StandardStreams.err(cells.joined(separator: "  "))
         }
+    }
+
+    /// `<store>: per update median … ms, worst … ms (fan-out→last byte); median … deliveries/s; setup: kick-off of N starts … ms,
+    /// N update tokens registered … ms`.
+    static func summary(store: String, setup: FanoutBenchmark.Setup, rows: [FanoutBenchmark.Row]) -> String {
+        let times = rows.map(\.fanOut).sorted()
+        let rates = rows.map(\.deliveriesPerSecond).sorted()
+        let n = rows.first?.activities ?? 0
+        guard !times.isEmpty else { return "\(store): no updates" }
+        let ms = FanoutBenchmark.milliseconds
+        return "\(store): per update median \(ms(median(times))) ms, worst \(ms(times.last!)) ms (fan-out→last byte); "
+            + "median \(String(format: "%.0f", median(rates))) deliveries/s; "
+            + "setup: kick-off of \(n) starts \(ms(setup.kickOff)) ms, \(n) update tokens registered \(ms(setup.updateTokens)) ms"
+    }
+
+    /// The middle value of sorted values (the mean of the two middle ones for an even count).
+    static func median(_ sorted: [Duration]) -> Duration {
+        let count = sorted.count
+        return count % 2 == 1 ? sorted[count / 2] : (sorted[count / 2 - 1] + sorted[count / 2]) / 2
+    }
+
+    static func median(_ sorted: [Double]) -> Double {
+        let count = sorted.count
+        guard count > 0 else { return 0 }
+        return count % 2 == 1 ? sorted[count / 2] : (sorted[count / 2 - 1] + sorted[count / 2]) / 2
     }
 }

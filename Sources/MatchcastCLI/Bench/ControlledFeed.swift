@@ -1,0 +1,161 @@
+import Foundation
+import Hummingbird
+import Logging
+import MatchcastCore
+import NIOCore
+import Synchronization
+
+/// The feed `bench serve` points the broker at: one football match in Matchcast's native v1 format
+/// (`/live-matches`, `/matches/{id}`, `/schedule?date=`, as `FakeFeed` answers them), served on `127.0.0.1`
+/// (a free port) in this process. The match stays as it is until the benchmark changes it (kick-off, a goal);
+/// each change is encoded once, under the lock, so what a poll reads is ready bytes. Every answer asks to be
+/// polled again after `retryAfterMs`; `ETag`/`If-None-Match` give 304s as the fake feed does.
+final class ControlledFeed: Sendable {
+    let port: Int
+    let matchId: String
+    private let state: SharedState
+    private let server: Task<Void, any Error>
+    private let counters: Counters
+
+    private struct State: Sendable {
+        var match: BenchMatch
+        var snapshot: MatchSnapshot
+        var matchBody = ByteBuffer()
+        var listBody = ByteBuffer()
+        var scheduleBody = ByteBuffer()
+        var date = ""
+        var etag = ""
+    }
+
+    private final class Counters: Sendable {
+        let requests = Atomic<Int>(0)
+    }
+
+    private init(port: Int, matchId: String, state: SharedState, server: Task<Void, any Error>, counters: Counters) {
+        self.port = port
+        self.matchId = matchId
+        self.state = state
+        self.server = server
+        self.counters = counters
+    }
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// Requests answered so far.
+    var requests: Int { counters.requests.load(ordering: .relaxed) }
+
+    /// Starts serving the match as scheduled (kick-off an hour from now).
+    static func start(matchId: String, retryAfterMs: Int) async throws -> ControlledFeed {
+        var match = BenchMatch(id: matchId)
+        let now = Date()
+        let scheduled = match.scheduled(at: now, startsAt: now.addingTimeInterval(3600))
+        let state = SharedState(State(match: match, snapshot: scheduled))
+        state.lock.withLock { Self.encode(&$0, retryAfterMs: retryAfterMs) }
+        let counters = Counters()
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let responder = CallbackResponder<BasicRequestContext> { request, _ in
+            counters.requests.add(1, ordering: .relaxed)
+            guard request.method == .get else { return Response(status: .methodNotAllowed) }
+            let path = request.uri.path
+            let held = request.headers[.ifNoneMatch]
+            let (body, etag): (ByteBuffer?, String) = state.lock.withLock { current in
+                if path == "/live-matches" { return (current.listBody, "\"l\(current.snapshot.seq ?? 0)\"") }
+                if path == "/matches/" + matchId { return (current.matchBody, current.etag) }
+                if path == "/schedule" { return (current.scheduleBody, "\"s\(current.snapshot.seq ?? 0)\"") }
+                return (nil, "")
+            }
+            guard let body else {
+                return Response(
+                    status: .notFound, headers: [.contentType: "application/json"],
+                    body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"error":{"code":"not_found","message":"no such resource"}}"#)))
+            }
+            if let held, held.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) {
+                return Response(status: .notModified, headers: [.eTag: etag])
+            }
+            return Response(
+                status: .ok, headers: [.contentType: "application/json", .eTag: etag], body: ResponseBody(byteBuffer: body))
+        }
+        let app = Application(
+            responder: responder,
+            configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0), serverName: "matchcast-bench-feed"),
+            onServerRunning: { channel in
+                continuation.yield(channel.localAddress?.port ?? 0)
+                continuation.finish()
+            },
+            logger: Logger(label: "matchcast.bench-feed", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let server = Task {
+            defer { continuation.finish() }
+            try await app.run()
+        }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next(), port > 0 else {
+            server.cancel()
+            _ = await server.result
+            throw CommandFailure("the benchmark's feed did not start listening")
+        }
+        return ControlledFeed(port: port, matchId: matchId, state: state, server: server, counters: counters)
+    }
+
+    /// The match goes live; returns the `MonotonicTime` at which the new answer is served.
+    func kickOff(retryAfterMs: Int) -> Int64 {
+        change(retryAfterMs: retryAfterMs) { $0.kickOff(at: Date()) }
+    }
+
+    /// The next goal (a key event); returns the `MonotonicTime` at which the new answer is served.
+    func goal(retryAfterMs: Int) -> Int64 {
+        change(retryAfterMs: retryAfterMs) { $0.goal(at: Date()) }
+    }
+
+    private func change(retryAfterMs: Int, _ step: (inout BenchMatch) -> MatchSnapshot) -> Int64 {
+        state.lock.withLock { current in
+            current.snapshot = step(&current.match)
+            Self.encode(&current, retryAfterMs: retryAfterMs)
+        }
+        return MonotonicTime.now()
+    }
+
+    func stop() async {
+        server.cancel()
+        _ = await server.result
+    }
+
+    // MARK: Bodies
+
+    private struct LiveMatches: Encodable {
+        var retryAfterMs: Int
+        var generatedAt: Date
+        var matches: [MatchSnapshot]
+    }
+
+    private struct MatchBody: Encodable {
+        var retryAfterMs: Int
+        var match: MatchSnapshot
+    }
+
+    private struct Schedule: Encodable {
+        var date: String
+        var matches: [MatchSnapshot]
+    }
+
+    private static func encode(_ state: inout State, retryAfterMs: Int) {
+        let encoder = JSON.encoder()
+        let snapshot = state.snapshot
+        let live = snapshot.status.isInProgress ? [snapshot] : []
+        let date = String(JSON.formatDate(snapshot.startsAt ?? Date()).prefix(10))
+        // Only a non-finite number could fail to encode; there is none here.
+        let list = (try? encoder.encode(LiveMatches(retryAfterMs: retryAfterMs, generatedAt: Date(), matches: live))) ?? Data()
+        let match = (try? encoder.encode(MatchBody(retryAfterMs: retryAfterMs, match: snapshot))) ?? Data()
+        let schedule = (try? encoder.encode(Schedule(date: date, matches: [snapshot]))) ?? Data()
+        state.listBody = ByteBuffer(bytes: list)
+        state.matchBody = ByteBuffer(bytes: match)
+        state.scheduleBody = ByteBuffer(bytes: schedule)
+        state.date = date
+        state.etag = "\"v\(snapshot.seq ?? 0)\""
+    }
+
+    /// The match and its encoded answers, shared by the feed and its responder.
+    private final class SharedState: Sendable {
+        let lock: Mutex<State>
+        init(_ state: State) { lock = Mutex(state) }
+    }
+}

@@ -1,0 +1,438 @@
+import AsyncHTTPClient
+import Foundation
+import MatchcastService
+import MatchcastTesting
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+/// The fan-out measured through `matchcast serve` as users run it: a child process on one store, a feed this
+/// process controls (`ControlledFeed`), deliveries read from the child's stdout (`--sink stdout`, `DeliveryTap`),
+/// and setup through the HTTP API only, as devices would, with a few concurrent keep-alive clients.
+///
+/// 1. N devices register (`POST /v1/devices`) and set a push-to-start token; 2. each follows the match; 3. the
+/// match goes live: N starts; 4. each device registers its started activity's update token
+/// (`PUT /v1/activities/{id}`); 5. K goals, each timed from the feed's change to the first and to the last
+/// delivery. Every device must get exactly one start and, per goal, exactly one update at priority 10 (the goal);
+/// routine updates at priority 5 (stale-date refreshes, which serve sends when a run outlasts
+/// `activities.minimumStalenessSeconds`) are counted apart.
+struct ServeBenchmark: Sendable {
+    struct Options: Sendable {
+        var devices = 20_000
+        var goals = 3
+        /// Concurrent API clients (keep-alive connections).
+        var clients = 8
+        /// The feed's `retryAfterMs`, and serve's `polling.minPollMs`: how often serve polls the match.
+        var pollMs = 100
+        /// The `matchcast` to start (`serve`).
+        var executable: String
+        var store: BenchStoreKind
+        /// The PostgreSQL server to make a scratch database on (`.postgres` only).
+        var postgresServer: String?
+        var serveLogLevel = "warning"
+        /// Longest wait for any one phase.
+        var phaseTimeout: Duration = .seconds(300)
+        /// After the last goal: how long to wait for deliveries that should not come (duplicates, strays).
+        var settle: Duration = .milliseconds(500)
+        var verbose = true
+        /// Polled in every wait and between requests: true stops the run (a signal).
+        var interrupted: @Sendable () -> Bool = { false }
+    }
+
+    /// A timed setup phase through the API.
+    struct Phase: Sendable {
+        var name: String
+        var count: Int
+        var unit: String
+        var duration: Duration
+        var rate: Double { Double(count) / max(duration.seconds, 1e-9) }
+    }
+
+    /// One wave of deliveries after a feed change (the kick-off's starts, or a goal's updates).
+    struct Wave: Sendable {
+        var label: String
+        var deliveries: Int
+        var duplicates: Int
+        /// Routine updates (priority 5) that came while the wave was awaited: work serve did meanwhile.
+        var routine: Int
+        var changeToFirst: Duration
+        var firstToLast: Duration
+        var changeToLast: Duration
+        /// serve's CPU time (user + system) from the change to the last delivery; nil where unknown.
+        var serveCPU: Duration?
+        var deliveriesPerSecond: Double { Double(deliveries) / max(firstToLast.seconds, 1e-9) }
+    }
+
+    struct Result: Sendable {
+        var store: BenchStoreKind
+        var devices: Int
+        var phases: [Phase]
+        var kickOff: Wave
+        var goals: [Wave]
+        /// Deliveries seen in the whole run by event, and how many were expected (N starts, N × K updates, 0 ends).
+        var starts = 0
+        /// Priority-10 updates (the goals).
+        var updates = 0
+        /// Priority-5 updates (stale-date refreshes and the like): allowed, reported.
+        var routineUpdates = 0
+        var ends = 0
+        /// Lines that were not deliveries of this benchmark's devices.
+        var strays = 0
+        var serveExit = ""
+        var feedRequests = 0
+        var stdoutBytes = 0
+
+        var isExact: Bool {
+            starts == devices && updates == devices * goals.count && ends == 0 && strays == 0
+                && kickOff.duplicates == 0 && goals.allSatisfy { $0.duplicates == 0 && $0.deliveries == devices }
+        }
+    }
+
+    static let matchId = "bench-football-1"
+
+    let options: Options
+
+    func run() async throws -> Result {
+        let n = options.devices
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "matchcast-bench-serve-\(getpid())-\(options.store.rawValue)-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var scratch: ScratchPostgresDatabase?
+        var feed: ControlledFeed?
+        var child: ServeChild?
+        let client = HTTPClient(
+            eventLoopGroupProvider: .singleton,
+            configuration: HTTPClient.Configuration(
+                connectionPool: .init(idleTimeout: .seconds(120), concurrentHTTP1ConnectionsPerHostSoftLimit: options.clients)))
+        var failure: (any Error)?
+        var result: Result?
+        do {
+            let storeURL: String
+            switch options.store {
+            case .memory: storeURL = "memory"
+            case .sqlite: storeURL = "sqlite:" + directory.appendingPathComponent("serve.sqlite").path
+            case .postgres:
+                guard let server = options.postgresServer else { throw BenchSetupError("--store postgres needs --postgres-url") }
+                let made = try await ScratchPostgresDatabase.create(serverURL: server)
+                scratch = made
+                storeURL = made.url
+            }
+            let controlled = try await ControlledFeed.start(matchId: ServeBenchmark.matchId, retryAfterMs: options.pollMs)
+            feed = controlled
+            let port = try ReservedPort.free()
+            let started = try ServeChild.start(
+                executable: options.executable,
+                arguments: [
+                    "serve", "--host", "127.0.0.1", "--port", "\(port)", "--store", storeURL, "--feed", controlled.baseURL,
+                    "--sink", "stdout", "--log-level", options.serveLogLevel,
+                ],
+                environment: [
+                    "MATCHCAST_POLLING_MIN_POLL_MS": "\(options.pollMs)", "MATCHCAST_POLLING_DEFAULT_MS": "\(options.pollMs)",
+                ],
+                directory: directory, logName: "serve.log", tap: DeliveryTap())
+            child = started
+            let api = DeviceAPI(client: client, base: "http://127.0.0.1:\(port)", interrupted: options.interrupted)
+            let run = Run(options: options, api: api, feed: controlled, child: started)
+            result = try await run.measure(n: n)
+        } catch {
+            failure = error
+        }
+        // Cleanup, whatever happened: the child first (so nothing writes to the store), then the rest.
+        let exit = await child?.stop() ?? "not started"
+        if failure != nil, let child {
+            StandardStreams.err("serve's log (last lines):\n" + child.logTail())
+        }
+        try? await client.shutdown()
+        if let feed {
+            result?.feedRequests = feed.requests
+            await feed.stop()
+        }
+        await scratch?.drop()
+        try? FileManager.default.removeItem(at: directory)
+        if let failure { throw failure }
+        guard var result else { throw CommandFailure("no result") }
+        result.serveExit = exit
+        return result
+    }
+
+    /// The measuring part, with the child and feed running.
+    private struct Run {
+        let options: Options
+        let api: DeviceAPI
+        let feed: ControlledFeed
+        let child: ServeChild
+
+        func say(_ line: String) {
+            if options.verbose { StandardStreams.err("serve bench (\(options.store.rawValue)): \(line)") }
+        }
+
+        func measure(n: Int) async throws -> Result {
+            try await waitForHealth()
+            let api = self.api
+            var phases: [Phase] = []
+            let devices = DeviceTable(count: n)
+
+            // 1. Registration with push-to-start tokens.
+            var begin = ContinuousClock.now
+            try await api.parallel(n, clients: options.clients) { index in
+                let registration = try await api.registerDevice()
+                try await api.putPushToStartToken(registration, token: Self.token(.pushToStart, index))
+                devices.set(index, registration)
+            }
+            phases.append(Phase(name: "register + push-to-start token", count: n, unit: "devices", duration: .now - begin))
+            say(String(format: "%d devices registered with push-to-start tokens: %.0f/s", n, phases.last!.rate))
+
+            // 2. Follows.
+            begin = .now
+            try await api.parallel(n, clients: options.clients) { index in
+                try await api.follow(devices.get(index), matchId: ServeBenchmark.matchId)
+            }
+            phases.append(Phase(name: "follow", count: n, unit: "follows", duration: .now - begin))
+            say(String(format: "%d follows: %.0f/s", n, phases.last!.rate))
+            // The broker polls the match it now has followers for; wait until it has seen it (scheduled).
+            try await waitUntil("the broker knows the match") { try await api.matchIsKnown(devices.get(0), matchId: ServeBenchmark.matchId) }
+
+            // 3. Kick-off: N starts.
+            var starts = Tally(event: .start, devices: n, cursor: child.tap.count)
+            var cpuBefore = child.cpuTime()
+            var changed = feed.kickOff(retryAfterMs: options.pollMs)
+            try await collect(&starts, what: "\(n) starts")
+            let kickOff = starts.wave(label: "kick-off (starts)", changed: changed, cpu: Self.difference(child.cpuTime(), cpuBefore))
+            say(String(format: "kick-off: %d starts, change→last %.1f ms", n, kickOff.changeToLast.seconds * 1000))
+
+            // 4. Update tokens, as the app reports them once its activity runs.
+            let activityIds = starts.activityIds
+            begin = .now
+            try await api.parallel(n, clients: options.clients) { index in
+                guard let activityId = activityIds[index] else { throw CommandFailure("device \(index) has no started activity") }
+                try await api.putActivity(
+                    devices.get(index), activityId: activityId, matchId: ServeBenchmark.matchId, updateToken: Self.token(.update, index))
+            }
+            phases.append(Phase(name: "update token", count: n, unit: "tokens", duration: .now - begin))
+            say(String(format: "%d update tokens registered: %.0f/s", n, phases.last!.rate))
+
+            // 5. Goals.
+            var goals: [Wave] = []
+            for goal in 1...options.goals {
+                try await Task.sleep(for: .milliseconds(Int64(options.pollMs) * 2))  // a poll or two of quiet
+                var updates = Tally(event: .update, priority: 10, devices: n, cursor: child.tap.count)
+                cpuBefore = child.cpuTime()
+                changed = feed.goal(retryAfterMs: options.pollMs)
+                try await collect(&updates, what: "goal \(goal): \(n) updates")
+                let wave = updates.wave(label: "goal \(goal)", changed: changed, cpu: Self.difference(child.cpuTime(), cpuBefore))
+                goals.append(wave)
+                say(String(format: "goal %d: change→first %.1f ms, first→last %.1f ms", goal, wave.changeToFirst.seconds * 1000,
+                           wave.firstToLast.seconds * 1000))
+            }
+
+            // Anything more (a duplicate, an end) would come now.
+            try await Task.sleep(for: options.settle)
+            var result = Result(store: options.store, devices: n, phases: phases, kickOff: kickOff, goals: goals)
+            child.tap.withLines(from: 0) { lines in
+                for line in lines {
+                    if line.device < 0 || Int(line.device) >= n { result.strays += 1; continue }
+                    switch line.event {
+                    case .start: result.starts += 1
+                    case .update:
+                        if line.priority == 10 { result.updates += 1 } else { result.routineUpdates += 1 }
+                    case .end: result.ends += 1
+                    case .other: result.strays += 1
+                    }
+                }
+            }
+            result.strays += child.tap.unparsed.count
+            result.stdoutBytes = child.tap.bytes
+            return result
+        }
+
+        private func waitForHealth() async throws {
+            try await waitUntil("serve answers /healthz") { try await api.isHealthy() }
+        }
+
+        /// Polls `condition` every 20 ms until it holds; fails when serve exits, a signal came or the phase timed out.
+        private func waitUntil(_ what: String, _ condition: () async throws -> Bool) async throws {
+            let deadline = ContinuousClock.now + options.phaseTimeout
+            while true {
+                if (try? await condition()) == true { return }
+                try check(what, deadline: deadline)
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+
+        /// Reads serve's deliveries into `tally` until every device has one.
+        private func collect(_ tally: inout Tally, what: String) async throws {
+            let deadline = ContinuousClock.now + options.phaseTimeout
+            while true {
+                let cursor = tally.cursor
+                child.tap.withLines(from: cursor) { tally.absorb($0) }
+                if tally.distinct == tally.counts.count { return }
+                try check(what + " (\(tally.distinct) so far)", deadline: deadline)
+                try await Task.sleep(for: .milliseconds(2))
+            }
+        }
+
+        private func check(_ what: String, deadline: ContinuousClock.Instant) throws {
+            if options.interrupted() { throw CommandFailure("interrupted while waiting for \(what)") }
+            if !child.isRunning { throw CommandFailure("serve exited while waiting for \(what)") }
+            if ContinuousClock.now >= deadline { throw CommandFailure("timed out after \(options.phaseTimeout) waiting for \(what)") }
+        }
+
+        enum TokenKind: UInt8 { case pushToStart = 0xa1, update = 0xb2 }
+
+        /// 64 hex digits: the device's index in the first 8 (how `DeliveryTap` knows whose a delivery is), then the kind.
+        static func token(_ kind: TokenKind, _ index: Int) -> String {
+            String(format: "%08x", index) + String(repeating: String(format: "%02x", kind.rawValue), count: 28)
+        }
+
+        static func difference(_ after: Duration?, _ before: Duration?) -> Duration? {
+            guard let after, let before else { return nil }
+            return after - before
+        }
+    }
+
+    /// Per device, how many deliveries of one event arrived since the change, and when.
+    struct Tally {
+        let event: DeliveryTap.Event
+        /// Only deliveries at this APNs priority count (nil: any); updates at another are `routine`.
+        let priority: UInt8?
+        var cursor: Int
+        var counts: [Int32]
+        var activityIds: [String?]
+        var distinct = 0
+        var duplicates = 0
+        var routine = 0
+        var first: Int64?
+        /// The arrival that completed the set: the last device's first delivery.
+        var last: Int64?
+
+        init(event: DeliveryTap.Event, priority: UInt8? = nil, devices: Int, cursor: Int) {
+            self.event = event
+            self.priority = priority
+            self.cursor = cursor
+            counts = Array(repeating: 0, count: devices)
+            activityIds = event == .start ? Array(repeating: nil, count: devices) : []
+        }
+
+        mutating func absorb(_ lines: ArraySlice<DeliveryTap.Line>) {
+            for line in lines {
+                cursor += 1
+                if line.event == .update, let priority, line.priority != priority { routine += 1 }
+                guard line.event == event, priority == nil || line.priority == priority,
+                      line.device >= 0, Int(line.device) < counts.count else { continue }
+                let device = Int(line.device)
+                counts[device] += 1
+                if counts[device] == 1 {
+                    distinct += 1
+                    if first == nil { first = line.time }
+                    last = line.time
+                    if event == .start { activityIds[device] = line.activityId }
+                } else {
+                    duplicates += 1
+                }
+            }
+        }
+
+        func wave(label: String, changed: Int64, cpu: Duration?) -> Wave {
+            let first = self.first ?? changed
+            let last = self.last ?? first
+            return Wave(
+                label: label, deliveries: distinct, duplicates: duplicates, routine: routine, changeToFirst: .nanoseconds(first - changed),
+                firstToLast: .nanoseconds(last - first), changeToLast: .nanoseconds(last - changed), serveCPU: cpu)
+        }
+    }
+}
+
+/// The registered devices, filled by the concurrent clients.
+private final class DeviceTable: Sendable {
+    private let slots: Mutex<[DeviceRegistration?]>
+
+    init(count: Int) { slots = Mutex(Array(repeating: nil, count: count)) }
+
+    func set(_ index: Int, _ registration: DeviceRegistration) { slots.withLock { $0[index] = registration } }
+
+    func get(_ index: Int) throws -> DeviceRegistration {
+        guard let registration = slots.withLock({ $0[index] }) else { throw CommandFailure("device \(index) is not registered") }
+        return registration
+    }
+}
+
+/// The device API of serve, called as the app would.
+private struct DeviceAPI: Sendable {
+    let client: HTTPClient
+    let base: String
+    let interrupted: @Sendable () -> Bool
+
+    /// Runs `work(0..<count)` on `clients` concurrent tasks, each taking the next index; the first error stops all.
+    func parallel(_ count: Int, clients: Int, _ work: @escaping @Sendable (Int) async throws -> Void) async throws {
+        let next = NextIndex()
+        let interrupted = self.interrupted
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<max(1, clients) {
+                group.addTask {
+                    while true {
+                        let index = next.take()
+                        guard index < count else { return }
+                        if interrupted() { throw CommandFailure("interrupted") }
+                        try await work(index)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    func registerDevice() async throws -> DeviceRegistration {
+        let body = try await send(.POST, "/v1/devices", expecting: 201)
+        return try JSONDecoder().decode(DeviceRegistration.self, from: Data(body.readableBytesView))
+    }
+
+    func putPushToStartToken(_ device: DeviceRegistration, token: String) async throws {
+        _ = try await send(
+            .PUT, "/v1/devices/\(device.deviceId)/push-to-start-token", secret: device.deviceSecret,
+            json: #"{"token":"\#(token)","environment":"production"}"#, expecting: 204)
+    }
+
+    func follow(_ device: DeviceRegistration, matchId: String) async throws {
+        _ = try await send(.PUT, "/v1/devices/\(device.deviceId)/follows/\(matchId)", secret: device.deviceSecret, expecting: 200)
+    }
+
+    func putActivity(_ device: DeviceRegistration, activityId: String, matchId: String, updateToken: String) async throws {
+        _ = try await send(
+            .PUT, "/v1/activities/\(activityId)", secret: device.deviceSecret,
+            json: #"{"deviceId":"\#(device.deviceId)","matchId":"\#(matchId)","updateToken":"\#(updateToken)","environment":"production"}"#,
+            expecting: 200)
+    }
+
+    func matchIsKnown(_ device: DeviceRegistration, matchId: String) async throws -> Bool {
+        (try? await send(.GET, "/v1/matches/\(matchId)", secret: device.deviceSecret, expecting: 200)) != nil
+    }
+
+    func isHealthy() async throws -> Bool {
+        (try? await send(.GET, "/healthz", expecting: 200, timeout: .seconds(2))) != nil
+    }
+
+    private func send(
+        _ method: HTTPMethod, _ path: String, secret: String? = nil, json: String? = nil, expecting status: UInt,
+        timeout: TimeAmount = .seconds(30)
+    ) async throws -> ByteBuffer {
+        var request = HTTPClientRequest(url: base + path)
+        request.method = method
+        if let secret { request.headers.add(name: "authorization", value: "Bearer " + secret) }
+        if let json {
+            request.headers.add(name: "content-type", value: "application/json")
+            request.body = .bytes(ByteBuffer(string: json))
+        }
+        let response = try await client.execute(request, timeout: timeout)
+        let body = try await response.body.collect(upTo: 1 << 20)
+        guard response.status.code == status else {
+            throw CommandFailure(
+                "\(method) \(path): \(response.status.code), expected \(status): \(String(buffer: body).prefix(300))")
+        }
+        return body
+    }
+}
+
+private final class NextIndex: Sendable {
+    private let value = Atomic<Int>(0)
+    func take() -> Int { value.add(1, ordering: .relaxed).oldValue }
+}

@@ -1,0 +1,115 @@
+import Foundation
+@testable import MatchcastCLI
+import Testing
+
+@Suite("matchcast bench: store lists, the PostgreSQL server, the NDJSON tap")
+struct BenchCommandTests {
+    @Test("a comma list names the stores in order; all is every store; blanks and case are forgiven")
+    func storeLists() throws {
+        #expect(try BenchStoreList.parse("memory,sqlite,postgres").kinds == [.memory, .sqlite, .postgres])
+        #expect(try BenchStoreList.parse("postgres, SQLite").kinds == [.postgres, .sqlite])
+        #expect(try BenchStoreList.parse("all").kinds == [.memory, .sqlite, .postgres])
+        #expect(try BenchStoreList.parse("sqlite").kinds == [.sqlite])
+        #expect(throws: BenchSetupError.self) { try BenchStoreList.parse("sqlite,sqlite") }
+        #expect(throws: BenchSetupError.self) { try BenchStoreList.parse("mysql") }
+        #expect(throws: BenchSetupError.self) { try BenchStoreList.parse("") }
+        #expect(throws: BenchSetupError.self) { try BenchStoreList.parse("memory,,sqlite") }
+        #expect(throws: BenchSetupError.self) { try BenchStoreList.parse("all,memory") }
+    }
+
+    @Test("--store on both commands: defaults, lists, and a bad name refused while parsing")
+    func storeOptions() throws {
+        #expect(try FanoutBenchCommand.parse([]).store.kinds == [.memory])
+        #expect(try FanoutBenchCommand.parse(["--store", "sqlite,postgres"]).store.kinds == [.sqlite, .postgres])
+        #expect(try ServeBenchCommand.parse([]).store.kinds == [.sqlite])
+        #expect(try ServeBenchCommand.parse(["--store", "all"]).store.kinds == [.memory, .sqlite, .postgres])
+        let serve = try ServeBenchCommand.parse(["--devices", "20", "--goals", "1", "--postgres-url", "postgres://u@h/db"])
+        #expect(serve.devices == 20 && serve.goals == 1 && serve.postgresURL == "postgres://u@h/db")
+        #expect(throws: (any Error).self) { try FanoutBenchCommand.parse(["--store", "mysql"]) }
+        #expect(throws: (any Error).self) { try ServeBenchCommand.parse(["--store", "sqlite,bogus"]) }
+        #expect(throws: (any Error).self) { try ServeBenchCommand.parse(["--devices", "0"]) }
+        #expect(throws: (any Error).self) { try ServeBenchCommand.parse(["--poll-ms", "1"]) }
+    }
+
+    @Test("postgres needs a server: the option, else MATCHCAST_POSTGRES_URL, else a clear error")
+    func postgresServer() throws {
+        let withPostgres = BenchStoreList([.memory, .postgres])
+        let error = #expect(throws: BenchSetupError.self) {
+            try withPostgres.postgresServer(option: nil, environment: [:])
+        }
+        #expect(error?.description.contains("--postgres-url") == true)
+        #expect(error?.description.contains("MATCHCAST_POSTGRES_URL") == true)
+        #expect(throws: BenchSetupError.self) {
+            try withPostgres.postgresServer(option: nil, environment: ["MATCHCAST_POSTGRES_URL": ""])
+        }
+        #expect(try withPostgres.postgresServer(option: nil, environment: ["MATCHCAST_POSTGRES_URL": "postgres://a@h/x"])
+            == "postgres://a@h/x")
+        #expect(try withPostgres.postgresServer(
+            option: "postgres://b@h/y", environment: ["MATCHCAST_POSTGRES_URL": "postgres://a@h/x"]) == "postgres://b@h/y")
+        #expect(throws: BenchSetupError.self) { try withPostgres.postgresServer(option: "sqlite:/tmp/x", environment: [:]) }
+        #expect(throws: BenchSetupError.self) { try withPostgres.postgresServer(option: "postgres://nohost", environment: [:]) }
+        // Without postgres in the list nothing is needed.
+        #expect(try BenchStoreList([.memory, .sqlite]).postgresServer(option: nil, environment: [:]) == nil)
+    }
+
+    @Test("without a server, --store postgres exits 2 before doing anything", .timeLimit(.minutes(1)))
+    func postgresMissingExitsTwo() throws {
+        let binary = try #require(MatchcastProcess.binary, "matchcast is built beside the tests")
+        for arguments in [["bench", "fanout", "--store", "memory,postgres"], ["bench", "serve", "--store", "postgres"]] {
+            let process = Process()
+            process.executableURL = binary
+            process.arguments = arguments
+            process.environment = ProcessInfo.processInfo.environment.filter { $0.key != "MATCHCAST_POSTGRES_URL" }
+            let errors = Pipe()
+            process.standardError = errors
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 2, "\(arguments): \(text)")
+            #expect(text.contains("MATCHCAST_POSTGRES_URL"))
+        }
+    }
+
+    @Test("the tap reads event, device and activity id from a delivery line, and skips what is not one")
+    func tapParsesLines() {
+        let start = #"{"id":"dlv_1","matchId":"m","activityId":"act_01ABC","target":{"kind":"pushToStartToken","value":"0000002aa1a1a1a1"},"apns":{"push-type":"liveactivity","priority":10},"payload":{"aps":{"content-state":{"event":"GOAL! update end"},"event":"start","stale-date":1,"timestamp":2}}}"#
+        let update = #"{"id":"dlv_2","matchId":"m","activityId":"act_01ABC","target":{"kind":"updateToken","value":"00000007b2b2"},"apns":{},"payload":{"aps":{"content-state":{"event":"Kick-off"},"event":"update","timestamp":2}}}"#
+        let end = #"{"id":"dlv_3","matchId":"m","activityId":"act_9","target":{"kind":"updateToken","value":"not-hex-token"},"apns":{},"payload":{"aps":{"event":"end","timestamp":2}}}"#
+        func parse(_ text: String) -> DeliveryTap.Line? {
+            Array(text.utf8).withUnsafeBytes { DeliveryTap.parse($0, time: 7) }
+        }
+        let started = parse(start)
+        #expect(started?.event == .start && started?.device == 42 && started?.activityId == "act_01ABC" && started?.time == 7)
+        #expect(started?.priority == 10)
+        let updated = parse(update)
+        #expect(updated?.event == .update && updated?.device == 7 && updated?.activityId == nil && updated?.priority == 0)
+        let ended = parse(end)
+        #expect(ended?.event == .end && ended?.device == -1)
+        #expect(parse("2026-01-01 a log line that is no delivery at all, long enough") == nil)
+        #expect(parse("{}") == nil)
+    }
+
+    @Test("bench serve, 20 devices and 1 goal on SQLite: every device gets its start and its update exactly once",
+          .timeLimit(.minutes(1)))
+    func serveEndToEnd() async throws {
+        let binary = try #require(MatchcastProcess.binary, "matchcast is built beside the tests")
+        let benchmark = ServeBenchmark(options: ServeBenchmark.Options(
+            devices: 20, goals: 1, clients: 4, pollMs: 50, executable: binary.path, store: .sqlite,
+            phaseTimeout: .seconds(30), settle: .milliseconds(300), verbose: false))
+        let result = try await benchmark.run()
+        #expect(result.starts == 20)
+        #expect(result.updates == 20)  // priority 10: the goal
+        #expect(result.routineUpdates == 0)  // a second-long run refreshes no stale-date
+        #expect(result.ends == 0 && result.strays == 0)
+        #expect(result.kickOff.deliveries == 20 && result.kickOff.duplicates == 0)
+        #expect(result.goals.count == 1)
+        #expect(result.goals.first?.deliveries == 20 && result.goals.first?.duplicates == 0)
+        #expect(result.isExact)
+        #expect(result.phases.map(\.count) == [20, 20, 20])
+        #expect(result.serveExit.contains("SIGTERM (status 0)"))
+        if let goal = result.goals.first {
+            #expect(goal.changeToFirst >= .zero && goal.changeToLast >= goal.changeToFirst)
+        }
+    }
+}
