@@ -143,7 +143,14 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
-        .testTarget(name: "MatchcastStoreTests", dependencies: ["MatchcastStore", "MatchcastCore", "MatchcastTesting"]),
+        .testTarget(
+            name: "MatchcastStoreTests",
+            dependencies: [
+                "MatchcastStore", "MatchcastCore", "MatchcastTesting",
+                // The upgrade tests write databases as an earlier release left them.
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

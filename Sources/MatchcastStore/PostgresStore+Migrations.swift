@@ -225,6 +225,21 @@ extension PostgresStore {
 
     /// Applies the pending migrations, on a connection of its own (the client need not run yet).
     public func migrate() async throws(StoreError) {
+        try await migrate(upTo: nil)
+    }
+
+    /// Applies the pending migrations up to and including the one named `last` (every one when `nil`): the upgrade
+    /// tests build a database as an earlier release left it.
+    func migrate(upTo last: String?) async throws(StoreError) {
+        let pending: ArraySlice<Migration>
+        if let last {
+            guard let end = Self.migrations.firstIndex(where: { $0.name == last }) else {
+                throw .invalid("no migration named '\(last)'")
+            }
+            pending = Self.migrations[...end]
+        } else {
+            pending = Self.migrations[...]
+        }
         let configuration = self.configuration
         let logger = self.logger
         // Per schema: tests (and brokers sharing a database) migrate their own schemas side by side. Taken before
@@ -251,7 +266,7 @@ extension PostgresStore {
                 throw StoreError.configuration(
                     "the database was migrated by a newer matchcast (migration '\(unknown)'); refusing to use it with this version")
             }
-            for migration in Self.migrations where !applied.contains(migration.name) {
+            for migration in pending where !applied.contains(migration.name) {
                 try await Self.inTransaction(connection, logger: logger) { connection in
                     for statement in migration.statements {
                         try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger).consume()

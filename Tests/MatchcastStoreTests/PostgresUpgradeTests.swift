@@ -1,0 +1,139 @@
+import Foundation
+import MatchcastCore
+@testable import MatchcastStore
+import PostgresNIO
+import Testing
+
+private typealias F = StoreFixture
+private typealias P = PreviousRelease
+
+/// Upgrading from the previous release on PostgreSQL: a schema as v4 left it (lifecycles as JSON, whole deliveries
+/// in the outbox), migrated by this release to v5. Nothing is lost or changed on the way.
+@Suite("PostgreSQL upgrade from v4", .enabled(if: PostgresTestServer.isConfigured, PostgresTestServer.skipMessage))
+struct PostgresUpgradeTests {
+    /// Writes `activities` and `deliveries` into a v4 schema the way the v4 code did
+    /// (`git show 27338f3:Sources/MatchcastStore/PostgresStore+Activities.swift`, `+Outbox.swift`).
+    static func writeV4Rows(_ store: PostgresStore, activities: [ActivityRecord], deliveries: [Delivery]) async throws {
+        let logger = store.logger
+        var lifecycles: [String] = []
+        for record in activities { lifecycles.append(try JSONColumn.encode(record.lifecycle, "lifecycle")) }
+        let encoded = lifecycles
+        try await store.transaction("writing v4 rows") { connection in
+            for device in P.devices {
+                try await connection.query(
+                    """
+                    INSERT INTO device (id, secret_hash, created_at)
+                    VALUES (\(device.id), \(device.secretHash), \(device.createdAt.storedPrecision))
+                    """,
+                    logger: logger
+                ).consume()
+            }
+            for (record, lifecycle) in zip(activities, encoded) {
+                try await connection.query(
+                    """
+                    INSERT INTO activity (id, device_id, match_id, environment, phase, update_token, lifecycle, updated_at)
+                    VALUES (\(record.activityId), \(record.deviceId), \(record.matchId), \(record.environment.rawValue),
+                            \(record.phase.rawValue), \(record.updateToken), \(lifecycle), \(record.updatedAt.storedPrecision))
+                    """,
+                    logger: logger
+                ).consume()
+            }
+            for delivery in deliveries {
+                let bytes = Data(delivery.jsonBytes())
+                try await connection.query(
+                    """
+                    DELETE FROM outbox
+                    WHERE (activity_id = \(delivery.activityId) AND event = \(delivery.event.rawValue))
+                        OR delivery_id = \(delivery.id)
+                    """,
+                    logger: logger
+                ).consume()
+                try await connection.query(
+                    """
+                    INSERT INTO outbox (activity_id, event, delivery_id, delivery, match_id)
+                    VALUES (\(delivery.activityId), \(delivery.event.rawValue), \(delivery.id), \(bytes), \(delivery.matchId))
+                    """,
+                    logger: logger
+                ).consume()
+            }
+        }
+    }
+
+    @Test("a v4 schema migrates to v5 with every activity and every queued delivery as they were")
+    func upgradesInPlace() async throws {
+        let configuration = try PostgresTestServer.freshConfiguration()
+        let activities = P.activities()
+        let queued = P.deliveries()
+        let store = try PostgresStore(configuration: configuration)
+        do {
+            try await withStoreRunning(store) {
+                try await store.migrate(upTo: "v4")
+                #expect(try await store.appliedMigrations() == ["v1", "v2", "v3", "v4"])
+                try await Self.writeV4Rows(store, activities: activities, deliveries: queued)
+                try await store.migrate()
+                #expect(try await store.appliedMigrations() == PostgresStore.migrations.map(\.name))
+                try await Self.check(store, activities: activities, queued: queued)
+            }
+        } catch {
+            try? await store.dropSchema()
+            throw error
+        }
+        try await store.dropSchema()
+    }
+
+    static func check(_ store: PostgresStore, activities: [ActivityRecord], queued: [Delivery]) async throws {
+        for record in activities {
+            let read = try await store.activity(id: record.activityId)
+            #expect(read == record, "activity \(record.activityId)")
+            #expect(read?.lifecycle.stored == record.lifecycle.stored, "stored lifecycle of \(record.activityId)")
+        }
+        let byId = Dictionary(uniqueKeysWithValues: activities.map { ($0.activityId, $0) })
+        #expect(try await store.openActivities() == activities.filter(\.isOpen).sorted { $0.activityId < $1.activityId })
+        #expect(try await store.activities(matchId: P.match)
+            == activities.filter { $0.matchId == P.match }.sorted { $0.activityId < $1.activityId })
+        #expect(try await store.activities(deviceId: "dev-b")
+            == activities.filter { $0.deviceId == "dev-b" }.sorted { $0.activityId < $1.activityId })
+        #expect(try await store.activity(updateToken: "upd-active") == byId["act-active"], "the open holder of a shared token")
+        #expect(try await store.activity(updateToken: "upd-channel") == byId["act-channel"])
+        let logger = store.logger
+        let contentRows = try await store.withConnection("test") { connection in
+            try await connection.query(
+                "SELECT match_id, COUNT(*)::bigint FROM content_state GROUP BY match_id ORDER BY match_id", logger: logger
+            ).collect((String, Int).self).map { "\($0.0)=\($0.1)" }
+        }
+        #expect(contentRows == ["\(P.otherMatch)=1", "\(P.match)=4"], "one row per distinct content of a match")
+
+        let before = try await store.queuedDeliveries(limit: 100)
+        #expect(before.map(\.id) == queued.map(\.id))
+        #expect(before.map { $0.jsonBytes() } == queued.map { $0.jsonBytes() }, "byte-identical")
+        #expect(try await store.queuedDeliveryCount() == queued.count)
+        #expect(try await store.queuedDeliveries(matchId: P.otherMatch).map(\.id) == ["dlv-old-other"])
+
+        var thief = activities[0]
+        thief.activityId = "act-thief"
+        thief.lifecycle = P.lifecycle("act-thief", .init(
+            phase: .active, updateToken: "upd-active", lastTimestamp: 0, sent: nil, sentAt: nil, sentStaleDate: nil,
+            startedAt: P.stamp(0), held: nil, heldStaleness: nil, endHeld: false, final: nil, channelId: nil))
+        await #expect(throws: StoreError.self) { try await store.saveActivity(thief) }
+
+        let fanOut = P.fanOut(activities)
+        #expect(fanOut.records.count == 5)
+        try await store.saveActivities(fanOut.records, enqueue: fanOut.deliveries)
+        var expected = byId
+        for record in fanOut.records { expected[record.activityId] = record }
+        for record in expected.values {
+            #expect(try await store.activity(id: record.activityId) == record, "after the fan-out: \(record.activityId)")
+        }
+        #expect(try await store.openActivities() == expected.values.filter(\.isOpen).sorted { $0.activityId < $1.activityId })
+        let oldLeft = queued.filter { old in !fanOut.deliveries.contains { $0.activityId == old.activityId && $0.event == old.event } }
+        let after = try await store.queuedDeliveries(limit: 100)
+        #expect(after.map(\.id) == oldLeft.map(\.id) + fanOut.deliveries.map(\.id))
+        #expect(after.map { $0.jsonBytes() } == oldLeft.map { $0.jsonBytes() } + fanOut.deliveries.map { $0.jsonBytes() })
+
+        try await store.removeQueuedDeliveries(ids: [oldLeft[0].id, fanOut.deliveries[1].id])
+        let remaining = after.filter { $0.id != oldLeft[0].id && $0.id != fanOut.deliveries[1].id }
+        #expect(try await store.queuedDeliveries(limit: 100).map { $0.jsonBytes() } == remaining.map { $0.jsonBytes() })
+        try await store.removeQueuedDeliveries(ids: remaining.map(\.id))
+        #expect(try await store.queuedDeliveryCount() == 0)
+    }
+}
