@@ -171,6 +171,7 @@ extension SQLiteStore {
                 CREATE INDEX activity_on_updateToken ON activity(updateToken);
                 CREATE UNIQUE INDEX activity_open_updateToken ON activity(updateToken)
                     WHERE updateToken IS NOT NULL AND phase <> 'ended';
+                CREATE INDEX activity_open ON activity(phase) WHERE phase <> 'ended';
 
                 CREATE TABLE outboxPayload (
                     id INTEGER PRIMARY KEY,
