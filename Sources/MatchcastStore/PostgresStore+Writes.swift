@@ -223,44 +223,15 @@ struct PostgresActivityBatch: Sendable {
 /// target.
 struct PostgresQueuedBatch: Sendable {
     let deliveries: [Delivery]
-    /// By delivery: the index of its payload in `payloads`.
-    private let payloadOf: [Int]
-    /// The first delivery of each distinct payload.
-    private let payloads: [Int]
-    private let events: [String]
+    private let payloads: QueuedPayloads
+    private var events: [String] { payloads.events }
     /// Each (activity, event) and each id at most once: one `INSERT` may then queue them all.
     let isBulkable: Bool
 
     init(_ deliveries: [Delivery]) {
         self.deliveries = deliveries
-        var payloadOf: [Int] = []
-        payloadOf.reserveCapacity(deliveries.count)
-        var payloads: [Int] = []
-        var events: [String] = []
-        var known: [ObjectIdentifier: Int] = [:]
-        var last: (ObjectIdentifier, Int)?
-        for position in deliveries.indices {
-            let common = deliveries[position].commonIdentity
-            if let last, last.0 == common {
-                payloadOf.append(last.1)
-                events.append(events[position - 1])
-                continue
-            }
-            let index: Int
-            if let found = known[common] {
-                index = found
-            } else {
-                index = payloads.count
-                payloads.append(position)
-                known[common] = index
-            }
-            last = (common, index)
-            payloadOf.append(index)
-            events.append(deliveries[position].event.rawValue)
-        }
-        self.payloadOf = payloadOf
-        self.payloads = payloads
-        self.events = events
+        payloads = QueuedPayloads(deliveries)
+        let events = payloads.events
         var keys = Set<String>(minimumCapacity: deliveries.count * 2)
         var distinct = true
         for position in deliveries.indices {
@@ -277,7 +248,7 @@ struct PostgresQueuedBatch: Sendable {
     /// The payload rows, one per distinct payload: their ids, in `payloads` order.
     private func insertPayloads(_ connection: PostgresConnection, logger: Logger) async throws -> [Int64] {
         var ids: [Int64] = []
-        for first in payloads {
+        for first in payloads.firsts {
             let delivery = deliveries[first]
             let apns = delivery.apns
             let id = try await connection.query(
@@ -309,7 +280,7 @@ struct PostgresQueuedBatch: Sendable {
             matches.append(deliveries[position].matchId)
             kinds.append(deliveries[position].target.kind.rawValue)
             values.append(deliveries[position].target.value)
-            refs.append(payloadIds[payloadOf[position]])
+            refs.append(payloadIds[payloads.payloadOf[position]])
         }
         try await connection.query(
             """
@@ -334,7 +305,7 @@ struct PostgresQueuedBatch: Sendable {
         let payloadIds = try await insertPayloads(connection, logger: logger)
         for position in deliveries.indices {
             let delivery = deliveries[position]
-            let (event, payload) = (events[position], payloadIds[payloadOf[position]])
+            let (event, payload) = (events[position], payloadIds[payloads.payloadOf[position]])
             try await connection.query(
                 """
                 DELETE FROM outbox

@@ -6,42 +6,11 @@ internal import GRDB
 /// row), and per delivery only its id, activity, event and target.
 struct QueuedDeliveries: Sendable {
     let deliveries: [Delivery]
-    /// By delivery: the index of its payload in `payloads`.
-    private let payloadOf: [Int32]
-    /// The first delivery of each distinct payload.
-    private let payloads: [Int]
-    /// By payload: the event of its deliveries.
-    private let events: [String]
+    private let payloads: QueuedPayloads
 
     init(_ deliveries: [Delivery]) {
         self.deliveries = deliveries
-        var payloadOf: [Int32] = []
-        payloadOf.reserveCapacity(deliveries.count)
-        var payloads: [Int] = []
-        var events: [String] = []
-        var known: [ObjectIdentifier: Int32] = [:]
-        var last: (ObjectIdentifier, Int32)?
-        for position in deliveries.indices {
-            let common = deliveries[position].commonIdentity
-            if let last, last.0 == common {
-                payloadOf.append(last.1)
-                continue
-            }
-            let index: Int32
-            if let found = known[common] {
-                index = found
-            } else {
-                index = Int32(payloads.count)
-                payloads.append(position)
-                events.append(deliveries[position].event.rawValue)
-                known[common] = index
-            }
-            last = (common, index)
-            payloadOf.append(index)
-        }
-        self.payloadOf = payloadOf
-        self.payloads = payloads
-        self.events = events
+        payloads = QueuedPayloads(deliveries)
     }
 
     /// Queues every delivery, inside the caller's transaction. A newer delivery for the same (activity, event), or
@@ -52,8 +21,8 @@ struct QueuedDeliveries: Sendable {
             INSERT INTO outboxPayload (matchId, pushType, topic, priority, expiration, payload) VALUES (?, ?, ?, ?, ?, ?)
             """)
         var payloadIds: [Int64] = []
-        payloadIds.reserveCapacity(payloads.count)
-        for first in payloads {
+        payloadIds.reserveCapacity(payloads.firsts.count)
+        for first in payloads.firsts {
             let delivery = deliveries[first]
             try insertPayload.execute(arguments: [
                 delivery.matchId, delivery.apns.pushType, delivery.apns.topic, delivery.apns.priority,
@@ -66,9 +35,9 @@ struct QueuedDeliveries: Sendable {
             VALUES (?, ?, ?, ?, ?, ?)
             """)
         for position in deliveries.indices {
-            let payload = Int(payloadOf[position])
+            let payload = payloads.payloadOf[position]
             insert.setUncheckedArguments([
-                deliveries[position].activityId, events[payload], deliveries[position].id,
+                deliveries[position].activityId, payloads.events[position], deliveries[position].id,
                 deliveries[position].target.kind.rawValue, deliveries[position].target.value, payloadIds[payload],
             ])
             try insert.execute()
