@@ -96,8 +96,18 @@ struct ActivityBatch: Sendable {
         contents = try StoredContents(records)
     }
 
-    /// The fan-out case: the stored row keeps its device, match, environment and token, and only the lifecycle moves
-    /// on. One statement, no lookups; the unique index on open tokens stays the backstop.
+    /// The fan-out case: the stored row keeps its device, match, environment, token and phase, and only the
+    /// lifecycle's dates and contents move on. No indexed column is in the `SET` list, so SQLite rewrites the row and
+    /// no index entry. The arguments are `updateSQL`'s, in its order.
+    static let samePhaseSQL = """
+        UPDATE activity SET
+            lastTimestamp = ?2, sentContent = ?3, sentAt = ?4, sentStaleDate = ?5, startedAt = ?6,
+            heldContent = ?7, heldStaleness = ?8, endHeld = ?9, finalContent = ?10, channelId = ?11, updatedAt = ?12
+        WHERE id = ?13 AND deviceId = ?14 AND matchId = ?15 AND environment = ?16 AND updateToken IS ?17 AND phase = ?1
+        """
+
+    /// The row keeps its device, match, environment and token; its phase may change. One statement, no lookups; the
+    /// unique index on open tokens stays the backstop.
     static let updateSQL = """
         UPDATE activity SET
             phase = ?, lastTimestamp = ?, sentContent = ?, sentAt = ?, sentStaleDate = ?, startedAt = ?,
@@ -123,6 +133,7 @@ struct ActivityBatch: Sendable {
     /// Writes every record, in order, inside the caller's transaction.
     func write(_ db: Database) throws {
         let contentIds = try Self.contentIds(contents.entries, db)
+        let samePhase = try db.cachedStatement(sql: Self.samePhaseSQL)
         let update = try db.cachedStatement(sql: Self.updateSQL)
         var lastDate: Date?
         var lastDateValue = DatabaseValue.null
@@ -142,6 +153,9 @@ struct ActivityBatch: Sendable {
                 records[position].activityId, records[position].deviceId, records[position].matchId,
                 records[position].environment.rawValue, stored.updateToken,
             ]
+            samePhase.setUncheckedArguments(arguments)
+            try samePhase.execute()
+            if db.changesCount == 1 { continue }
             update.setUncheckedArguments(arguments)
             do {
                 try update.execute()

@@ -200,7 +200,59 @@ extension SQLiteStore {
                 """)
         }
 
-        // Later migrations go here (`v5`, ...).
+        // - The activity table clustered on its id (`WITHOUT ROWID`): a fan-out walks a match's activities in id
+        //   order, so one chunk's rows share a few pages instead of one page each (and each page goes to the WAL once
+        //   per commit). Its indexes are kept as they were.
+        // - `outboxBatch`: the outbox one row per run of deliveries sharing a payload (a fan-out chunk is one row),
+        //   their ids, activities, events and targets packed in `entries` (`OutboxBatchEntries`), with the range of
+        //   their activity ids so a newer save finds what it replaces without reading every batch. `outbox` keeps
+        //   what earlier versions queued, sent first.
+        migrator.registerMigration("v5") { db in
+            try db.execute(sql: """
+                CREATE TABLE activity_v5 (
+                    id TEXT NOT NULL PRIMARY KEY,
+                    deviceId TEXT NOT NULL REFERENCES device(id) ON DELETE CASCADE,
+                    matchId TEXT NOT NULL,
+                    environment TEXT NOT NULL,
+                    phase TEXT NOT NULL,
+                    updateToken TEXT,
+                    lastTimestamp INTEGER NOT NULL,
+                    sentContent INTEGER,
+                    sentAt INTEGER,
+                    sentStaleDate INTEGER,
+                    startedAt INTEGER,
+                    heldContent INTEGER,
+                    heldStaleness INTEGER,
+                    endHeld INTEGER NOT NULL,
+                    finalContent INTEGER,
+                    channelId TEXT,
+                    updatedAt DATETIME NOT NULL
+                ) WITHOUT ROWID;
+                INSERT INTO activity_v5
+                    SELECT id, deviceId, matchId, environment, phase, updateToken, lastTimestamp, sentContent, sentAt,
+                        sentStaleDate, startedAt, heldContent, heldStaleness, endHeld, finalContent, channelId, updatedAt
+                    FROM activity;
+                DROP TABLE activity;
+                ALTER TABLE activity_v5 RENAME TO activity;
+                CREATE INDEX activity_on_matchId ON activity(matchId);
+                CREATE INDEX activity_on_deviceId ON activity(deviceId);
+                CREATE INDEX activity_on_updateToken ON activity(updateToken);
+                CREATE UNIQUE INDEX activity_open_updateToken ON activity(updateToken)
+                    WHERE updateToken IS NOT NULL AND phase <> 'ended';
+                CREATE INDEX activity_open ON activity(phase) WHERE phase <> 'ended';
+
+                CREATE TABLE outboxBatch (
+                    id INTEGER PRIMARY KEY,
+                    payloadId INTEGER NOT NULL,
+                    count INTEGER NOT NULL,
+                    firstActivityId TEXT NOT NULL,
+                    lastActivityId TEXT NOT NULL,
+                    entries BLOB NOT NULL
+                );
+                """)
+        }
+
+        // Later migrations go here (`v6`, ...).
 
         return migrator
     }

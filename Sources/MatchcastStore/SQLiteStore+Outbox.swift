@@ -22,10 +22,8 @@ extension SQLiteStore {
 
     public func removeQueuedDeliveries(ids: [String]) async throws(StoreError) {
         guard !ids.isEmpty else { return }
-        let list = Self.jsonArray(ids)
         try await write("removing \(ids.count) queued deliveries") { db in
-            try db.execute(sql: "DELETE FROM outbox WHERE deliveryId IN (SELECT value FROM json_each(?))", arguments: [list])
-            try QueuedDeliveries.collectPayloads(db)
+            try QueuedDeliveries.remove(ids: ids, db)
         }
     }
 
@@ -55,7 +53,7 @@ extension SQLiteStore {
     }
 
     public func queuedDeliveryCount() async throws(StoreError) -> Int {
-        try await read("counting queued deliveries") { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox") ?? 0 }
+        try await read("counting queued deliveries") { db in try QueuedDeliveries.count(db) }
     }
 
     public func recordDeadLetters(_ letters: [DeadLetter]) async throws(StoreError) {

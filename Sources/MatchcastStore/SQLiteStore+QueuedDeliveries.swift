@@ -3,7 +3,9 @@ import MatchcastCore
 internal import GRDB
 
 /// Deliveries ready for the outbox: the match, headers and payload of each distinct update once (an `outboxPayload`
-/// row), and per delivery only its id, activity, event and target.
+/// row), and the deliveries themselves in `outboxBatch` rows: each row holds a run of consecutive deliveries that
+/// share a payload (a fan-out chunk is one row), in queue order. Rows queued by earlier versions stay in `outbox`
+/// (one row per delivery) and come first: they are older than any batch.
 struct QueuedDeliveries: Sendable {
     let deliveries: [Delivery]
     private let payloads: QueuedPayloads
@@ -14,9 +16,10 @@ struct QueuedDeliveries: Sendable {
     }
 
     /// Queues every delivery, inside the caller's transaction. A newer delivery for the same (activity, event), or
-    /// with an id already queued, replaces the queued one and is queued anew (a new rowid: later in the order).
+    /// with an id already queued, replaces the queued one and is queued anew (later in the order).
     func write(_ db: Database) throws {
         guard !deliveries.isEmpty else { return }
+        try supersede(db)
         let insertPayload = try db.cachedStatement(sql: """
             INSERT INTO outboxPayload (matchId, pushType, topic, priority, expiration, payload) VALUES (?, ?, ?, ?, ?, ?)
             """)
@@ -31,31 +34,161 @@ struct QueuedDeliveries: Sendable {
             payloadIds.append(db.lastInsertedRowID)
         }
         let insert = try db.cachedStatement(sql: """
-            INSERT OR REPLACE INTO outbox (activityId, event, deliveryId, targetKind, targetValue, payloadId)
-            VALUES (?, ?, ?, ?, ?, ?)
+            INSERT INTO outboxBatch (payloadId, count, firstActivityId, lastActivityId, entries) VALUES (?, ?, ?, ?, ?)
             """)
-        for position in deliveries.indices {
-            let payload = payloads.payloadOf[position]
-            insert.setUncheckedArguments([
-                deliveries[position].activityId, payloads.events[position], deliveries[position].id,
-                deliveries[position].target.kind.rawValue, deliveries[position].target.value, payloadIds[payload],
+        var start = deliveries.startIndex
+        while start < deliveries.endIndex {
+            var end = start + 1
+            while end < deliveries.endIndex, payloads.payloadOf[end] == payloads.payloadOf[start] { end += 1 }
+            var entries: [OutboxBatchEntries.Entry] = []
+            entries.reserveCapacity(end - start)
+            var first = deliveries[start].activityId
+            var last = first
+            for position in start..<end {
+                let delivery = deliveries[position]
+                first = min(first, delivery.activityId)
+                last = max(last, delivery.activityId)
+                entries.append(.init(
+                    deliveryId: delivery.id, activityId: delivery.activityId, event: payloads.events[position],
+                    targetKind: delivery.target.kind.rawValue, targetValue: delivery.target.value))
+            }
+            try insert.execute(arguments: [
+                payloadIds[payloads.payloadOf[start]], end - start, first, last,
+                try OutboxBatchEntries(entries).encoded(),
             ])
-            try insert.execute()
+            start = end
         }
+    }
+
+    /// Takes out of the queue what these deliveries replace: the same (activity, event) or the same id. Batches are
+    /// looked into only where their activity-id range meets this save's, so the chunks of one fan-out (disjoint
+    /// ranges, walked in id order) pass each other without being read.
+    private func supersede(_ db: Database) throws {
+        if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM outbox)") == true {
+            let delete = try db.cachedStatement(sql: "DELETE FROM outbox WHERE (activityId = ? AND event = ?) OR deliveryId = ?")
+            for position in deliveries.indices {
+                try delete.execute(arguments: [deliveries[position].activityId, payloads.events[position], deliveries[position].id])
+            }
+        }
+        var low = deliveries[0].activityId
+        var high = low
+        for delivery in deliveries {
+            low = min(low, delivery.activityId)
+            high = max(high, delivery.activityId)
+        }
+        let candidates = try Row.fetchAll(
+            db, sql: "SELECT id, entries FROM outboxBatch WHERE lastActivityId >= ? AND firstActivityId <= ?",
+            arguments: [low, high])
+        guard !candidates.isEmpty else { return }
+        var keys = Set<String>()
+        var ids = Set<String>()
+        keys.reserveCapacity(deliveries.count)
+        ids.reserveCapacity(deliveries.count)
+        for position in deliveries.indices {
+            keys.insert(Self.key(deliveries[position].activityId, payloads.events[position]))
+            ids.insert(deliveries[position].id)
+        }
+        for row in candidates {
+            let id: Int64 = try row.decode(atIndex: 0)
+            let batch = try OutboxBatchEntries(decoding: try row.decode(atIndex: 1), row: id)
+            let kept = batch.entries.filter { !ids.contains($0.deliveryId) && !keys.contains(Self.key($0.activityId, $0.event)) }
+            if kept.count != batch.entries.count { try Self.replace(batch: id, with: kept, db) }
+        }
+    }
+
+    private static func key(_ activityId: String, _ event: String) -> String { activityId + "\u{0}" + event }
+
+    /// Rewrites a batch row with the deliveries it keeps, or deletes it when none is left.
+    private static func replace(batch id: Int64, with kept: [OutboxBatchEntries.Entry], _ db: Database) throws {
+        guard !kept.isEmpty else {
+            try db.execute(sql: "DELETE FROM outboxBatch WHERE id = ?", arguments: [id])
+            return
+        }
+        var first = kept[0].activityId
+        var last = first
+        for entry in kept {
+            first = min(first, entry.activityId)
+            last = max(last, entry.activityId)
+        }
+        try db.execute(
+            sql: "UPDATE outboxBatch SET count = ?, firstActivityId = ?, lastActivityId = ?, entries = ? WHERE id = ?",
+            arguments: [kept.count, first, last, try OutboxBatchEntries(kept).encoded(), id])
+    }
+
+    /// Removes the deliveries with these ids, wherever they are queued. Batches are read from the oldest on, as the
+    /// relay removes what it sent, which is the head of the queue, and the scan stops once every id is found.
+    static func remove(ids: [String], _ db: Database) throws {
+        if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM outbox)") == true {
+            try db.execute(
+                sql: "DELETE FROM outbox WHERE deliveryId IN (SELECT value FROM json_each(?))",
+                arguments: [SQLiteStore.jsonArray(ids)])
+        }
+        var wanted = Set(ids)
+        var changes: [(Int64, [OutboxBatchEntries.Entry])] = []
+        let rows = try Row.fetchCursor(db, sql: "SELECT id, entries FROM outboxBatch ORDER BY id")
+        while !wanted.isEmpty, let row = try rows.next() {
+            let id: Int64 = row[0]
+            let batch = try OutboxBatchEntries(decoding: row[1], row: id)
+            var kept: [OutboxBatchEntries.Entry] = []
+            for entry in batch.entries where wanted.remove(entry.deliveryId) == nil { kept.append(entry) }
+            if kept.count != batch.entries.count { changes.append((id, kept)) }
+        }
+        for (id, kept) in changes { try replace(batch: id, with: kept, db) }
+        try collectPayloads(db)
+    }
+
+    static func count(_ db: Database) throws -> Int {
+        try Int.fetchOne(
+            db, sql: "SELECT (SELECT COUNT(*) FROM outbox) + (SELECT COALESCE(SUM(count), 0) FROM outboxBatch)") ?? 0
     }
 
     /// The queued deliveries, oldest first, at most `limit`; the deliveries of one stored payload share it.
     static func read(_ db: Database, limit: Int) throws -> [Delivery] {
-        let rows = try Row.fetchAll(
+        var templates = Templates()
+        var deliveries: [Delivery] = []
+        let legacy = try Row.fetchAll(
             db,
             sql: "SELECT deliveryId, activityId, targetKind, targetValue, payloadId, delivery FROM outbox ORDER BY rowid LIMIT ?",
             arguments: [limit])
-        guard !rows.isEmpty else { return [] }
-        var payloadIds = Set<Int64>()
-        for row in rows { if let id: Int64 = try row.decode(atIndex: 4) { payloadIds.insert(id) } }
-        var templates: [Int64: Delivery] = [:]
-        if !payloadIds.isEmpty {
-            let list = "[" + payloadIds.map(String.init).joined(separator: ",") + "]"
+        if !legacy.isEmpty {
+            var payloadIds = Set<Int64>()
+            for row in legacy { if let id: Int64 = try row.decode(atIndex: 4) { payloadIds.insert(id) } }
+            try templates.load(payloadIds, db)
+            for row in legacy {
+                let id: String = try row.decode(atIndex: 0)
+                if let payloadId: Int64 = try row.decode(atIndex: 4) {
+                    deliveries.append(try templates.delivery(
+                        id: id, activityId: row.decode(atIndex: 1), kind: row.decode(atIndex: 2),
+                        value: row.decode(atIndex: 3), payloadId: payloadId))
+                } else {
+                    // Queued before v4: the whole delivery, as it was written.
+                    deliveries.append(try SQLiteStore.delivery(row, "queued delivery"))
+                }
+            }
+        }
+        guard deliveries.count < limit else { return deliveries }
+        let rows = try Row.fetchCursor(db, sql: "SELECT id, payloadId, entries FROM outboxBatch ORDER BY id")
+        while deliveries.count < limit, let row = try rows.next() {
+            let id: Int64 = row[0]
+            let payloadId: Int64 = row[1]
+            let batch = try OutboxBatchEntries(decoding: row[2], row: id)
+            if templates.byId[payloadId] == nil { try templates.load([payloadId], db) }
+            for entry in batch.entries.prefix(limit - deliveries.count) {
+                deliveries.append(try templates.delivery(
+                    id: entry.deliveryId, activityId: entry.activityId, kind: entry.targetKind, value: entry.targetValue,
+                    payloadId: payloadId))
+            }
+        }
+        return deliveries
+    }
+
+    /// Stored payloads read back as deliveries to share.
+    private struct Templates {
+        var byId: [Int64: Delivery] = [:]
+
+        mutating func load(_ ids: Set<Int64>, _ db: Database) throws {
+            guard !ids.isEmpty else { return }
+            let list = "[" + ids.map(String.init).joined(separator: ",") + "]"
             for row in try Row.fetchAll(
                 db,
                 sql: """
@@ -71,7 +204,7 @@ struct QueuedDeliveries: Sendable {
                 } catch {
                     throw StoreError.corrupt("stored outbox payload \(id): \(error)")
                 }
-                templates[id] = Delivery(
+                byId[id] = Delivery(
                     id: "", matchId: try row.decode(atIndex: 1), activityId: "",
                     target: PushTarget(kind: .updateToken, value: ""),
                     apns: APNsHeaders(
@@ -80,38 +213,30 @@ struct QueuedDeliveries: Sendable {
                     payload: payload)
             }
         }
-        var deliveries: [Delivery] = []
-        deliveries.reserveCapacity(rows.count)
-        for row in rows {
-            let id: String = try row.decode(atIndex: 0)
-            if let payloadId: Int64 = try row.decode(atIndex: 4) {
-                guard let template = templates[payloadId] else {
-                    throw StoreError.corrupt("queued delivery '\(id)' refers to missing outbox payload \(payloadId)")
-                }
-                guard let kind = PushTarget.Kind(rawValue: try row.decode(atIndex: 2)) else {
-                    throw StoreError.corrupt("queued delivery '\(id)' has an unknown target kind")
-                }
-                deliveries.append(Delivery(
-                    id: id, activityId: try row.decode(atIndex: 1),
-                    target: PushTarget(kind: kind, value: try row.decode(atIndex: 3)), sharingWith: template))
-            } else {
-                // Queued before v4: the whole delivery, as it was written.
-                deliveries.append(try SQLiteStore.delivery(row, "queued delivery"))
+
+        func delivery(id: String, activityId: String, kind: String, value: String, payloadId: Int64) throws -> Delivery {
+            guard let template = byId[payloadId] else {
+                throw StoreError.corrupt("queued delivery '\(id)' refers to missing outbox payload \(payloadId)")
             }
+            guard let kind = PushTarget.Kind(rawValue: kind) else {
+                throw StoreError.corrupt("queued delivery '\(id)' has an unknown target kind")
+            }
+            return Delivery(id: id, activityId: activityId, target: PushTarget(kind: kind, value: value), sharingWith: template)
         }
-        return deliveries
     }
 
     /// Forgets the payloads no queued delivery refers to any more: all of them once the outbox is empty, and the
     /// unreferenced ones when many have gathered (an outbox that never empties).
     static func collectPayloads(_ db: Database) throws {
-        if try !Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM outbox)")! {
+        if try Bool.fetchOne(
+            db, sql: "SELECT NOT EXISTS (SELECT 1 FROM outbox) AND NOT EXISTS (SELECT 1 FROM outboxBatch)") == true {
             try db.execute(sql: "DELETE FROM outboxPayload")
             return
         }
         guard try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outboxPayload") ?? 0 > 4096 else { return }
         try db.execute(sql: """
-            DELETE FROM outboxPayload WHERE id NOT IN (SELECT payloadId FROM outbox WHERE payloadId IS NOT NULL)
+            DELETE FROM outboxPayload WHERE id NOT IN (
+                SELECT payloadId FROM outbox WHERE payloadId IS NOT NULL UNION SELECT payloadId FROM outboxBatch)
             """)
     }
 }
