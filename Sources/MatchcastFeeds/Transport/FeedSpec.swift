@@ -3,14 +3,19 @@ import Foundation
 import MatchcastCore
 
 /// Which feed to poll, as given on the command line or in the config:
-/// `fake`, `fake?speed=600&seed=7` (or `fake:speed=600`), `mlb`, `mlb:BASE`, or a native v1 base URL.
+/// `fake`, `fake?speed=600&seed=7` (or `fake:speed=600`), `mlb`, `mlb:BASE`,
+/// `espn:{sport}/{league}[@BASE]` (`espn:soccer/eng.1`), or a native v1 base URL.
 public enum FeedSpec: Sendable, Hashable, CustomStringConvertible {
     case fake(speed: Double, seed: UInt64)
     case native(baseURL: String)
     case mlb(baseURL: String)
+    /// One ESPN site-API league (see `ESPNFeedTransport`); `baseURL` overrides ESPN's for tests and proxies.
+    case espn(sport: String, league: String, baseURL: String)
 
     /// The MLB Stats API's public base.
     public static let mlbDefaultBase = "https://statsapi.mlb.com"
+    /// The ESPN site API's public base.
+    public static let espnDefaultBase = ESPNFeedTransport.defaultBaseURL
 
     public init(parsing text: String) throws(FeedError) {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
@@ -40,12 +45,41 @@ public enum FeedSpec: Sendable, Hashable, CustomStringConvertible {
             self = .mlb(baseURL: Self.mlbDefaultBase)
         } else if trimmed.hasPrefix("mlb:") {
             self = .mlb(baseURL: String(trimmed.dropFirst(4)))
+        } else if trimmed == "espn" || trimmed.hasPrefix("espn:") {
+            self = try Self.parseESPN(String(trimmed.dropFirst(5)), text: text)
         } else if trimmed.hasPrefix("http://") || trimmed.hasPrefix("https://") {
             self = .native(baseURL: trimmed)
         } else {
             throw .invalidConfiguration(
-                "feed '\(text.prefix(200))' is not one of: a http(s) base URL, fake[?speed=N&seed=S], mlb, mlb:BASE")
+                "feed '\(text.prefix(200))' is not one of: a http(s) base URL, fake[?speed=N&seed=S], mlb, mlb:BASE, "
+                    + "espn:{sport}/{league}[@BASE]")
         }
+    }
+
+    /// `soccer/eng.1` or `football/nfl@http://localhost:8080`, the part after `espn:`.
+    private static func parseESPN(_ rest: String, text: String) throws(FeedError) -> FeedSpec {
+        let quoted = "feed '\(text.prefix(200))'"
+        let parts = rest.split(separator: "@", maxSplits: 1, omittingEmptySubsequences: false)
+        let path = parts.first.map(String.init) ?? ""
+        var base = espnDefaultBase
+        if parts.count == 2 {
+            base = String(parts[1])
+            guard base.hasPrefix("http://") || base.hasPrefix("https://"), base.count > "https://".count else {
+                throw .invalidConfiguration("\(quoted): the base after '@' must be an http(s) URL, e.g. espn:soccer/eng.1@http://localhost:8080")
+            }
+        }
+        let league: ESPNLeague
+        do {
+            league = try ESPNLeague(path: path)
+        } catch {
+            throw .invalidConfiguration("\(quoted): expected espn:{sport}/{league}[@BASE], e.g. espn:soccer/eng.1 (\(error))")
+        }
+        do {
+            _ = try league.requireSport()
+        } catch {
+            throw .invalidConfiguration("\(quoted): \(error.reason)")
+        }
+        return .espn(sport: league.sport, league: league.league, baseURL: base)
     }
 
     public var description: String {
@@ -53,6 +87,8 @@ public enum FeedSpec: Sendable, Hashable, CustomStringConvertible {
         case .fake(let speed, let seed): "fake?speed=\(speed)&seed=\(seed)"
         case .native(let base): base
         case .mlb(let base): "mlb:\(base)"
+        case .espn(let sport, let league, let base):
+            base == Self.espnDefaultBase ? "espn:\(sport)/\(league)" : "espn:\(sport)/\(league)@\(base)"
         }
     }
 
@@ -79,6 +115,17 @@ public enum FeedSpec: Sendable, Hashable, CustomStringConvertible {
         case .mlb(let base):
             guard let client else { throw .invalidConfiguration("feed mlb needs an HTTP client") }
             return MLBFeedTransport(upstream: try HTTPFeedTransport(client: client, baseURL: base))
+        case .espn(let sport, let league, let base):
+            guard let client else { throw .invalidConfiguration("feed espn needs an HTTP client") }
+            let parsed: ESPNLeague
+            do {
+                parsed = try ESPNLeague(sport: sport, league: league)
+            } catch {
+                throw .invalidConfiguration("feed espn:\(sport.prefix(64))/\(league.prefix(64)): \(error)")
+            }
+            return ESPNFeedTransport(
+                league: parsed, upstream: try HTTPFeedTransport(client: client, baseURL: base),
+                uptime: ESPNFeedTransport.uptime(on: clock))
         }
     }
 }
