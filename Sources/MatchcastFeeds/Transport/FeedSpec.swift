@@ -3,11 +3,13 @@ import Foundation
 import MatchcastCore
 
 /// Which feed to poll, as given on the command line or in the config:
-/// `fake`, `fake?speed=600&seed=7` (or `fake:speed=600`), `mlb`, `mlb:BASE`, or a native v1 base URL.
+/// `fake`, `fake?speed=600&seed=7` (or `fake:speed=600`), `mlb`, `mlb:BASE`, `nhl`, `nhl@BASE`, or a native v1 base URL.
 public enum FeedSpec: Sendable, Hashable, CustomStringConvertible {
     case fake(speed: Double, seed: UInt64)
     case native(baseURL: String)
     case mlb(baseURL: String)
+    /// The NHL api-web through `NHLFeedTransport`; `nhl@BASE` points it at a proxy or a test server.
+    case nhl(baseURL: String)
 
     /// The MLB Stats API's public base.
     public static let mlbDefaultBase = "https://statsapi.mlb.com"
@@ -40,11 +42,17 @@ public enum FeedSpec: Sendable, Hashable, CustomStringConvertible {
             self = .mlb(baseURL: Self.mlbDefaultBase)
         } else if trimmed.hasPrefix("mlb:") {
             self = .mlb(baseURL: String(trimmed.dropFirst(4)))
+        } else if trimmed == "nhl" || trimmed.hasPrefix("nhl@") {
+            let base = trimmed == "nhl" ? NHLFeedTransport.defaultBaseURL : String(trimmed.dropFirst(4))
+            guard base.hasPrefix("http://") || base.hasPrefix("https://") else {
+                throw .invalidConfiguration("feed '\(text.prefix(200))': nhl@BASE needs a http(s) base URL after the @")
+            }
+            self = .nhl(baseURL: base)
         } else if trimmed.hasPrefix("http://") || trimmed.hasPrefix("https://") {
             self = .native(baseURL: trimmed)
         } else {
             throw .invalidConfiguration(
-                "feed '\(text.prefix(200))' is not one of: a http(s) base URL, fake[?speed=N&seed=S], mlb, mlb:BASE")
+                "feed '\(text.prefix(200))' is not one of: a http(s) base URL, fake[?speed=N&seed=S], mlb, mlb:BASE, nhl, nhl@BASE")
         }
     }
 
@@ -53,6 +61,7 @@ public enum FeedSpec: Sendable, Hashable, CustomStringConvertible {
         case .fake(let speed, let seed): "fake?speed=\(speed)&seed=\(seed)"
         case .native(let base): base
         case .mlb(let base): "mlb:\(base)"
+        case .nhl(let base): "nhl@\(base)"
         }
     }
 
@@ -79,6 +88,9 @@ public enum FeedSpec: Sendable, Hashable, CustomStringConvertible {
         case .mlb(let base):
             guard let client else { throw .invalidConfiguration("feed mlb needs an HTTP client") }
             return MLBFeedTransport(upstream: try HTTPFeedTransport(client: client, baseURL: base))
+        case .nhl(let base):
+            guard let client else { throw .invalidConfiguration("feed nhl needs an HTTP client") }
+            return NHLFeedTransport(upstream: try HTTPFeedTransport(client: client, baseURL: base))
         }
     }
 }
