@@ -3,7 +3,7 @@ import Foundation
 import MatchcastCore
 
 /// Which feed to poll, as given on the command line or in the config:
-/// `fake`, `fake?speed=600&seed=7` (or `fake:speed=600`), `mlb`, `mlb:BASE`,
+/// `fake`, `fake?speed=600&seed=7` (or `fake:speed=600`), `mlb`, `mlb:BASE`, `nhl`, `nhl@BASE`,
 /// `espn:{sport}/{league}[@BASE]` (`espn:soccer/eng.1`), or a native v1 base URL.
 public enum FeedSpec: Sendable, Hashable, CustomStringConvertible {
     case fake(speed: Double, seed: UInt64)
@@ -11,6 +11,8 @@ public enum FeedSpec: Sendable, Hashable, CustomStringConvertible {
     case mlb(baseURL: String)
     /// One ESPN site-API league (see `ESPNFeedTransport`); `baseURL` overrides ESPN's for tests and proxies.
     case espn(sport: String, league: String, baseURL: String)
+    /// The NHL api-web through `NHLFeedTransport`; `nhl@BASE` points it at a proxy or a test server.
+    case nhl(baseURL: String)
 
     /// The MLB Stats API's public base.
     public static let mlbDefaultBase = "https://statsapi.mlb.com"
@@ -47,12 +49,19 @@ public enum FeedSpec: Sendable, Hashable, CustomStringConvertible {
             self = .mlb(baseURL: String(trimmed.dropFirst(4)))
         } else if trimmed == "espn" || trimmed.hasPrefix("espn:") {
             self = try Self.parseESPN(String(trimmed.dropFirst(5)), text: text)
+        } else if trimmed == "nhl" || trimmed.hasPrefix("nhl@") {
+            let base = trimmed == "nhl" ? NHLFeedTransport.defaultBaseURL : String(trimmed.dropFirst(4))
+            guard base.hasPrefix("http://") || base.hasPrefix("https://") else {
+                throw .invalidConfiguration("feed '\(text.prefix(200))': nhl@BASE needs a http(s) base URL after the @")
+            }
+            self = .nhl(baseURL: base)
         } else if trimmed.hasPrefix("http://") || trimmed.hasPrefix("https://") {
             self = .native(baseURL: trimmed)
         } else {
             throw .invalidConfiguration(
                 "feed '\(text.prefix(200))' is not one of: a http(s) base URL, fake[?speed=N&seed=S], mlb, mlb:BASE, "
                     + "espn:{sport}/{league}[@BASE]")
+                "feed '\(text.prefix(200))' is not one of: a http(s) base URL, fake[?speed=N&seed=S], mlb, mlb:BASE, nhl, nhl@BASE")
         }
     }
 
@@ -87,8 +96,8 @@ public enum FeedSpec: Sendable, Hashable, CustomStringConvertible {
         case .fake(let speed, let seed): "fake?speed=\(speed)&seed=\(seed)"
         case .native(let base): base
         case .mlb(let base): "mlb:\(base)"
-        case .espn(let sport, let league, let base):
-            base == Self.espnDefaultBase ? "espn:\(sport)/\(league)" : "espn:\(sport)/\(league)@\(base)"
+                "feed '\(text.prefix(200))' is not one of: a http(s) base URL, fake[?speed=N&seed=S], mlb, mlb:BASE, "
+                    + "nhl, nhl@BASE, espn:{sport}/{league}[@BASE]")
         }
     }
 
@@ -126,6 +135,9 @@ public enum FeedSpec: Sendable, Hashable, CustomStringConvertible {
             return ESPNFeedTransport(
                 league: parsed, upstream: try HTTPFeedTransport(client: client, baseURL: base),
                 uptime: ESPNFeedTransport.uptime(on: clock))
+        case .nhl(let base):
+            guard let client else { throw .invalidConfiguration("feed nhl needs an HTTP client") }
+            return NHLFeedTransport(upstream: try HTTPFeedTransport(client: client, baseURL: base))
         }
     }
 }
