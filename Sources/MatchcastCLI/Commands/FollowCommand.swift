@@ -21,7 +21,8 @@ struct FollowCommand: AsyncParsableCommand {
 
             FEED is a native v1 base URL (http://host:port), `fake[?speed=N&seed=S]` for the built-in fake \
             feed (matches: cricket-t20, tennis-bo3, football), `mlb` for the MLB Stats API (the match id is \
-            the gamePk), `mlb:BASE` to point it elsewhere, or `espn:{sport}/{league}[@BASE]` for an ESPN \
+            the gamePk), `mlb:BASE` to point it elsewhere, `nhl[@BASE]` for the NHL api-web (ids `nhl:<game id>`), \
+            or `espn:{sport}/{league}[@BASE]` for an ESPN \
             league (the match id is `espn:<event id>`; docs/feeds.md).
 
             On a phone (docs/phone.md): with --sink apns and --push-to-start-token, the activity starts on \
@@ -43,7 +44,7 @@ struct FollowCommand: AsyncParsableCommand {
     @Argument(help: "The match id, as the feed names it.")
     var matchId: String
 
-    @Option(help: "The feed: a base URL, fake[?speed=N&seed=S], mlb, mlb:BASE or espn:{sport}/{league}[@BASE].")
+    @Option(help: "The feed: a base URL, fake[?speed=N&seed=S], mlb, mlb:BASE, nhl, nhl@BASE or espn:{sport}/{league}[@BASE].")
     var feed: String = "fake"
 
     @Flag(help: "One readable line per change instead of NDJSON (the same as --sink pretty).")

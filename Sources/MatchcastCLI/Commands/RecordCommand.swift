@@ -18,7 +18,7 @@ struct RecordCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "The feed: a base URL, fake[?speed=N&seed=S], mlb, mlb:BASE or espn:{sport}/{league}[@BASE].")
+    @Option(help: "The feed: a base URL, fake[?speed=N&seed=S], mlb, mlb:BASE, nhl, nhl@BASE or espn:{sport}/{league}[@BASE].")
     var feed: String
 
     @Option(help: "The match id.")

@@ -60,8 +60,7 @@ public enum FeedSpec: Sendable, Hashable, CustomStringConvertible {
         } else {
             throw .invalidConfiguration(
                 "feed '\(text.prefix(200))' is not one of: a http(s) base URL, fake[?speed=N&seed=S], mlb, mlb:BASE, "
-                    + "espn:{sport}/{league}[@BASE]")
-                "feed '\(text.prefix(200))' is not one of: a http(s) base URL, fake[?speed=N&seed=S], mlb, mlb:BASE, nhl, nhl@BASE")
+                    + "nhl, nhl@BASE, espn:{sport}/{league}[@BASE]")
         }
     }
 
@@ -96,8 +95,9 @@ public enum FeedSpec: Sendable, Hashable, CustomStringConvertible {
         case .fake(let speed, let seed): "fake?speed=\(speed)&seed=\(seed)"
         case .native(let base): base
         case .mlb(let base): "mlb:\(base)"
-                "feed '\(text.prefix(200))' is not one of: a http(s) base URL, fake[?speed=N&seed=S], mlb, mlb:BASE, "
-                    + "nhl, nhl@BASE, espn:{sport}/{league}[@BASE]")
+        case .espn(let sport, let league, let base):
+            base == Self.espnDefaultBase ? "espn:\(sport)/\(league)" : "espn:\(sport)/\(league)@\(base)"
+        case .nhl(let base): "nhl@\(base)"
         }
     }
 
