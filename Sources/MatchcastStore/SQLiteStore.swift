@@ -8,6 +8,8 @@ internal import GRDB
 /// (`SQLiteStore+Migrations.swift`); every call is one transaction; GRDB errors come out as `StoreError`.
 public struct SQLiteStore: MatchcastStore {
     let writer: any DatabaseWriter
+    /// Every write of the store goes through it (group commit).
+    let writes: SQLiteWriteQueue
 
     /// Opens (creating it and its parent directories if needed) the database at `path`, and migrates it.
     public init(path: String) throws(StoreError) {
@@ -44,6 +46,7 @@ public struct SQLiteStore: MatchcastStore {
     /// Wraps `writer` and migrates it; the writer must come from `makeConfiguration()`.
     init(writer: any DatabaseWriter) throws(StoreError) {
         self.writer = writer
+        writes = SQLiteWriteQueue(writer: writer)
         do {
             let migrator = Self.migrator
             if try writer.read({ try migrator.hasBeenSuperseded($0) }) {
@@ -103,9 +106,9 @@ public struct SQLiteStore: MatchcastStore {
 
     // MARK: Access
 
-    func write<T: Sendable>(_ what: String, _ updates: @Sendable (Database) throws -> T) async throws(StoreError) -> T {
+    func write<T: Sendable>(_ what: String, _ updates: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
         do {
-            return try await writer.write(updates)
+            return try await writes.write(updates)
         } catch {
             throw StoreError(error, while: what)
         }
