@@ -220,7 +220,33 @@ extension PostgresStore {
                 ADD COLUMN payload_id bigint
             """,
         ]),
-        // Later migrations go here (`v6`, ...).
+        // A fan-out's writes, as SQLite's v5:
+        // - `outbox_batch`: the outbox one row per run of deliveries sharing a payload (a fan-out chunk is one row),
+        //   their ids, activities, events and targets packed in `entries` (`OutboxBatchEntries`), with the range of
+        //   their activity ids so a newer save finds what it replaces without reading every batch. `entries` is
+        //   stored out of line uncompressed: written once, read once, compression only costs CPU. `outbox` keeps what
+        //   earlier versions queued, sent first.
+        // - `activity` keeps half of each page free and is rewritten in id order (a fan-out's order): an update finds
+        //   room for the new row version on its own page, so it is a HOT update that touches none of the five indexes,
+        //   and the pages of one chunk are few and adjacent.
+        Migration(name: "v6", statements: [
+            """
+            CREATE TABLE outbox_batch (
+                id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                match_id text COLLATE "C" NOT NULL,
+                payload_id bigint NOT NULL,
+                count integer NOT NULL,
+                first_activity_id text COLLATE "C" NOT NULL,
+                last_activity_id text COLLATE "C" NOT NULL,
+                entries bytea NOT NULL
+            )
+            """,
+            "ALTER TABLE outbox_batch ALTER COLUMN entries SET STORAGE EXTERNAL",
+            "CREATE INDEX outbox_batch_on_match_id ON outbox_batch (match_id, id)",
+            "ALTER TABLE activity SET (fillfactor = 50)",
+            "CLUSTER activity USING activity_pkey",
+        ]),
+        // Later migrations go here (`v7`, ...).
     ]
 
     /// Applies the pending migrations, on a connection of its own (the client need not run yet).

@@ -35,8 +35,7 @@ extension PostgresStore: ReplicaStore {
     }
 
     public func queuedDeliveries(matchId: String) async throws(StoreError) -> [Delivery] {
-        try await queuedDeliveries(
-            "reading the queued deliveries of match '\(matchId)'", "WHERE match_id = $1 ORDER BY seq", .matchId(matchId))
+        try await queuedDeliveries("reading the queued deliveries of match '\(matchId)'", .matchId(matchId))
     }
 
     public func matchesNeedingOwner() async throws(StoreError) -> [String] {
@@ -52,6 +51,8 @@ extension PostgresStore: ReplicaStore {
                 SELECT DISTINCT match_id FROM activity WHERE phase <> 'ended'
                 UNION
                 SELECT DISTINCT match_id FROM outbox WHERE match_id <> ''
+                UNION
+                SELECT DISTINCT match_id FROM outbox_batch
                 ORDER BY 1
                 """,
                 logger: logger

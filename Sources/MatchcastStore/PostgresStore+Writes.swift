@@ -24,13 +24,13 @@ extension PostgresStore {
         let what = deliveries.isEmpty
             ? (records.count == 1 ? "saving an activity" : "saving \(records.count) activities")
             : "saving \(records.count) activities with \(deliveries.count) deliveries"
-        if batch.isBulkable, queued.isBulkable {
+        if batch.isBulkable {
             do {
                 try await transaction(what) { connection in
                     if let fence { try await Self.checkFence(fence, connection, logger: logger) }
                     let contentIds = try await Self.contentIds(batch.contents.entries, connection, logger: logger)
                     try await batch.writeAll(contentIds: contentIds, connection, logger: logger)
-                    try await queued.writeAll(connection, logger: logger)
+                    try await queued.write(connection, logger: logger)
                 }
                 return
             } catch let error where error == .conflict || error == .notFound {
@@ -42,7 +42,7 @@ extension PostgresStore {
             try await Self.requireDevices(records.map(\.deviceId), connection, logger: logger)
             let contentIds = try await Self.contentIds(batch.contents.entries, connection, logger: logger)
             try await batch.writeEach(contentIds: contentIds, connection, logger: logger)
-            try await queued.writeEach(connection, logger: logger)
+            try await queued.write(connection, logger: logger)
         }
     }
 
@@ -219,108 +219,133 @@ struct PostgresActivityBatch: Sendable {
     }
 }
 
-/// Deliveries for the outbox: each distinct payload once (`outbox_payload`), per delivery its id, activity, event and
-/// target.
+/// Deliveries for the outbox: each distinct payload once (`outbox_payload`), and the deliveries in `outbox_batch` rows,
+/// one per run of consecutive deliveries sharing a payload (a fan-out chunk is one row), their ids, activities, events
+/// and targets packed in `entries` (`OutboxBatchEntries`). Rows queued before v6 stay in `outbox`, one per delivery.
 struct PostgresQueuedBatch: Sendable {
     let deliveries: [Delivery]
     private let payloads: QueuedPayloads
-    private var events: [String] { payloads.events }
-    /// Each (activity, event) and each id at most once: one `INSERT` may then queue them all.
-    let isBulkable: Bool
 
     init(_ deliveries: [Delivery]) {
         self.deliveries = deliveries
         payloads = QueuedPayloads(deliveries)
-        let events = payloads.events
-        var keys = Set<String>(minimumCapacity: deliveries.count * 2)
-        var distinct = true
-        for position in deliveries.indices {
-            let id = deliveries[position].id
-            let key = deliveries[position].activityId + "\u{0}" + events[position]
-            if !keys.insert("i" + id).inserted || !keys.insert("k" + key).inserted {
-                distinct = false
-                break
-            }
-        }
-        isBulkable = distinct
     }
 
-    /// The payload rows, one per distinct payload: their ids, in `payloads` order.
-    private func insertPayloads(_ connection: PostgresConnection, logger: Logger) async throws -> [Int64] {
+    /// The payload rows, one per distinct payload: their ids, in `payloads` order, and whether `outbox` still holds
+    /// rows queued before v6 (asked in the same statement, to spare a round trip when it holds none).
+    private func insertPayloads(_ connection: PostgresConnection, logger: Logger) async throws -> (ids: [Int64], legacy: Bool) {
         var ids: [Int64] = []
+        var legacy = false
         for first in payloads.firsts {
             let delivery = deliveries[first]
             let apns = delivery.apns
-            let id = try await connection.query(
+            let row = try await connection.query(
                 """
                 INSERT INTO outbox_payload (match_id, push_type, topic, priority, expiration, payload)
                 VALUES (\(delivery.matchId), \(apns.pushType), \(apns.topic), \(apns.priority), \(Int64(apns.expiration)),
                     \(Data(delivery.payload.bytes)))
-                RETURNING id
+                RETURNING id, EXISTS (SELECT 1 FROM outbox)
                 """,
                 logger: logger
-            ).collect(Int64.self).first
-            guard let id else { throw StoreError.database("an outbox payload got no id") }
+            ).collect((Int64, Bool).self).first
+            guard let (id, queued) = row else { throw StoreError.database("an outbox payload got no id") }
             ids.append(id)
+            legacy = legacy || queued
         }
-        return ids
+        return (ids, legacy)
     }
 
-    /// Queues every delivery: a newer delivery for the same (activity, event), or with an id already queued,
-    /// replaces the queued one and queues anew (a new `seq`).
-    func writeAll(_ connection: PostgresConnection, logger: Logger) async throws {
+    /// Queues every delivery, inside the caller's transaction: a newer delivery for the same (activity, event), or
+    /// with an id already queued, replaces the queued one and is queued anew (later in the order).
+    func write(_ connection: PostgresConnection, logger: Logger) async throws {
         guard !deliveries.isEmpty else { return }
-        let payloadIds = try await insertPayloads(connection, logger: logger)
-        var activities: [String] = [], ids: [String] = [], matches: [String] = []
-        var kinds: [String] = [], values: [String] = [], refs: [Int64] = []
-        activities.reserveCapacity(deliveries.count)
-        for position in deliveries.indices {
-            activities.append(deliveries[position].activityId)
-            ids.append(deliveries[position].id)
-            matches.append(deliveries[position].matchId)
-            kinds.append(deliveries[position].target.kind.rawValue)
-            values.append(deliveries[position].target.value)
-            refs.append(payloadIds[payloads.payloadOf[position]])
-        }
-        try await connection.query(
-            """
-            DELETE FROM outbox WHERE (activity_id, event) IN (SELECT * FROM unnest(\(activities)::text[], \(events)::text[]))
-                OR delivery_id = ANY(\(ids))
-            """,
-            logger: logger
-        ).consume()
-        try await connection.query(
-            """
-            INSERT INTO outbox (activity_id, event, delivery_id, match_id, target_kind, target_value, payload_id)
-            SELECT * FROM unnest(\(activities)::text[], \(events)::text[], \(ids)::text[], \(matches)::text[],
-                \(kinds)::text[], \(values)::text[], \(refs)::bigint[])
-            """,
-            logger: logger
-        ).consume()
-    }
-
-    /// One delivery after the other, for a batch that queues the same key twice.
-    func writeEach(_ connection: PostgresConnection, logger: Logger) async throws {
-        guard !deliveries.isEmpty else { return }
-        let payloadIds = try await insertPayloads(connection, logger: logger)
-        for position in deliveries.indices {
-            let delivery = deliveries[position]
-            let (event, payload) = (events[position], payloadIds[payloads.payloadOf[position]])
+        let runs = OutboxBatchRuns(deliveries, payloads)
+        // What this save replaces, before its own rows are there to be found.
+        try await Self.supersede(runs, connection, logger: logger)
+        let (payloadIds, legacy) = try await insertPayloads(connection, logger: logger)
+        if legacy {
+            let events = payloads.events
             try await connection.query(
                 """
                 DELETE FROM outbox
-                WHERE (activity_id = \(delivery.activityId) AND event = \(event)) OR delivery_id = \(delivery.id)
+                WHERE (activity_id, event) IN (SELECT * FROM unnest(\(deliveries.map(\.activityId))::text[], \(events)::text[]))
+                    OR delivery_id = ANY(\(deliveries.map(\.id)))
                 """,
                 logger: logger
             ).consume()
+        }
+        for run in runs.runs {
+            let entries = try run.entries.encoded()
             try await connection.query(
                 """
-                INSERT INTO outbox (activity_id, event, delivery_id, match_id, target_kind, target_value, payload_id)
-                VALUES (\(delivery.activityId), \(event), \(delivery.id), \(delivery.matchId),
-                    \(delivery.target.kind.rawValue), \(delivery.target.value), \(payload))
+                INSERT INTO outbox_batch (match_id, payload_id, count, first_activity_id, last_activity_id, entries)
+                VALUES (\(run.matchId), \(payloadIds[run.payload]), \(run.entries.entries.count), \(run.firstActivityId),
+                    \(run.lastActivityId), \(entries))
                 """,
                 logger: logger
             ).consume()
+        }
+    }
+
+    /// Takes out of the queued batches what `runs` replaces. Only batches whose activity-id range meets the save's are
+    /// read (the chunks of one fan-out, walked in id order, pass each other unread), locked (`FOR UPDATE`, in id
+    /// order, as `remove` locks them) so a concurrent removal and this rewrite do not undo each other.
+    private static func supersede(_ runs: OutboxBatchRuns, _ connection: PostgresConnection, logger: Logger) async throws {
+        let candidates = try await connection.query(
+            """
+            SELECT id, entries FROM outbox_batch WHERE last_activity_id >= \(runs.low) AND first_activity_id <= \(runs.high)
+            ORDER BY id FOR UPDATE
+            """,
+            logger: logger
+        ).collect((Int64, Data).self)
+        for (id, bytes) in candidates {
+            let batch = try OutboxBatchEntries(decoding: bytes, row: id)
+            let kept = batch.entries.filter { !runs.replaces($0) }
+            if kept.count != batch.entries.count { try await replace(batch: id, with: kept, connection, logger: logger) }
+        }
+    }
+
+    /// Rewrites a batch row with the deliveries it keeps, or deletes it when none is left.
+    static func replace(
+        batch id: Int64, with kept: [OutboxBatchEntries.Entry], _ connection: PostgresConnection, logger: Logger
+    ) async throws {
+        let batch = OutboxBatchEntries(kept)
+        guard let (first, last) = batch.activityRange else {
+            try await connection.query("DELETE FROM outbox_batch WHERE id = \(id)", logger: logger).consume()
+            return
+        }
+        let entries = try batch.encoded()
+        try await connection.query(
+            """
+            UPDATE outbox_batch SET count = \(kept.count), first_activity_id = \(first), last_activity_id = \(last),
+                entries = \(entries)
+            WHERE id = \(id)
+            """,
+            logger: logger
+        ).consume()
+    }
+
+    /// Removes the deliveries with these ids, wherever they are queued, inside the caller's transaction. Batches are
+    /// read from the oldest on, a few at a time, as the relay removes what it sent, which is the head of the queue;
+    /// the scan stops once every id is found.
+    static func remove(ids: [String], _ connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query("DELETE FROM outbox WHERE delivery_id = ANY(\(ids))", logger: logger).consume()
+        var wanted = Set(ids)
+        var after = Int64.min
+        while !wanted.isEmpty {
+            let rows = try await connection.query(
+                "SELECT id, entries FROM outbox_batch WHERE id > \(after) ORDER BY id LIMIT 8 FOR UPDATE", logger: logger
+            ).collect((Int64, Data).self)
+            for (id, bytes) in rows {
+                after = id
+                guard !wanted.isEmpty else { break }
+                let batch = try OutboxBatchEntries(decoding: bytes, row: id)
+                var kept: [OutboxBatchEntries.Entry] = []
+                kept.reserveCapacity(batch.entries.count)
+                for entry in batch.entries where wanted.remove(entry.deliveryId) == nil { kept.append(entry) }
+                if kept.count != batch.entries.count { try await replace(batch: id, with: kept, connection, logger: logger) }
+            }
+            if rows.count < 8 { break }
         }
     }
 }

@@ -19,7 +19,8 @@ struct QueuedDeliveries: Sendable {
     /// with an id already queued, replaces the queued one and is queued anew (later in the order).
     func write(_ db: Database) throws {
         guard !deliveries.isEmpty else { return }
-        try supersede(db)
+        let runs = OutboxBatchRuns(deliveries, payloads)
+        try supersede(runs, db)
         let insertPayload = try db.cachedStatement(sql: """
             INSERT INTO outboxPayload (matchId, pushType, topic, priority, expiration, payload) VALUES (?, ?, ?, ?, ?, ?)
             """)
@@ -36,83 +37,45 @@ struct QueuedDeliveries: Sendable {
         let insert = try db.cachedStatement(sql: """
             INSERT INTO outboxBatch (payloadId, count, firstActivityId, lastActivityId, entries) VALUES (?, ?, ?, ?, ?)
             """)
-        var start = deliveries.startIndex
-        while start < deliveries.endIndex {
-            var end = start + 1
-            while end < deliveries.endIndex, payloads.payloadOf[end] == payloads.payloadOf[start] { end += 1 }
-            var entries: [OutboxBatchEntries.Entry] = []
-            entries.reserveCapacity(end - start)
-            var first = deliveries[start].activityId
-            var last = first
-            for position in start..<end {
-                let delivery = deliveries[position]
-                first = min(first, delivery.activityId)
-                last = max(last, delivery.activityId)
-                entries.append(.init(
-                    deliveryId: delivery.id, activityId: delivery.activityId, event: payloads.events[position],
-                    targetKind: delivery.target.kind.rawValue, targetValue: delivery.target.value))
-            }
+        for run in runs.runs {
             try insert.execute(arguments: [
-                payloadIds[payloads.payloadOf[start]], end - start, first, last,
-                try OutboxBatchEntries(entries).encoded(),
+                payloadIds[run.payload], run.entries.entries.count, run.firstActivityId, run.lastActivityId,
+                try run.entries.encoded(),
             ])
-            start = end
         }
     }
 
     /// Takes out of the queue what these deliveries replace: the same (activity, event) or the same id. Batches are
     /// looked into only where their activity-id range meets this save's, so the chunks of one fan-out (disjoint
     /// ranges, walked in id order) pass each other without being read.
-    private func supersede(_ db: Database) throws {
+    private func supersede(_ runs: OutboxBatchRuns, _ db: Database) throws {
         if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM outbox)") == true {
             let delete = try db.cachedStatement(sql: "DELETE FROM outbox WHERE (activityId = ? AND event = ?) OR deliveryId = ?")
             for position in deliveries.indices {
                 try delete.execute(arguments: [deliveries[position].activityId, payloads.events[position], deliveries[position].id])
             }
         }
-        var low = deliveries[0].activityId
-        var high = low
-        for delivery in deliveries {
-            low = min(low, delivery.activityId)
-            high = max(high, delivery.activityId)
-        }
         let candidates = try Row.fetchAll(
             db, sql: "SELECT id, entries FROM outboxBatch WHERE lastActivityId >= ? AND firstActivityId <= ?",
-            arguments: [low, high])
-        guard !candidates.isEmpty else { return }
-        var keys = Set<String>()
-        var ids = Set<String>()
-        keys.reserveCapacity(deliveries.count)
-        ids.reserveCapacity(deliveries.count)
-        for position in deliveries.indices {
-            keys.insert(Self.key(deliveries[position].activityId, payloads.events[position]))
-            ids.insert(deliveries[position].id)
-        }
+            arguments: [runs.low, runs.high])
         for row in candidates {
             let id: Int64 = try row.decode(atIndex: 0)
             let batch = try OutboxBatchEntries(decoding: try row.decode(atIndex: 1), row: id)
-            let kept = batch.entries.filter { !ids.contains($0.deliveryId) && !keys.contains(Self.key($0.activityId, $0.event)) }
+            let kept = batch.entries.filter { !runs.replaces($0) }
             if kept.count != batch.entries.count { try Self.replace(batch: id, with: kept, db) }
         }
     }
 
-    private static func key(_ activityId: String, _ event: String) -> String { activityId + "\u{0}" + event }
-
     /// Rewrites a batch row with the deliveries it keeps, or deletes it when none is left.
     private static func replace(batch id: Int64, with kept: [OutboxBatchEntries.Entry], _ db: Database) throws {
-        guard !kept.isEmpty else {
+        let batch = OutboxBatchEntries(kept)
+        guard let (first, last) = batch.activityRange else {
             try db.execute(sql: "DELETE FROM outboxBatch WHERE id = ?", arguments: [id])
             return
         }
-        var first = kept[0].activityId
-        var last = first
-        for entry in kept {
-            first = min(first, entry.activityId)
-            last = max(last, entry.activityId)
-        }
         try db.execute(
             sql: "UPDATE outboxBatch SET count = ?, firstActivityId = ?, lastActivityId = ?, entries = ? WHERE id = ?",
-            arguments: [kept.count, first, last, try OutboxBatchEntries(kept).encoded(), id])
+            arguments: [kept.count, first, last, try batch.encoded(), id])
     }
 
     /// Removes the deliveries with these ids, wherever they are queued. Batches are read from the oldest on, as the
@@ -144,7 +107,7 @@ struct QueuedDeliveries: Sendable {
 
     /// The queued deliveries, oldest first, at most `limit`; the deliveries of one stored payload share it.
     static func read(_ db: Database, limit: Int) throws -> [Delivery] {
-        var templates = Templates()
+        var templates = OutboxTemplates()
         var deliveries: [Delivery] = []
         let legacy = try Row.fetchAll(
             db,
@@ -153,7 +116,7 @@ struct QueuedDeliveries: Sendable {
         if !legacy.isEmpty {
             var payloadIds = Set<Int64>()
             for row in legacy { if let id: Int64 = try row.decode(atIndex: 4) { payloadIds.insert(id) } }
-            try templates.load(payloadIds, db)
+            try loadTemplates(payloadIds, into: &templates, db)
             for row in legacy {
                 let id: String = try row.decode(atIndex: 0)
                 if let payloadId: Int64 = try row.decode(atIndex: 4) {
@@ -172,56 +135,27 @@ struct QueuedDeliveries: Sendable {
             let id: Int64 = row[0]
             let payloadId: Int64 = row[1]
             let batch = try OutboxBatchEntries(decoding: row[2], row: id)
-            if templates.byId[payloadId] == nil { try templates.load([payloadId], db) }
-            for entry in batch.entries.prefix(limit - deliveries.count) {
-                deliveries.append(try templates.delivery(
-                    id: entry.deliveryId, activityId: entry.activityId, kind: entry.targetKind, value: entry.targetValue,
-                    payloadId: payloadId))
-            }
+            if templates.byId[payloadId] == nil { try loadTemplates([payloadId], into: &templates, db) }
+            try templates.append(batch, payloadId: payloadId, limit: limit - deliveries.count, to: &deliveries)
         }
         return deliveries
     }
 
     /// Stored payloads read back as deliveries to share.
-    private struct Templates {
-        var byId: [Int64: Delivery] = [:]
-
-        mutating func load(_ ids: Set<Int64>, _ db: Database) throws {
-            guard !ids.isEmpty else { return }
-            let list = "[" + ids.map(String.init).joined(separator: ",") + "]"
-            for row in try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT id, matchId, pushType, topic, priority, expiration, payload FROM outboxPayload
-                    WHERE id IN (SELECT value FROM json_each(?))
-                    """,
-                arguments: [list]) {
-                let id: Int64 = try row.decode(atIndex: 0)
-                let bytes: Data = try row.decode(atIndex: 6)
-                let payload: PushPayload
-                do {
-                    payload = try PushPayload(encoded: Array(bytes))
-                } catch {
-                    throw StoreError.corrupt("stored outbox payload \(id): \(error)")
-                }
-                byId[id] = Delivery(
-                    id: "", matchId: try row.decode(atIndex: 1), activityId: "",
-                    target: PushTarget(kind: .updateToken, value: ""),
-                    apns: APNsHeaders(
-                        topic: try row.decode(atIndex: 3), priority: try row.decode(atIndex: 4),
-                        expiration: try row.decode(atIndex: 5), pushType: try row.decode(atIndex: 2)),
-                    payload: payload)
-            }
-        }
-
-        func delivery(id: String, activityId: String, kind: String, value: String, payloadId: Int64) throws -> Delivery {
-            guard let template = byId[payloadId] else {
-                throw StoreError.corrupt("queued delivery '\(id)' refers to missing outbox payload \(payloadId)")
-            }
-            guard let kind = PushTarget.Kind(rawValue: kind) else {
-                throw StoreError.corrupt("queued delivery '\(id)' has an unknown target kind")
-            }
-            return Delivery(id: id, activityId: activityId, target: PushTarget(kind: kind, value: value), sharingWith: template)
+    private static func loadTemplates(_ ids: Set<Int64>, into templates: inout OutboxTemplates, _ db: Database) throws {
+        guard !ids.isEmpty else { return }
+        let list = "[" + ids.map(String.init).joined(separator: ",") + "]"
+        for row in try Row.fetchAll(
+            db,
+            sql: """
+                SELECT id, matchId, pushType, topic, priority, expiration, payload FROM outboxPayload
+                WHERE id IN (SELECT value FROM json_each(?))
+                """,
+            arguments: [list]) {
+            try templates.add(
+                id: row.decode(atIndex: 0), matchId: row.decode(atIndex: 1), pushType: row.decode(atIndex: 2),
+                topic: row.decode(atIndex: 3), priority: row.decode(atIndex: 4), expiration: row.decode(atIndex: 5),
+                payload: row.decode(atIndex: 6))
         }
     }
 

@@ -8,7 +8,8 @@ private typealias F = StoreFixture
 private typealias P = PreviousRelease
 
 /// Upgrading from the previous release on PostgreSQL: a schema as v4 left it (lifecycles as JSON, whole deliveries
-/// in the outbox), migrated by this release to v5. Nothing is lost or changed on the way.
+/// in the outbox), or as v5 left it (a row per queued delivery), migrated by this release. Nothing is lost or changed
+/// on the way, and what was queued before goes out first.
 @Suite("PostgreSQL upgrade from v4", .enabled(if: PostgresTestServer.isConfigured, PostgresTestServer.skipMessage))
 struct PostgresUpgradeTests {
     /// Writes `activities` and `deliveries` into a v4 schema the way the v4 code did
@@ -73,6 +74,84 @@ struct PostgresUpgradeTests {
                 try await store.migrate()
                 #expect(try await store.appliedMigrations() == PostgresStore.migrations.map(\.name))
                 try await Self.check(store, activities: activities, queued: queued)
+            }
+        } catch {
+            try? await store.dropSchema()
+            throw error
+        }
+        try await store.dropSchema()
+    }
+
+    /// Queues `deliveries` into a v5 schema the way the v5 code did (`git show 7eb3b7a:Sources/MatchcastStore/
+    /// PostgresStore+Writes.swift`): the payload once in `outbox_payload`, a row per delivery in `outbox`.
+    static func writeV5Rows(_ store: PostgresStore, deliveries: [Delivery]) async throws {
+        let logger = store.logger
+        try await store.transaction("writing v5 rows") { connection in
+            var payloadIds: [ObjectIdentifier: Int64] = [:]
+            for delivery in deliveries {
+                var payloadId = payloadIds[delivery.commonIdentity]
+                if payloadId == nil {
+                    let apns = delivery.apns
+                    payloadId = try await connection.query(
+                        """
+                        INSERT INTO outbox_payload (match_id, push_type, topic, priority, expiration, payload)
+                        VALUES (\(delivery.matchId), \(apns.pushType), \(apns.topic), \(apns.priority),
+                            \(Int64(apns.expiration)), \(Data(delivery.payload.bytes)))
+                        RETURNING id
+                        """,
+                        logger: logger
+                    ).collect(Int64.self).first
+                    payloadIds[delivery.commonIdentity] = payloadId
+                }
+                try await connection.query(
+                    """
+                    INSERT INTO outbox (activity_id, event, delivery_id, match_id, target_kind, target_value, payload_id)
+                    VALUES (\(delivery.activityId), \(delivery.event.rawValue), \(delivery.id), \(delivery.matchId),
+                        \(delivery.target.kind.rawValue), \(delivery.target.value), \(payloadId))
+                    """,
+                    logger: logger
+                ).consume()
+            }
+        }
+    }
+
+    @Test("rows queued by v5 survive v6 and are sent before what is queued after it")
+    func v5QueuedRowsSurviveV6() async throws {
+        let configuration = try PostgresTestServer.freshConfiguration()
+        let store = try PostgresStore(configuration: configuration)
+        do {
+            try await withStoreRunning(store) {
+                try await store.migrate(upTo: "v4")
+                let activities = P.activities()
+                try await Self.writeV4Rows(store, activities: activities, deliveries: [])
+                try await store.migrate(upTo: "v5")
+                let legacy = OutboxBatchContractTests.chunk("a", 6)
+                    + [Outbox.delivery("dlv-end-a-001", activity: "a-001", .end)]
+                try await Self.writeV5Rows(store, deliveries: legacy)
+                try await store.migrate()
+                #expect(try await store.appliedMigrations() == PostgresStore.migrations.map(\.name))
+                for record in activities {
+                    #expect(try await store.activity(id: record.activityId) == record, "activity \(record.activityId)")
+                }
+                #expect(try await store.queuedDeliveries(limit: 100) == legacy)
+                #expect(try await store.queuedDeliveryCount() == legacy.count)
+
+                // New deliveries go after them; one replaces a legacy row (same activity and event), which then
+                // goes out in its new place.
+                let newer = OutboxBatchContractTests.chunk("b", 3)
+                    + [Outbox.delivery("dlv-new-a-002", activity: "a-002", .update, timestamp: 1_776_784_999)]
+                try await store.saveActivities([], enqueue: newer)
+                let expected = legacy.filter { $0.activityId != "a-002" || $0.event != .update } + newer
+                #expect(try await store.queuedDeliveries(limit: 100).map(\.id) == expected.map(\.id))
+                #expect(try await store.queuedDeliveries(limit: 3).map(\.id) == Array(expected.prefix(3)).map(\.id))
+                #expect(try await store.queuedDeliveries(matchId: "epl-mun-liv").map(\.id) == expected.map(\.id))
+                #expect(try await store.queuedDeliveryCount() == expected.count)
+
+                try await store.removeQueuedDeliveries(ids: [legacy[0].id, newer[1].id])
+                let left = expected.filter { $0.id != legacy[0].id && $0.id != newer[1].id }
+                #expect(try await store.queuedDeliveries(limit: 100) == left)
+                try await store.removeQueuedDeliveries(ids: left.map(\.id))
+                #expect(try await store.queuedDeliveryCount() == 0)
             }
         } catch {
             try? await store.dropSchema()
