@@ -125,4 +125,63 @@ struct SQLiteUpgradeTests {
         #expect(try await reopened.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5"])
         #expect(try await reopened.openActivities() == expected.values.filter(\.isOpen).sorted { $0.activityId < $1.activityId })
     }
+
+    @Test("deliveries queued the v4 way (a row each, payload shared) survive v5, go out first, and give way to newer ones")
+    func v4QueuedRowsSurviveV5() async throws {
+        defer { directory.remove() }
+        let path = directory.path("matchcast.sqlite")
+        try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
+        let activities = P.activities()
+        let queued = P.deliveries()
+        try Self.writeV3Database(at: path, activities: activities, deliveries: [])
+        // Up to v4, then the outbox written as v4 wrote it: the payload once per delivery here, a row per delivery.
+        do {
+            let pool = try DatabasePool(path: path, configuration: SQLiteStore.makeConfiguration())
+            try SQLiteStore.migrator.migrate(pool, upTo: "v4")
+            try await pool.write { db in
+                for delivery in queued {
+                    try db.execute(
+                        sql: """
+                            INSERT INTO outboxPayload (matchId, pushType, topic, priority, expiration, payload)
+                            VALUES (?, ?, ?, ?, ?, ?)
+                            """,
+                        arguments: [
+                            delivery.matchId, delivery.apns.pushType, delivery.apns.topic, delivery.apns.priority,
+                            delivery.apns.expiration, Data(delivery.payload.bytes),
+                        ])
+                    try db.execute(
+                        sql: """
+                            INSERT OR REPLACE INTO outbox (activityId, event, deliveryId, targetKind, targetValue, payloadId)
+                            VALUES (?, ?, ?, ?, ?, ?)
+                            """,
+                        arguments: [
+                            delivery.activityId, delivery.event.rawValue, delivery.id, delivery.target.kind.rawValue,
+                            delivery.target.value, db.lastInsertedRowID,
+                        ])
+                }
+            }
+            try pool.close()
+        }
+
+        let store = try SQLiteStore(path: path)
+        defer { try? store.close() }
+        #expect(try await store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5"])
+        let before = try await store.queuedDeliveries(limit: 100)
+        #expect(before.map { $0.jsonBytes() } == queued.map { $0.jsonBytes() }, "byte-identical, in order")
+        #expect(try await store.queuedDeliveryCount() == queued.count)
+
+        // A fan-out after the upgrade: queued in batches, after the v4 rows; what it replaces leaves the v4 rows.
+        let fanOut = P.fanOut(activities)
+        try await store.saveActivities(fanOut.records, enqueue: fanOut.deliveries)
+        let oldLeft = queued.filter { old in !fanOut.deliveries.contains { $0.activityId == old.activityId && $0.event == old.event } }
+        #expect(oldLeft.count < queued.count, "the fan-out replaces at least one v4 row")
+        let after = try await store.queuedDeliveries(limit: 100)
+        #expect(after.map { $0.jsonBytes() } == oldLeft.map { $0.jsonBytes() } + fanOut.deliveries.map { $0.jsonBytes() })
+        #expect(try await store.queuedDeliveryCount() == oldLeft.count + fanOut.deliveries.count)
+
+        try await store.removeQueuedDeliveries(ids: after.map(\.id))
+        #expect(try await store.queuedDeliveryCount() == 0)
+        let payloads = try await store.read("test") { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outboxPayload") }
+        #expect(payloads == 0, "an empty outbox keeps no payload")
+    }
 }
