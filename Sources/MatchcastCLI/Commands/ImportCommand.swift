@@ -13,9 +13,9 @@ struct ImportCommand: ParsableCommand {
             retryAfterMs a real backend would ask for (shorter while live, longer in breaks).
 
             Examples:
-              matchcast import cricsheet ../shared/realdata/cricsheet/1144530.json -o final.ndjson
-              matchcast import tennis-pbp ../shared/realdata/tennis/pbp_matches_atp_sample.csv --id 10434613 -o t.ndjson
-              matchcast import mlb ../shared/realdata/mlb/livefeed_744914.json -o mlb.ndjson
+              matchcast import cricsheet $MATCHCAST_REALDATA/cricsheet/1144530.json -o final.ndjson
+              matchcast import tennis-pbp $MATCHCAST_REALDATA/tennis/pbp_matches_atp_sample.csv --id 10434613 -o t.ndjson
+              matchcast import mlb $MATCHCAST_REALDATA/mlb/livefeed_744914.json -o mlb.ndjson
             """,
         subcommands: [Cricsheet.self, TennisPBP.self, MLB.self]
     )

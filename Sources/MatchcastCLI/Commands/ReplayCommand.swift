@@ -21,7 +21,7 @@ struct ReplayCommand: AsyncParsableCommand {
             on every run and machine. On a terminal a progress bar and a summary go to stderr.
 
             Examples:
-              matchcast import cricsheet ../shared/realdata/cricsheet/1144530.json -o final.ndjson
+              matchcast import cricsheet $MATCHCAST_REALDATA/cricsheet/1144530.json -o final.ndjson
               matchcast replay final.ndjson --fast --followers 1000 > deliveries.ndjson
               matchcast replay final.ndjson --speed 60 --sink webhook:http://127.0.0.1:9000/hook --webhook-secret whsec_...
               matchcast replay final.ndjson --fast --followers 100000 --sink apns --apns-endpoint https://127.0.0.1:2197 \
