@@ -49,7 +49,15 @@ extension PostgresStore {
     public func followedMatchIds() async throws(StoreError) -> [String] {
         let logger = self.logger
         return try await withConnection("reading followed matches") { connection in
-            try await connection.query("SELECT DISTINCT match_id FROM follow ORDER BY match_id", logger: logger)
+            // A skip scan of the (match_id, device_id) index: one seek per match, not a read of every follow.
+            try await connection.query("""
+                WITH RECURSIVE followed(match_id) AS (
+                    SELECT (SELECT min(match_id) FROM follow)
+                    UNION ALL
+                    SELECT (SELECT min(match_id) FROM follow WHERE match_id > followed.match_id)
+                    FROM followed WHERE followed.match_id IS NOT NULL)
+                SELECT match_id FROM followed WHERE match_id IS NOT NULL
+                """, logger: logger)
                 .collect(String.self).map { $0 }
         }
     }

@@ -43,7 +43,7 @@ extension SQLiteStore {
     @discardableResult
     public func deleteActivity(id: String) async throws(StoreError) -> Bool {
         try await write("deleting an activity") { db in
-            try db.execute(sql: "DELETE FROM activity WHERE id = ?", arguments: [id])
+            try db.cachedStatement(sql: "DELETE FROM activity WHERE id = ?").execute(arguments: [id])
             return db.changesCount > 0
         }
     }
@@ -74,7 +74,8 @@ extension SQLiteStore {
         if !ids.isEmpty {
             let list = "[" + ids.map(String.init).joined(separator: ",") + "]"
             for content in try Row.fetchAll(
-                db, sql: "SELECT id, content FROM contentState WHERE id IN (SELECT value FROM json_each(?))", arguments: [list]) {
+                db.cachedStatement(sql: "SELECT id, content FROM contentState WHERE id IN (SELECT value FROM json_each(?))"),
+                    arguments: [list]) {
                 try contents.add(id: content.decode(atIndex: 0), text: content.decode(atIndex: 1))
             }
         }
@@ -183,8 +184,7 @@ struct ActivityBatch: Sendable {
     private static func checkToken(_ record: ActivityRecord, _ db: Database) throws {
         if record.isOpen, let token = record.updateToken,
            let holder = try String.fetchOne(
-               db,
-               sql: "SELECT id FROM activity WHERE updateToken = ? AND phase <> 'ended' AND id <> ? LIMIT 1",
+               db.cachedStatement(sql: "SELECT id FROM activity WHERE updateToken = ? AND phase <> 'ended' AND id <> ? LIMIT 1"),
                arguments: [token, record.activityId]) {
             throw StoreError.conflict("update token \(StoreError.redacted(token)) is held by open activity '\(holder)'")
         }

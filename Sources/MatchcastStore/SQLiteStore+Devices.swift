@@ -6,15 +6,15 @@ extension SQLiteStore {
     public func createDevice(_ device: DeviceRecord) async throws(StoreError) {
         try await write("creating a device") { db in
             guard try !Self.deviceExists(device.id, db) else { throw StoreError.conflict("device '\(device.id)' exists") }
-            try db.execute(
-                sql: "INSERT INTO device (id, secretHash, createdAt) VALUES (?, ?, ?)",
-                arguments: [device.id, device.secretHash, device.createdAt])
+            try db.cachedStatement(sql: "INSERT INTO device (id, secretHash, createdAt) VALUES (?, ?, ?)")
+                .execute(arguments: [device.id, device.secretHash, device.createdAt])
         }
     }
 
     public func device(id: String) async throws(StoreError) -> DeviceRecord? {
         try await read("reading a device") { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM device WHERE id = ?", arguments: [id]).map(DeviceRecord.init(row:))
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM device WHERE id = ?"),
+                arguments: [id]).map(DeviceRecord.init(row:))
         }
     }
 
@@ -22,7 +22,7 @@ extension SQLiteStore {
     public func deleteDevice(id: String) async throws(StoreError) -> Bool {
         // Its token, follows and activities go with it (ON DELETE CASCADE).
         try await write("deleting a device") { db in
-            try db.execute(sql: "DELETE FROM device WHERE id = ?", arguments: [id])
+            try db.cachedStatement(sql: "DELETE FROM device WHERE id = ?").execute(arguments: [id])
             return db.changesCount > 0
         }
     }
@@ -33,22 +33,20 @@ extension SQLiteStore {
         try await write("setting a push-to-start token") { db in
             try Self.requireDevice(record.deviceId, db)
             // A token identifies one app install: if another device claimed it, that claim is stale.
-            try db.execute(
-                sql: "DELETE FROM pushToStartToken WHERE token = ? AND deviceId <> ?",
-                arguments: [record.token, record.deviceId])
-            try db.execute(
-                sql: """
+            try db.cachedStatement(sql: "DELETE FROM pushToStartToken WHERE token = ? AND deviceId <> ?")
+                .execute(arguments: [record.token, record.deviceId])
+            try db.cachedStatement(sql: """
                     INSERT INTO pushToStartToken (deviceId, token, environment, updatedAt) VALUES (?, ?, ?, ?)
                     ON CONFLICT (deviceId) DO UPDATE SET
                         token = excluded.token, environment = excluded.environment, updatedAt = excluded.updatedAt
-                    """,
-                arguments: [record.deviceId, record.token, record.environment.rawValue, record.updatedAt])
+                    """).execute(arguments: [record.deviceId, record.token, record.environment.rawValue, record.updatedAt])
         }
     }
 
     public func pushToStartToken(deviceId: String) async throws(StoreError) -> PushToStartTokenRecord? {
         try await read("reading a push-to-start token") { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM pushToStartToken WHERE deviceId = ?", arguments: [deviceId])
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM pushToStartToken WHERE deviceId = ?"),
+                arguments: [deviceId])
                 .map(PushToStartTokenRecord.init(row:))
         }
     }
@@ -59,7 +57,8 @@ extension SQLiteStore {
         return try await read("reading \(deviceIds.count) push-to-start tokens") { db in
             var found: [String: PushToStartTokenRecord] = [:]
             for row in try Row.fetchAll(
-                db, sql: "SELECT * FROM pushToStartToken WHERE deviceId IN (SELECT value FROM json_each(?))", arguments: [list]) {
+                db.cachedStatement(sql: "SELECT * FROM pushToStartToken WHERE deviceId IN (SELECT value FROM json_each(?))"),
+                    arguments: [list]) {
                 let record = try PushToStartTokenRecord(row: row)
                 found[record.deviceId] = record
             }
@@ -70,9 +69,10 @@ extension SQLiteStore {
     public func removePushToStartToken(token: String) async throws(StoreError) -> String? {
         try await write("removing a push-to-start token") { db in
             guard let deviceId = try String.fetchOne(
-                db, sql: "SELECT deviceId FROM pushToStartToken WHERE token = ?", arguments: [token])
+                db.cachedStatement(sql: "SELECT deviceId FROM pushToStartToken WHERE token = ?"), arguments: [token])
             else { return nil }
-            try db.execute(sql: "DELETE FROM pushToStartToken WHERE deviceId = ?", arguments: [deviceId])
+            try db.cachedStatement(sql: "DELETE FROM pushToStartToken WHERE deviceId = ?")
+                .execute(arguments: [deviceId])
             return deviceId
         }
     }
@@ -80,7 +80,8 @@ extension SQLiteStore {
     // MARK: Helpers
 
     static func deviceExists(_ id: String, _ db: Database) throws -> Bool {
-        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM device WHERE id = ?)", arguments: [id]) ?? false
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM device WHERE id = ?)"),
+            arguments: [id]) ?? false
     }
 
     /// Checked before writing so the error names the device; the foreign key stays as a backstop.

@@ -4,37 +4,47 @@ extension SQLiteStore {
     public func addFollow(_ follow: FollowRecord) async throws(StoreError) -> Bool {
         try await write("adding a follow") { db in
             try Self.requireDevice(follow.deviceId, db)
-            try db.execute(
-                sql: "INSERT INTO follow (deviceId, matchId, createdAt) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                arguments: [follow.deviceId, follow.matchId, follow.createdAt])
+            try db.cachedStatement(sql: "INSERT INTO follow (deviceId, matchId, createdAt) VALUES (?, ?, ?) ON CONFLICT DO NOTHING")
+                .execute(arguments: [follow.deviceId, follow.matchId, follow.createdAt])
             return db.changesCount > 0
         }
     }
 
     public func removeFollow(deviceId: String, matchId: String) async throws(StoreError) -> Bool {
         try await write("removing a follow") { db in
-            try db.execute(sql: "DELETE FROM follow WHERE deviceId = ? AND matchId = ?", arguments: [deviceId, matchId])
+            try db.cachedStatement(sql: "DELETE FROM follow WHERE deviceId = ? AND matchId = ?")
+                .execute(arguments: [deviceId, matchId])
             return db.changesCount > 0
         }
     }
 
     public func follows(deviceId: String) async throws(StoreError) -> [FollowRecord] {
         try await read("reading follows") { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM follow WHERE deviceId = ? ORDER BY matchId", arguments: [deviceId])
+            try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM follow WHERE deviceId = ? ORDER BY matchId"),
+                arguments: [deviceId])
                 .map(FollowRecord.init(row:))
         }
     }
 
     public func followers(matchId: String) async throws(StoreError) -> [FollowRecord] {
         try await read("reading followers") { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM follow WHERE matchId = ? ORDER BY deviceId", arguments: [matchId])
+            try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM follow WHERE matchId = ? ORDER BY deviceId"),
+                arguments: [matchId])
                 .map(FollowRecord.init(row:))
         }
     }
 
     public func followedMatchIds() async throws(StoreError) -> [String] {
         try await read("reading followed matches") { db in
-            try String.fetchAll(db, sql: "SELECT DISTINCT matchId FROM follow ORDER BY matchId")
+            // A skip scan of the matchId index: one seek per match, not a read of every follow.
+            try String.fetchAll(db.cachedStatement(sql: """
+                WITH RECURSIVE followed(matchId) AS (
+                    SELECT (SELECT min(matchId) FROM follow)
+                    UNION ALL
+                    SELECT (SELECT min(matchId) FROM follow WHERE matchId > followed.matchId)
+                    FROM followed WHERE followed.matchId IS NOT NULL)
+                SELECT matchId FROM followed WHERE matchId IS NOT NULL
+                """))
         }
     }
 }

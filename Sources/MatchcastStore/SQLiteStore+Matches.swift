@@ -5,31 +5,30 @@ extension SQLiteStore {
         try record.validate()
         let snapshot = try JSONColumn.encode(record.snapshot, "snapshot of match '\(record.matchId)'")
         try await write("saving a match") { db in
-            try db.execute(
-                sql: """
+            try db.cachedStatement(sql: """
                     INSERT INTO matchState (matchId, snapshot, updatedAt) VALUES (?, ?, ?)
                     ON CONFLICT (matchId) DO UPDATE SET snapshot = excluded.snapshot, updatedAt = excluded.updatedAt
-                    """,
-                arguments: [record.matchId, snapshot, record.updatedAt])
+                    """).execute(arguments: [record.matchId, snapshot, record.updatedAt])
         }
     }
 
     public func match(id: String) async throws(StoreError) -> MatchRecord? {
         try await read("reading a match") { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM matchState WHERE matchId = ?", arguments: [id]).map(MatchRecord.init(row:))
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM matchState WHERE matchId = ?"),
+                arguments: [id]).map(MatchRecord.init(row:))
         }
     }
 
     public func matches() async throws(StoreError) -> [MatchRecord] {
         try await read("reading matches") { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM matchState ORDER BY matchId").map(MatchRecord.init(row:))
+            try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM matchState ORDER BY matchId")).map(MatchRecord.init(row:))
         }
     }
 
     @discardableResult
     public func deleteMatch(id: String) async throws(StoreError) -> Bool {
         try await write("deleting a match") { db in
-            try db.execute(sql: "DELETE FROM matchState WHERE matchId = ?", arguments: [id])
+            try db.cachedStatement(sql: "DELETE FROM matchState WHERE matchId = ?").execute(arguments: [id])
             return db.changesCount > 0
         }
     }

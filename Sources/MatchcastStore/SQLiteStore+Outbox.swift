@@ -61,12 +61,10 @@ extension SQLiteStore {
         let rows = letters.map { ($0, Data($0.delivery.jsonBytes())) }
         try await write("recording \(letters.count) dead letters") { db in
             for (letter, bytes) in rows {
-                try db.execute(
-                    sql: """
+                try db.cachedStatement(sql: """
                         INSERT OR REPLACE INTO deadLetter (deliveryId, sink, status, reason, delivery, recordedAt)
                         VALUES (?, ?, ?, ?, ?, ?)
-                        """,
-                    arguments: [letter.delivery.id, letter.sink, letter.status, letter.reason, bytes, letter.recordedAt])
+                        """).execute(arguments: [letter.delivery.id, letter.sink, letter.status, letter.reason, bytes, letter.recordedAt])
             }
         }
     }
@@ -75,7 +73,8 @@ extension SQLiteStore {
         guard limit > 0 else { return [] }
         return try await read("reading dead letters") { db in
             try Row.fetchAll(
-                db, sql: "SELECT * FROM deadLetter ORDER BY recordedAt DESC, deliveryId, sink LIMIT ?", arguments: [limit]
+                db.cachedStatement(sql: "SELECT * FROM deadLetter ORDER BY recordedAt DESC, deliveryId, sink LIMIT ?"),
+                    arguments: [limit]
             ).map { row in
                 DeadLetter(
                     delivery: try Self.delivery(row, "dead letter"), sink: try row.decode(forColumn: "sink"),

@@ -49,14 +49,15 @@ struct QueuedDeliveries: Sendable {
     /// looked into only where their activity-id range meets this save's, so the chunks of one fan-out (disjoint
     /// ranges, walked in id order) pass each other without being read.
     private func supersede(_ runs: OutboxBatchRuns, _ db: Database) throws {
-        if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM outbox)") == true {
+        if try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM outbox)")) == true {
             let delete = try db.cachedStatement(sql: "DELETE FROM outbox WHERE (activityId = ? AND event = ?) OR deliveryId = ?")
             for position in deliveries.indices {
-                try delete.execute(arguments: [deliveries[position].activityId, payloads.events[position], deliveries[position].id])
+                try delete
+                    .execute(arguments: [deliveries[position].activityId, payloads.events[position], deliveries[position].id])
             }
         }
         let candidates = try Row.fetchAll(
-            db, sql: "SELECT id, entries FROM outboxBatch WHERE lastActivityId >= ? AND firstActivityId <= ?",
+            db.cachedStatement(sql: "SELECT id, entries FROM outboxBatch WHERE lastActivityId >= ? AND firstActivityId <= ?"),
             arguments: [runs.low, runs.high])
         for row in candidates {
             let id: Int64 = try row.decode(atIndex: 0)
@@ -70,25 +71,23 @@ struct QueuedDeliveries: Sendable {
     private static func replace(batch id: Int64, with kept: [OutboxBatchEntries.Entry], _ db: Database) throws {
         let batch = OutboxBatchEntries(kept)
         guard let (first, last) = batch.activityRange else {
-            try db.execute(sql: "DELETE FROM outboxBatch WHERE id = ?", arguments: [id])
+            try db.cachedStatement(sql: "DELETE FROM outboxBatch WHERE id = ?").execute(arguments: [id])
             return
         }
-        try db.execute(
-            sql: "UPDATE outboxBatch SET count = ?, firstActivityId = ?, lastActivityId = ?, entries = ? WHERE id = ?",
-            arguments: [kept.count, first, last, try batch.encoded(), id])
+        try db.cachedStatement(sql: "UPDATE outboxBatch SET count = ?, firstActivityId = ?, lastActivityId = ?, entries = ? WHERE id = ?")
+            .execute(arguments: [kept.count, first, last, try batch.encoded(), id])
     }
 
     /// Removes the deliveries with these ids, wherever they are queued. Batches are read from the oldest on, as the
     /// relay removes what it sent, which is the head of the queue, and the scan stops once every id is found.
     static func remove(ids: [String], _ db: Database) throws {
-        if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM outbox)") == true {
-            try db.execute(
-                sql: "DELETE FROM outbox WHERE deliveryId IN (SELECT value FROM json_each(?))",
-                arguments: [SQLiteStore.jsonArray(ids)])
+        if try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM outbox)")) == true {
+            try db.cachedStatement(sql: "DELETE FROM outbox WHERE deliveryId IN (SELECT value FROM json_each(?))")
+                .execute(arguments: [SQLiteStore.jsonArray(ids)])
         }
         var wanted = Set(ids)
         var changes: [(Int64, [OutboxBatchEntries.Entry])] = []
-        let rows = try Row.fetchCursor(db, sql: "SELECT id, entries FROM outboxBatch ORDER BY id")
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT id, entries FROM outboxBatch ORDER BY id"))
         while !wanted.isEmpty, let row = try rows.next() {
             let id: Int64 = row[0]
             let batch = try OutboxBatchEntries(decoding: row[1], row: id)
@@ -102,7 +101,7 @@ struct QueuedDeliveries: Sendable {
 
     static func count(_ db: Database) throws -> Int {
         try Int.fetchOne(
-            db, sql: "SELECT (SELECT COUNT(*) FROM outbox) + (SELECT COALESCE(SUM(count), 0) FROM outboxBatch)") ?? 0
+            db.cachedStatement(sql: "SELECT (SELECT COUNT(*) FROM outbox) + (SELECT COALESCE(SUM(count), 0) FROM outboxBatch)")) ?? 0
     }
 
     /// The queued deliveries, oldest first, at most `limit`; the deliveries of one stored payload share it.
@@ -110,8 +109,7 @@ struct QueuedDeliveries: Sendable {
         var templates = OutboxTemplates()
         var deliveries: [Delivery] = []
         let legacy = try Row.fetchAll(
-            db,
-            sql: "SELECT deliveryId, activityId, targetKind, targetValue, payloadId, delivery FROM outbox ORDER BY rowid LIMIT ?",
+            db.cachedStatement(sql: "SELECT deliveryId, activityId, targetKind, targetValue, payloadId, delivery FROM outbox ORDER BY rowid LIMIT ?"),
             arguments: [limit])
         if !legacy.isEmpty {
             var payloadIds = Set<Int64>()
@@ -130,7 +128,7 @@ struct QueuedDeliveries: Sendable {
             }
         }
         guard deliveries.count < limit else { return deliveries }
-        let rows = try Row.fetchCursor(db, sql: "SELECT id, payloadId, entries FROM outboxBatch ORDER BY id")
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT id, payloadId, entries FROM outboxBatch ORDER BY id"))
         while deliveries.count < limit, let row = try rows.next() {
             let id: Int64 = row[0]
             let payloadId: Int64 = row[1]
@@ -146,11 +144,10 @@ struct QueuedDeliveries: Sendable {
         guard !ids.isEmpty else { return }
         let list = "[" + ids.map(String.init).joined(separator: ",") + "]"
         for row in try Row.fetchAll(
-            db,
-            sql: """
+            db.cachedStatement(sql: """
                 SELECT id, matchId, pushType, topic, priority, expiration, payload FROM outboxPayload
                 WHERE id IN (SELECT value FROM json_each(?))
-                """,
+                """),
             arguments: [list]) {
             try templates.add(
                 id: row.decode(atIndex: 0), matchId: row.decode(atIndex: 1), pushType: row.decode(atIndex: 2),
@@ -163,14 +160,14 @@ struct QueuedDeliveries: Sendable {
     /// unreferenced ones when many have gathered (an outbox that never empties).
     static func collectPayloads(_ db: Database) throws {
         if try Bool.fetchOne(
-            db, sql: "SELECT NOT EXISTS (SELECT 1 FROM outbox) AND NOT EXISTS (SELECT 1 FROM outboxBatch)") == true {
-            try db.execute(sql: "DELETE FROM outboxPayload")
+            db.cachedStatement(sql: "SELECT NOT EXISTS (SELECT 1 FROM outbox) AND NOT EXISTS (SELECT 1 FROM outboxBatch)")) == true {
+            try db.cachedStatement(sql: "DELETE FROM outboxPayload").execute()
             return
         }
-        guard try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outboxPayload") ?? 0 > 4096 else { return }
-        try db.execute(sql: """
+        guard try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM outboxPayload")) ?? 0 > 4096 else { return }
+        try db.cachedStatement(sql: """
             DELETE FROM outboxPayload WHERE id NOT IN (
                 SELECT payloadId FROM outbox WHERE payloadId IS NOT NULL UNION SELECT payloadId FROM outboxBatch)
-            """)
+            """).execute()
     }
 }

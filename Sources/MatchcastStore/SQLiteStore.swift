@@ -90,7 +90,7 @@ public struct SQLiteStore: MatchcastStore {
     }
 
     public func ping() async throws(StoreError) {
-        try await read("ping") { db in _ = try Int.fetchOne(db, sql: "SELECT 1") }
+        try await read("ping") { db in _ = try Int.fetchOne(db.cachedStatement(sql: "SELECT 1")) }
     }
 
     public func census() async throws(StoreError) -> StoreCensus {

@@ -151,6 +151,8 @@ final class ManagerScriptedStore: MatchcastStore {
     let saveMatchFailures = Mutex(0)
     let pushToStartGate = ManagerTestGate()
     let saveActivityGate = ManagerTestGate()
+    /// The size of each `saveActivities` (without deliveries) call, in order.
+    let savedBatches = Mutex<[Int]>([])
 
     init() {}
 
@@ -178,7 +180,10 @@ final class ManagerScriptedStore: MatchcastStore {
         await saveActivityGate.pass()
         try await base.saveActivity(record)
     }
-    func saveActivities(_ records: [ActivityRecord]) async throws(StoreError) { try await base.saveActivities(records) }
+    func saveActivities(_ records: [ActivityRecord]) async throws(StoreError) {
+        savedBatches.withLock { $0.append(records.count) }
+        try await base.saveActivities(records)
+    }
     func saveActivities(_ records: [ActivityRecord], enqueue deliveries: [Delivery]) async throws(StoreError) {
         try await base.saveActivities(records, enqueue: deliveries)
     }

@@ -1,4 +1,5 @@
 import Crypto
+import MatchcastCore
 
 /// The `apns-id` of a delivery: a UUID derived from the delivery id, so every retry of a delivery
 /// carries the same one and APNs' answers and logs can be matched to it.
@@ -20,17 +21,12 @@ public enum APNsNotificationID {
                         text[position] = UInt8(ascii: "-")
                         position += 1
                     }
-                    text[position] = hexDigit(byte >> 4)
-                    text[position + 1] = hexDigit(byte & 0xF)
+                    text[position] = Hex.digit(byte >> 4)
+                    text[position + 1] = Hex.digit(byte & 0xF)
                     position += 2
                 }
                 return position
             }
         }
-    }
-
-    @inline(__always)
-    private static func hexDigit(_ value: UInt8) -> UInt8 {
-        value < 10 ? 48 + value : 87 + value
     }
 }

@@ -202,7 +202,7 @@ public final class LiveActivityService: Sendable {
     // MARK: Internals
 
     static func hash(_ secret: String) -> String {
-        SHA256.hash(data: Data(secret.utf8)).map { String(format: "%02x", $0) }.joined()
+        Hex.lowercase(SHA256.hash(data: Data(secret.utf8)), count: SHA256.byteCount)
     }
 
     static func constantTimeEqual(_ a: String, _ b: String) -> Bool {

@@ -77,6 +77,8 @@ public actor LifecycleManager {
     private var chunkTokens: [String: String]?
     /// Commands that change activities run one at a time (see `AsyncSerialGate`).
     private let serial = AsyncSerialGate()
+    /// Follows waiting for `serial`, run together by the first through it.
+    private var followQueue = FollowQueue()
 
     /// Delivers through `relay` (the broker's, in the background).
     public init(
@@ -296,27 +298,108 @@ public actor LifecycleManager {
 
     /// A follow: a waiting activity for (device, match), unless one is already open. It starts by
     /// push-to-start as soon as the match is in progress and the device has a token.
+    ///
+    /// Follows that arrive while the gate is held queue up (`FollowQueue`); the first through the gate runs them all.
     @discardableResult
     public func follow(deviceId: String, matchId: String, environment: APNsEnvironment) async throws(ServiceError) -> ActivityRecord {
+        let ticket = followQueue.add(deviceId: deviceId, matchId: matchId, environment: environment)
         await serial.enter()
         defer { serial.leave() }
-        try await loadActivities(matchId: matchId)
-        if let openId = matches[matchId]?.cache?.openActivityId(deviceId: deviceId), let open = matches[matchId]?.cache?[openId] {
-            return open
+        if let outcome = followQueue.outcome(ticket) { return try outcome.get() }
+        for (matchId, requests) in followQueue.takeAll() {
+            await runFollows(requests, matchId: matchId)
         }
-        let lifecycle = ActivityLifecycle(activityId: builder.makeActivityId(now: now()), matchId: matchId)
-        var record = ActivityRecord(deviceId: deviceId, environment: environment, lifecycle: lifecycle, updatedAt: now())
-        let created = record
-        try await persist { try await self.store.saveActivity(created) }
-        matches[matchId]?.cache?.put(record)
-        if let latest = latest(matchId: matchId), try await mayAct(on: record) {
-            var deliveries: [Delivery] = []
-            var changed = ChangeSet()
-            try await execute(record.lifecycle.matchChanged(latest, now: now(), policy: policy),
-                              on: &record, into: &deliveries, changed: &changed)
-            try await finish(deliveries, changed)
+        guard let outcome = followQueue.outcome(ticket) else {
+            throw ServiceError(.unavailable, "the follow of \(matchId) was not run; retry")
         }
-        return matches[matchId]?.cache?[record.activityId] ?? record
+        return try outcome.get()
+    }
+
+    /// New activities saved in one write, or one by one when that fails (so one bad follow fails alone):
+    /// those saved, and the error of each that was not.
+    private nonisolated func saveNew(_ records: [ActivityRecord]) async -> ([ActivityRecord], [String: ServiceError]) {
+        do {
+            if records.count == 1 {
+                try await persist { try await self.store.saveActivity(records[0]) }
+            } else {
+                try await persist { try await self.store.saveActivities(records) }
+            }
+            return (records, [:])
+        } catch {
+            guard records.count > 1 else { return ([], [records[0].activityId: error]) }
+            var saved: [ActivityRecord] = []
+            var failures: [String: ServiceError] = [:]
+            for record in records {
+                do {
+                    try await persist { try await self.store.saveActivity(record) }
+                    saved.append(record)
+                } catch {
+                    failures[record.activityId] = error
+                }
+            }
+            return (saved, failures)
+        }
+    }
+
+    /// Follows waiting for the gate (tests).
+    package var queuedFollowCount: Int { followQueue.count }
+
+    /// Queued follows of one match: their new waiting activities are saved in one write (one by one when that
+    /// fails, so a bad one fails alone), then those that may start do, their starts saved and sent together.
+    private func runFollows(_ requests: [FollowQueue.Request], matchId: String) async {
+        do {
+            try await loadActivities(matchId: matchId)
+        } catch {
+            for request in requests { followQueue.settle(request.ticket, .failure(error)) }
+            return
+        }
+        var created: [ActivityRecord] = []
+        var createdFor: [String: ActivityRecord] = [:]  // device id → its activity made in this batch
+        var tickets: [String: [Int]] = [:]  // activity id → the follows it answers
+        for request in requests {
+            if let openId = matches[matchId]?.cache?.openActivityId(deviceId: request.deviceId),
+               let open = matches[matchId]?.cache?[openId] {
+                followQueue.settle(request.ticket, .success(open))
+                continue
+            }
+            if let made = createdFor[request.deviceId] {
+                tickets[made.activityId, default: []].append(request.ticket)
+                continue
+            }
+            let lifecycle = ActivityLifecycle(activityId: builder.makeActivityId(now: now()), matchId: matchId)
+            let record = ActivityRecord(
+                deviceId: request.deviceId, environment: request.environment, lifecycle: lifecycle, updatedAt: now())
+            created.append(record)
+            createdFor[request.deviceId] = record
+            tickets[record.activityId] = [request.ticket]
+        }
+        guard !created.isEmpty else { return }
+        let (saved, failures) = await saveNew(created)
+        for (activityId, error) in failures {
+            for ticket in tickets[activityId] ?? [] { followQueue.settle(ticket, .failure(error)) }
+        }
+        for record in saved { matches[matchId]?.cache?.put(record) }
+        var failure: ServiceError?
+        if let latest = latest(matchId: matchId) {
+            do {
+                var deliveries: [Delivery] = []
+                var changed = ChangeSet()
+                for var record in saved {
+                    guard try await mayAct(on: record) else { continue }
+                    try await execute(record.lifecycle.matchChanged(latest, now: now(), policy: policy),
+                                      on: &record, into: &deliveries, changed: &changed)
+                }
+                try await finish(deliveries, changed)
+            } catch {
+                // The activities are saved and wait: the next tick starts them. Their follows report the failure.
+                failure = error
+            }
+        }
+        for record in saved {
+            let outcome: Result<ActivityRecord, ServiceError> = failure.map { .failure($0) }
+                ?? .success(matches[matchId]?.cache?[record.activityId] ?? record)
+            for ticket in tickets[record.activityId] ?? [] { followQueue.settle(ticket, outcome) }
+        }
     }
 
     /// Unfollow: the device's open activity for the match ends at once.
