@@ -61,6 +61,8 @@ let package = Package(
             dependencies: [
                 "MatchcastCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, as GRDB links it: the fan-out's per-row UPDATE binds its values directly.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

@@ -134,40 +134,76 @@ struct ActivityBatch: Sendable {
     /// Writes every record, in order, inside the caller's transaction.
     func write(_ db: Database) throws {
         let contentIds = try Self.contentIds(contents.entries, db)
-        let samePhase = try db.cachedStatement(sql: Self.samePhaseSQL)
-        let update = try db.cachedStatement(sql: Self.updateSQL)
+        let samePhase = try SQLiteRawStatement(db, sql: Self.samePhaseSQL)
+        let update = try SQLiteRawStatement(db, sql: Self.updateSQL)
         var lastDate: Date?
-        var lastDateValue = DatabaseValue.null
+        var lastDateText = ""
         for position in records.indices {
-            let refs = contents.refs[position]
-            let stored = contents.stored[position]
             let updatedAt = records[position].updatedAt
             if updatedAt != lastDate {
                 lastDate = updatedAt
-                lastDateValue = updatedAt.databaseValue
+                lastDateText = Self.text(updatedAt)
             }
-            func id(_ ref: Int32) -> Int64? { ref < 0 ? nil : contentIds[Int(ref)] }
-            let arguments: StatementArguments = [
-                stored.phase.rawValue, stored.lastTimestamp, id(refs.sent), stored.sentAt, stored.sentStaleDate,
-                stored.startedAt, id(refs.held), stored.heldStaleness, stored.endHeld, id(refs.final), stored.channelId,
-                lastDateValue,
-                records[position].activityId, records[position].deviceId, records[position].matchId,
-                records[position].environment.rawValue, stored.updateToken,
-            ]
-            samePhase.setUncheckedArguments(arguments)
-            try samePhase.execute()
-            if db.changesCount == 1 { continue }
-            update.setUncheckedArguments(arguments)
+            bind(position, updatedAt: lastDateText, contentIds, to: samePhase)
+            if try samePhase.run() == 1 { continue }
+            bind(position, updatedAt: lastDateText, contentIds, to: update)
+            let changed: Int
             do {
-                try update.execute()
+                changed = try update.run()
             } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
                 // Reopened while another open activity holds its token: the index refused it; name the holder.
                 try Self.checkToken(records[position], db)
                 throw error
             }
-            if db.changesCount == 1 { continue }
-            try Self.insertOrReplace(records[position], arguments, db)
+            if changed == 1 { continue }
+            try Self.insertOrReplace(records[position], arguments(position, contentIds), db)
         }
+    }
+
+    /// The record at `position` bound as `updateSQL`'s (and `samePhaseSQL`'s) numbered parameters.
+    private func bind(_ position: Int, updatedAt: String, _ contentIds: [Int64], to statement: SQLiteRawStatement) {
+        let refs = contents.refs[position]
+        let stored = contents.stored[position]
+        func id(_ ref: Int32) -> Int64? { ref < 0 ? nil : contentIds[Int(ref)] }
+        statement.bind(1, stored.phase.rawValue)
+        statement.bind(2, stored.lastTimestamp)
+        statement.bind(3, id(refs.sent))
+        statement.bind(4, stored.sentAt)
+        statement.bind(5, stored.sentStaleDate)
+        statement.bind(6, stored.startedAt)
+        statement.bind(7, id(refs.held))
+        statement.bind(8, stored.heldStaleness)
+        statement.bind(9, stored.endHeld)
+        statement.bind(10, id(refs.final))
+        statement.bind(11, stored.channelId)
+        statement.bind(12, updatedAt)
+        statement.bind(13, records[position].activityId)
+        statement.bind(14, records[position].deviceId)
+        statement.bind(15, records[position].matchId)
+        statement.bind(16, records[position].environment.rawValue)
+        statement.bind(17, stored.updateToken)
+    }
+
+    /// The same values as `bind`, as GRDB arguments (the rare insert path).
+    private func arguments(_ position: Int, _ contentIds: [Int64]) -> StatementArguments {
+        let refs = contents.refs[position]
+        let stored = contents.stored[position]
+        func id(_ ref: Int32) -> Int64? { ref < 0 ? nil : contentIds[Int(ref)] }
+        return [
+            stored.phase.rawValue, stored.lastTimestamp, id(refs.sent), stored.sentAt, stored.sentStaleDate,
+            stored.startedAt, id(refs.held), stored.heldStaleness, stored.endHeld, id(refs.final), stored.channelId,
+            records[position].updatedAt,
+            records[position].activityId, records[position].deviceId, records[position].matchId,
+            records[position].environment.rawValue, stored.updateToken,
+        ]
+    }
+
+    /// A date as GRDB stores it (its text form), so rows written here read back as those GRDB wrote.
+    private static func text(_ date: Date) -> String {
+        guard case .string(let text) = date.databaseValue.storage else {
+            preconditionFailure("GRDB stores dates as text")
+        }
+        return text
     }
 
     /// A new activity, or one whose device, match, environment or token changes: the device must exist and the

@@ -538,6 +538,8 @@ public actor LifecycleManager {
             }
             guard let activities = matches[matchId]?.cache?.sorted() else { continue }
             let latest = latest(matchId: matchId)
+            // Read once per match: reading `matches[matchId]` per activity copies the whole MatchState each time.
+            let fresh = feedIsFresh(matchId, at: moment)
             var deliveries: [Delivery] = []
             var changed = ChangeSet()
             for var record in activities {
@@ -552,13 +554,12 @@ public actor LifecycleManager {
                                       on: &record, into: &deliveries, changed: &changed)
                     continue
                 }
-                let fresh = feedIsFresh(matchId, at: moment)
                 if let due = record.lifecycle.nextDeadline(policy: policy, feedIsFresh: fresh), due <= moment {
+                    // `record` comes back as the cache now has it (its lifecycle moved on; ended if it restarted).
                     try await execute(record.lifecycle.tick(now: moment, policy: policy, feedIsFresh: fresh),
                                       on: &record, into: &deliveries, changed: &changed)
                 }
-                let current = matches[matchId]?.cache?[record.activityId] ?? record
-                if let due = current.lifecycle.nextDeadline(policy: policy, feedIsFresh: fresh), due > moment {
+                if let due = record.lifecycle.nextDeadline(policy: policy, feedIsFresh: fresh), due > moment {
                     next = min(next ?? due, due)
                 }
             }

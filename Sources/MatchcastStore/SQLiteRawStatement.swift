@@ -1,0 +1,65 @@
+import Foundation
+internal import GRDB
+internal import GRDBSQLite
+
+/// A cached GRDB statement run with values bound straight through SQLite's C API: for a statement run once per
+/// activity of a fan-out, where building GRDB's `StatementArguments` (an array of boxed values) for each row costs
+/// more than the row's SQL. Only for statements that change rows and return none, inside the caller's transaction,
+/// on the writer's queue.
+struct SQLiteRawStatement {
+    private let statement: Statement
+    private let handle: OpaquePointer
+    private let connection: OpaquePointer
+
+    init(_ db: Database, sql: String) throws {
+        statement = try db.cachedStatement(sql: sql)
+        handle = statement.sqliteStatement
+        guard let connection = db.sqliteConnection else {
+            throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "the database connection is closed", sql: sql)
+        }
+        self.connection = connection
+    }
+
+    func bind(_ index: Int32, _ value: String?) {
+        guard var value else { return bindNull(index) }
+        value.withUTF8 { text in
+            _ = sqlite3_bind_text(handle, index, text.baseAddress, Int32(text.count), Self.transient)
+        }
+    }
+
+    func bind(_ index: Int32, _ value: Int?) {
+        guard let value else { return bindNull(index) }
+        sqlite3_bind_int64(handle, index, Int64(value))
+    }
+
+    func bind(_ index: Int32, _ value: Int64?) {
+        guard let value else { return bindNull(index) }
+        sqlite3_bind_int64(handle, index, value)
+    }
+
+    func bind(_ index: Int32, _ value: Bool) {
+        sqlite3_bind_int64(handle, index, value ? 1 : 0)
+    }
+
+    private func bindNull(_ index: Int32) {
+        sqlite3_bind_null(handle, index)
+    }
+
+    /// Runs the statement once with the values bound; the number of rows it changed. A failure is GRDB's
+    /// `DatabaseError`, with SQLite's extended code and message, as GRDB's own `execute` throws it.
+    @discardableResult
+    func run() throws -> Int {
+        let code = sqlite3_step(handle)
+        guard code == SQLITE_DONE else {
+            let extended = sqlite3_extended_errcode(connection)
+            let message = String(cString: sqlite3_errmsg(connection))
+            sqlite3_reset(handle)
+            throw DatabaseError(resultCode: ResultCode(rawValue: extended), message: message, sql: statement.sql)
+        }
+        sqlite3_reset(handle)
+        return Int(sqlite3_changes(connection))
+    }
+
+    /// SQLite copies the text it is given before the call returns.
+    private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+}
