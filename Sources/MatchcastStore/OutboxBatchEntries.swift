@@ -26,20 +26,54 @@ struct OutboxBatchEntries: Sendable, Equatable {
     static let maxFieldBytes = Int(UInt16.max)
 
     func encoded() throws(StoreError) -> Data {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(entries.count * 140)
+        var size = 0
         for entry in entries {
-            for field in [entry.deliveryId, entry.activityId, entry.event, entry.targetKind, entry.targetValue] {
-                let utf8 = field.utf8
-                guard utf8.count <= Self.maxFieldBytes else {
-                    throw .invalid("a queued delivery's field is longer than \(Self.maxFieldBytes) bytes")
-                }
-                bytes.append(UInt8(truncatingIfNeeded: utf8.count >> 8))
-                bytes.append(UInt8(truncatingIfNeeded: utf8.count))
-                bytes.append(contentsOf: utf8)
-            }
+            size += 10 + entry.deliveryId.utf8.count + entry.activityId.utf8.count + entry.event.utf8.count
+                + entry.targetKind.utf8.count + entry.targetValue.utf8.count
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(size)
+        for entry in entries {
+            try Self.append(entry.deliveryId, to: &bytes)
+            try Self.append(entry.activityId, to: &bytes)
+            try Self.append(entry.event, to: &bytes)
+            try Self.append(entry.targetKind, to: &bytes)
+            try Self.append(entry.targetValue, to: &bytes)
         }
         return Data(bytes)
+    }
+
+    private static func append(_ field: String, to bytes: inout [UInt8]) throws(StoreError) {
+        let utf8 = field.utf8
+        guard utf8.count <= maxFieldBytes else {
+            throw .invalid("a queued delivery's field is longer than \(maxFieldBytes) bytes")
+        }
+        bytes.append(UInt8(truncatingIfNeeded: utf8.count >> 8))
+        bytes.append(UInt8(truncatingIfNeeded: utf8.count))
+        bytes.append(contentsOf: utf8)
+    }
+
+    /// Only the delivery ids of an encoded batch, in order (the other fields are skipped, not decoded); nil when the
+    /// blob is damaged. What the relay's removal needs to know whether a batch goes whole.
+    static func deliveryIds(decoding data: Data) -> [String]? {
+        data.withUnsafeBytes { raw -> [String]? in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            var ids: [String] = []
+            var offset = 0
+            var field = 0
+            while offset < bytes.count {
+                guard offset + 2 <= bytes.count else { return nil }
+                let length = Int(bytes[offset]) << 8 | Int(bytes[offset + 1])
+                offset += 2
+                guard offset + length <= bytes.count else { return nil }
+                if field == 0 {
+                    ids.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[offset..<offset + length]), as: UTF8.self))
+                }
+                offset += length
+                field = (field + 1) % 5
+            }
+            return field == 0 ? ids : nil
+        }
     }
 
     /// `row` names the row in the error a damaged blob gives.
@@ -101,18 +135,24 @@ struct OutboxBatchRuns: Sendable {
     /// The activity-id range of the whole save: only batches whose range meets it can hold what it replaces.
     let low: String
     let high: String
-    private let keys: Set<String>
+    private let keys: Set<Key>
     private let ids: Set<String>
 
+    /// What a delivery replaces besides its id: the queued one of the same activity and event.
+    private struct Key: Hashable, Sendable {
+        var activityId: String
+        var event: String
+    }
+
     init(_ deliveries: [Delivery], _ payloads: QueuedPayloads) {
-        var keys = Set<String>(minimumCapacity: deliveries.count)
+        var keys = Set<Key>(minimumCapacity: deliveries.count)
         var ids = Set<String>(minimumCapacity: deliveries.count)
         var low = deliveries.first?.activityId ?? ""
         var high = low
         // Walked from the last delivery back: one that a later one of the save replaces is left out.
         var kept = [Bool](repeating: true, count: deliveries.count)
         for position in deliveries.indices.reversed() {
-            let fresh = keys.insert(Self.key(deliveries[position].activityId, payloads.events[position])).inserted
+            let fresh = keys.insert(Key(activityId: deliveries[position].activityId, event: payloads.events[position])).inserted
             let freshId = ids.insert(deliveries[position].id).inserted
             kept[position] = fresh && freshId
             low = min(low, deliveries[position].activityId)
@@ -126,10 +166,11 @@ struct OutboxBatchRuns: Sendable {
             var entries: [OutboxBatchEntries.Entry] = []
             entries.reserveCapacity(end - start)
             for position in start..<end where kept[position] {
-                let delivery = deliveries[position]
+                // Read in place: copying a whole `Delivery` out per entry is most of this loop's cost otherwise.
                 entries.append(.init(
-                    deliveryId: delivery.id, activityId: delivery.activityId, event: payloads.events[position],
-                    targetKind: delivery.target.kind.rawValue, targetValue: delivery.target.value))
+                    deliveryId: deliveries[position].id, activityId: deliveries[position].activityId,
+                    event: payloads.events[position], targetKind: deliveries[position].target.kind.rawValue,
+                    targetValue: deliveries[position].target.value))
             }
             let batch = OutboxBatchEntries(entries)
             if let range = batch.activityRange {
@@ -148,8 +189,6 @@ struct OutboxBatchRuns: Sendable {
 
     /// Whether a queued entry gives way to this save.
     func replaces(_ entry: OutboxBatchEntries.Entry) -> Bool {
-        ids.contains(entry.deliveryId) || keys.contains(Self.key(entry.activityId, entry.event))
+        ids.contains(entry.deliveryId) || keys.contains(Key(activityId: entry.activityId, event: entry.event))
     }
-
-    private static func key(_ activityId: String, _ event: String) -> String { activityId + "\u{0}" + event }
 }

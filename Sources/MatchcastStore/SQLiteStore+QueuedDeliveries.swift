@@ -90,7 +90,14 @@ struct QueuedDeliveries: Sendable {
         let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT id, entries FROM outboxBatch ORDER BY id"))
         while !wanted.isEmpty, let row = try rows.next() {
             let id: Int64 = row[0]
-            let batch = try OutboxBatchEntries(decoding: row[1], row: id)
+            let data: Data = row[1]
+            // Most often the relay sent the whole batch: its ids alone say so, without decoding the rest.
+            if let ids = OutboxBatchEntries.deliveryIds(decoding: data), ids.allSatisfy(wanted.contains) {
+                for deliveryId in ids { wanted.remove(deliveryId) }
+                changes.append((id, []))
+                continue
+            }
+            let batch = try OutboxBatchEntries(decoding: data, row: id)
             var kept: [OutboxBatchEntries.Entry] = []
             for entry in batch.entries where wanted.remove(entry.deliveryId) == nil { kept.append(entry) }
             if kept.count != batch.entries.count { changes.append((id, kept)) }
