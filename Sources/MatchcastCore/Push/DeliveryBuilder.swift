@@ -9,6 +9,8 @@ public struct DeliveryBuilder: Sendable {
     private var lastAPS: APS?
     private var lastPayload: PushPayload?
     private var lastCommon: Delivery.Common?
+    /// The last kick-off's start (`StartPayloadTemplate.key`), encoded once; no template when it could not be cut.
+    private var startTemplate: (key: APS, template: StartPayloadTemplate?)?
 
     /// `seed` makes the ids reproducible (replay); pass a random seed in production.
     public init(bundleId: String, seed: UInt64) {
@@ -56,6 +58,11 @@ public struct DeliveryBuilder: Sendable {
 
     private mutating func payload(for aps: APS) throws(PayloadTooLarge) -> PushPayload {
         if let lastAPS, let lastPayload, lastAPS == aps { return lastPayload }
+        // A start: the same as the kick-off's other starts but for its activity id.
+        if let key = StartPayloadTemplate.key(for: aps), let activityId = aps.attributes?.activityId {
+            if startTemplate?.key != key { startTemplate = (key, try StartPayloadTemplate(key)) }
+            if let payload = startTemplate?.template?.payload(for: aps, activityId: activityId) { return payload }
+        }
         let payload = try PushPayload(aps)
         lastAPS = aps
         lastPayload = payload

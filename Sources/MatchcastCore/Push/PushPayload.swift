@@ -38,6 +38,13 @@ public struct PushPayload: Sendable, Hashable {
         throw PayloadTooLarge(bytes: Self.encode(candidate).count)
     }
 
+    /// Bytes already encoded for `aps` (`StartPayloadTemplate`).
+    init(aps: APS, bytes: [UInt8], wasShortened: Bool) {
+        self.aps = aps
+        self.bytes = bytes
+        self.wasShortened = wasShortened
+    }
+
     static func encode(_ aps: APS) -> [UInt8] {
         // Encoding plain value types with string keys cannot fail.
         Array(try! JSON.encoder().encode(Body(aps: aps)))

@@ -22,7 +22,10 @@ struct FollowManager: Sendable {
             activity = try await access { try await $0.activities(deviceId: deviceId) }
                 .first { $0.matchId == matchId && $0.isOpen }
         }
-        let followedAt = try await access { try await $0.follows(deviceId: deviceId) }.first { $0.matchId == matchId }?.createdAt
+        // A new follow was made just now; a repeat keeps the time it was first made.
+        let followedAt = created
+            ? record.createdAt
+            : try await access { try await $0.follows(deviceId: deviceId) }.first { $0.matchId == matchId }?.createdAt
         let view = FollowView(matchId: matchId, followedAt: followedAt ?? now(),
                               activityId: activity?.activityId, activityState: activity?.phase.rawValue)
         return (view, created)
