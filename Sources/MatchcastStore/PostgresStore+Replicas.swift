@@ -52,7 +52,7 @@ extension PostgresStore: ReplicaStore {
                 UNION
                 SELECT DISTINCT match_id FROM outbox WHERE match_id <> ''
                 UNION
-                SELECT DISTINCT match_id FROM outbox_batch
+                SELECT DISTINCT match_id FROM outbox_chunk
                 ORDER BY 1
                 """,
                 logger: logger
