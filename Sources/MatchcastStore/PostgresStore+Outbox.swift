@@ -138,8 +138,23 @@ extension PostgresStore {
         guard !ids.isEmpty else { return }
         let logger = self.logger
         try await withConnection("removing \(ids.count) queued deliveries") { connection in
-            try await connection.query("SELECT matchcast_unqueue(\(ids)::text[])", logger: logger).consume()
+            for try await _ in try await connection.execute(UnqueueStatement(ids: ids), logger: logger) {}
         }
+    }
+
+    /// `matchcast_unqueue`, prepared once per connection.
+    struct UnqueueStatement: PostgresPreparedStatement {
+        static let sql = "SELECT matchcast_unqueue($1::text[])"
+        typealias Row = Void
+        var ids: [String]
+
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 1)
+            bindings.append(PostgresTextArray(ids))
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws {}
     }
 
     public func queuedDeliveryCount() async throws(StoreError) -> Int {

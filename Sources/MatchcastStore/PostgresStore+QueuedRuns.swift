@@ -37,8 +37,10 @@ struct PostgresQueuedRuns: Sendable {
             bindings.append(priorities)
             bindings.append(expirations)
             bindings.append(payloads)
-            for column in [deliveryIds, activityIds, events, targetKinds, targetValues] { bindings.append(column) }
-            bindings.append(payloadRefs)
+            for column in [deliveryIds, activityIds, events, targetKinds, targetValues] {
+                bindings.append(PostgresTextArray(column))
+            }
+            bindings.append(PostgresInt32Array(payloadRefs))
         }
 
         /// The same parameters for a call that queues nothing.
@@ -66,11 +68,11 @@ struct PostgresQueuedRuns: Sendable {
         var payloadIndex: [ObjectIdentifier: Int32] = [:]
         var last: (common: ObjectIdentifier, ref: Int32)?
         for position in deliveries.indices where kept[position] {
-            let delivery = deliveries[position]
-            let common = delivery.commonIdentity
-            if last?.common != common, runs.last?.matchId != delivery.matchId {
-                runs.append(Run(matchId: delivery.matchId, firstActivityId: delivery.activityId,
-                                lastActivityId: delivery.activityId))
+            let common = deliveries[position].commonIdentity
+            if last?.common != common, runs.last?.matchId != deliveries[position].matchId {
+                let activityId = deliveries[position].activityId
+                runs.append(Run(matchId: deliveries[position].matchId, firstActivityId: activityId,
+                                lastActivityId: activityId))
                 payloadIndex.removeAll(keepingCapacity: true)
                 last = nil
             }
@@ -80,17 +82,17 @@ struct PostgresQueuedRuns: Sendable {
             } else if let known = payloadIndex[common] {
                 ref = known
             } else {
-                let apns = delivery.apns
+                let apns = deliveries[position].apns
                 runs[runs.count - 1].pushTypes.append(apns.pushType)
                 runs[runs.count - 1].topics.append(apns.topic)
                 runs[runs.count - 1].priorities.append(Int32(apns.priority))
                 runs[runs.count - 1].expirations.append(Int64(apns.expiration))
-                runs[runs.count - 1].payloads.append(ByteBuffer(bytes: delivery.payload.bytes))
+                runs[runs.count - 1].payloads.append(ByteBuffer(bytes: deliveries[position].payload.bytes))
                 ref = Int32(runs[runs.count - 1].payloads.count)
                 payloadIndex[common] = ref
             }
             last = (common, ref)
-            runs[runs.count - 1].append(delivery, event: events[position].rawValue, payloadRef: ref)
+            runs[runs.count - 1].append(deliveries[position], event: events[position].rawValue, payloadRef: ref)
         }
         self.runs = runs
     }

@@ -74,21 +74,31 @@ extension PostgresStore {
         } else {
             PostgresQueuedRuns.Run.bindNone(into: &bindings)
         }
-        let lost = try await connection.query(
-            PostgresQuery(unsafeSQL: saveCall, binds: bindings), logger: logger
-        ).collect(String?.self).first ?? nil
+        var lost: String?
+        for try await row in try await connection.execute(SaveStatement(bindings: bindings), logger: logger) {
+            lost = row
+        }
         if let lost, let fence {
             throw StoreError.leaseLost("match '\(lost)' is no longer leased to '\(fence.owner)'")
         }
     }
 
-    private static let saveCall = """
-        SELECT matchcast_save($1::text, $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[],
-            $8::text[], $9::text[], $10::text[], $11::text[], $12::bigint[], $13::integer[], $14::bigint[], $15::bigint[],
-            $16::bigint[], $17::integer[], $18::bigint[], $19::boolean[], $20::integer[], $21::text[], $22::timestamptz[],
-            $23::text, $24::text, $25::text, $26::text[], $27::text[], $28::integer[], $29::bigint[], $30::bytea[],
-            $31::text[], $32::text[], $33::text[], $34::text[], $35::text[], $36::integer[])
-        """
+    /// `matchcast_save`, prepared once per connection: returns the first match whose lease the fence lost, if any.
+    struct SaveStatement: PostgresPreparedStatement {
+        static let sql = """
+            SELECT matchcast_save($1::text, $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[],
+                $8::text[], $9::text[], $10::text[], $11::text[], $12::bigint[], $13::integer[], $14::bigint[],
+                $15::bigint[], $16::bigint[], $17::integer[], $18::bigint[], $19::boolean[], $20::integer[], $21::text[],
+                $22::timestamptz[], $23::text, $24::text, $25::text, $26::text[], $27::text[], $28::integer[],
+                $29::bigint[], $30::bytea[], $31::text[], $32::text[], $33::text[], $34::text[], $35::text[],
+                $36::integer[])
+            """
+        var bindings: PostgresBindings
+
+        func makeBindings() -> PostgresBindings { bindings }
+
+        func decodeRow(_ row: PostgresRow) throws -> String? { try row.decode(String?.self) }
+    }
 
     /// The id of each distinct content's row, added when the match has no row with that text yet (the row-by-row
     /// path; `matchcast_save` does the same on the server).
@@ -150,12 +160,12 @@ struct PostgresActivityBatch: Sendable {
         bindings.append(contents.entries.map(\.text))
         let count = records.count
         let stored = contents.stored, refs = contents.refs
-        bindings.append(records.map(\.activityId))
-        Self.column(count, into: &bindings) { records[$0].deviceId }
-        Self.column(count, into: &bindings) { records[$0].matchId }
-        Self.column(count, into: &bindings) { records[$0].environment.rawValue }
-        Self.column(count, into: &bindings) { stored[$0].phase.rawValue }
-        Self.column(count, into: &bindings) { stored[$0].updateToken ?? "" }
+        bindings.append(PostgresTextArray(records.map(\.activityId)))
+        Self.text(count, into: &bindings) { records[$0].deviceId }
+        Self.text(count, into: &bindings) { records[$0].matchId }
+        Self.text(count, into: &bindings) { records[$0].environment.rawValue }
+        Self.text(count, into: &bindings) { stored[$0].phase.rawValue }
+        Self.text(count, into: &bindings) { stored[$0].updateToken ?? "" }
         Self.column(count, into: &bindings) { Int64(stored[$0].lastTimestamp) }
         Self.column(count, into: &bindings) { refs[$0].sent + 1 }
         Self.column(count, into: &bindings) { stored[$0].sentAt.map(Int64.init) ?? Self.none }
@@ -165,7 +175,7 @@ struct PostgresActivityBatch: Sendable {
         Self.column(count, into: &bindings) { stored[$0].heldStaleness ?? Self.none }
         Self.column(count, into: &bindings) { stored[$0].endHeld }
         Self.column(count, into: &bindings) { refs[$0].final + 1 }
-        Self.column(count, into: &bindings) { stored[$0].channelId ?? "" }
+        Self.text(count, into: &bindings) { stored[$0].channelId ?? "" }
         Self.column(count, into: &bindings) { records[$0].updatedAt.storedPrecision }
     }
 
@@ -189,15 +199,24 @@ struct PostgresActivityBatch: Sendable {
     private static func column<Value: PostgresArrayEncodable & PostgresNonThrowingEncodable & Equatable>(
         _ count: Int, into bindings: inout PostgresBindings, _ value: (Int) -> Value
     ) {
-        guard count > 0 else { return bindings.append([Value]()) }
+        bindings.append(values(count, value))
+    }
+
+    /// A text column, as `column` and written by `PostgresTextArray`.
+    private static func text(_ count: Int, into bindings: inout PostgresBindings, _ value: (Int) -> String) {
+        bindings.append(PostgresTextArray(values(count, value)))
+    }
+
+    private static func values<Value: Equatable>(_ count: Int, _ value: (Int) -> Value) -> [Value] {
+        guard count > 0 else { return [] }
         let first = value(0)
         var position = 1
         while position < count, value(position) == first { position += 1 }
-        guard position < count else { return bindings.append([first]) }
+        guard position < count else { return [first] }
         var values = [Value]()
         values.reserveCapacity(count)
         for index in 0..<count { values.append(value(index)) }
-        bindings.append(values)
+        return values
     }
 
     /// Record after record, each checked against the store as the records before it left it.
