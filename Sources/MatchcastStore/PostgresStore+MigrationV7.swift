@@ -13,9 +13,19 @@ import Foundation
 //   inserted only where missing; a column the same for every record of the chunk is sent once.
 // - `matchcast_unqueue(ids)`: the relay's removal in one statement, from the head of the queue.
 // - `matchcast_outbox_take(chunks, ordinals)`: takes entries out of chunks (both of the above use it).
+// - `activity.open` (stored, from `phase`) is what the partial indexes test instead of `phase`, so a phase change
+//   between open phases (a kick-off's waiting → starting) is a HOT update too; and one unique index on
+//   (`update_token`, open or NULL) replaces the two on `update_token` (the lookup and the one-open-holder rule), one
+//   index less to write when a token changes.
 
 extension PostgresStore {
     static let v7 = Migration(name: "v7", statements: [
+            "ALTER TABLE activity ADD COLUMN open boolean GENERATED ALWAYS AS (phase <> 'ended') STORED",
+            "DROP INDEX activity_open",
+            "DROP INDEX activity_on_update_token",
+            "DROP INDEX activity_open_update_token",
+            "CREATE INDEX activity_open ON activity (id) WHERE open",
+            "CREATE UNIQUE INDEX activity_update_token ON activity (update_token, (CASE WHEN open THEN true END))",
             """
             CREATE TABLE outbox_chunk (
                 id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

@@ -231,7 +231,7 @@ struct PostgresActivityBatch: Sendable {
                 let holder = try await connection.query(
                     """
                     SELECT id FROM activity
-                    WHERE update_token = \(token) AND phase <> 'ended' AND id <> \(record.activityId) LIMIT 1
+                    WHERE update_token = \(token) AND open AND id <> \(record.activityId) LIMIT 1
                     """,
                     logger: logger
                 ).collect(String.self).first
