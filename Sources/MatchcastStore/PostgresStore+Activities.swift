@@ -26,7 +26,7 @@ extension PostgresStore {
     public func activity(updateToken: String) async throws(StoreError) -> ActivityRecord? {
         try await activities(
             "finding an activity by update token",
-            "WHERE update_token = $1 ORDER BY phase = 'ended', updated_at DESC, id LIMIT 1", updateToken
+            "WHERE update_token = $1 ORDER BY open DESC, updated_at DESC, id LIMIT 1", updateToken
         ).first
     }
 
@@ -39,7 +39,7 @@ extension PostgresStore {
     }
 
     public func openActivities() async throws(StoreError) -> [ActivityRecord] {
-        try await activities("reading open activities", "WHERE phase <> 'ended' ORDER BY id", nil)
+        try await activities("reading open activities", "WHERE open ORDER BY id", nil)
     }
 
     // MARK: Reading

@@ -246,7 +246,9 @@ extension PostgresStore {
             "ALTER TABLE activity SET (fillfactor = 50)",
             "CLUSTER activity USING activity_pkey",
         ]),
-        // Later migrations go here (`v7`, ...).
+        // A chunk in one round trip: `PostgresStore+MigrationV7.swift`.
+        v7,
+        // Later migrations go here (`v8`, ...).
     ]
 
     /// Applies the pending migrations, on a connection of its own (the client need not run yet).

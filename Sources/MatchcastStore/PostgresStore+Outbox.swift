@@ -9,7 +9,7 @@ extension PostgresStore {
     }
 
     /// The queued deliveries of the whole queue (at most a limit) or of one match, oldest first: the rows queued
-    /// before v6 (`outbox`, one per delivery), then the batches; the deliveries of one stored payload share it.
+    /// before v6 (`outbox`, one per delivery), then the chunks; the deliveries of one stored payload share it.
     func queuedDeliveries(_ what: String, _ selection: QueueSelection) async throws(StoreError) -> [Delivery] {
         let logger = self.logger
         return try await withConnection(what) { connection in
@@ -49,7 +49,7 @@ extension PostgresStore {
                     deliveries.append(try Self.delivery(id: row.0, bytes, "queued delivery"))
                 }
             }
-            // The batches, a few at a time, until the limit.
+            // The chunks, a few at a time, until the limit.
             let limit: Int
             let matchId: String?
             switch selection {
@@ -60,21 +60,51 @@ extension PostgresStore {
             while deliveries.count < limit {
                 let page = try await connection.query(
                     """
-                    SELECT id, payload_id, entries FROM outbox_batch
+                    SELECT id, match_id, push_types, topics, priorities, expirations, payloads, delivery_ids, activity_ids,
+                        target_kinds, target_values, payload_refs
+                    FROM outbox_chunk
                     WHERE id > \(after) AND (\(matchId)::text IS NULL OR match_id = \(matchId)) ORDER BY id LIMIT 16
                     """,
                     logger: logger
-                ).collect((Int64, Int64, Data).self)
-                let missing = Set(page.map(\.1)).filter { templates.byId[$0] == nil }
-                try await Self.loadTemplates(missing, into: &templates, connection, logger: logger)
-                for (id, payloadId, bytes) in page where deliveries.count < limit {
-                    let batch = try OutboxBatchEntries(decoding: bytes, row: id)
-                    try templates.append(batch, payloadId: payloadId, limit: limit - deliveries.count, to: &deliveries)
-                    after = id
+                ).collect(ChunkColumns.self)
+                for row in page where deliveries.count < limit {
+                    try Self.append(chunk: row, limit: limit - deliveries.count, to: &deliveries)
+                    after = row.0
                 }
                 if page.count < 16 { break }
             }
             return deliveries
+        }
+    }
+
+    /// An `outbox_chunk` row as read: id, match, the payloads' push types, topics, priorities, expirations and bytes,
+    /// then per entry its delivery id, activity, target kind and value, and payload's position.
+    typealias ChunkColumns = (
+        Int64, String, [String], [String], [Int32], [Int64], [ByteBuffer], [String], [String], [String], [String],
+        [Int32]
+    )
+
+    /// A chunk's entries as deliveries sharing the chunk's payloads, at most `limit`, appended to `deliveries`.
+    static func append(chunk row: ChunkColumns, limit: Int, to deliveries: inout [Delivery]) throws(StoreError) {
+        let (id, matchId, pushTypes, topics, priorities, expirations) = (row.0, row.1, row.2, row.3, row.4, row.5)
+        let (payloads, ids, activities, kinds, values, refs) = (row.6, row.7, row.8, row.9, row.10, row.11)
+        let count = ids.count
+        guard pushTypes.count == payloads.count, topics.count == payloads.count, priorities.count == payloads.count,
+              expirations.count == payloads.count, activities.count == count, kinds.count == count,
+              values.count == count, refs.count == count
+        else { throw .corrupt("outbox chunk \(id): its deliveries cannot be read") }
+        // The payloads by position (from 1), each read once and shared by the entries that refer to it.
+        var templates = OutboxTemplates()
+        for index in payloads.indices {
+            try templates.add(
+                id: Int64(index + 1), matchId: matchId, pushType: pushTypes[index], topic: topics[index],
+                priority: Int(priorities[index]), expiration: Int(expirations[index]),
+                payload: Data(payloads[index].readableBytesView))
+        }
+        for index in 0..<min(count, limit) {
+            deliveries.append(try templates.delivery(
+                id: ids[index], activityId: activities[index], kind: kinds[index], value: values[index],
+                payloadId: Int64(refs[index])))
         }
     }
 
@@ -102,37 +132,36 @@ extension PostgresStore {
         case matchId(String)
     }
 
+    /// One statement (`matchcast_unqueue`): the rows queued before v6 (and the payloads only they used), then the
+    /// chunks from the head of the queue, where what the relay just sent is, until every id is found.
     public func removeQueuedDeliveries(ids: [String]) async throws(StoreError) {
         guard !ids.isEmpty else { return }
         let logger = self.logger
-        try await transaction("removing \(ids.count) queued deliveries") { connection in
-            try await PostgresQueuedBatch.remove(ids: ids, connection, logger: logger)
-            // Payloads no queued delivery refers to: looked for once the outbox is empty or many have gathered. One
-            // statement, so a payload another replica is queueing deliveries for is seen with them or not at all.
-            let (payloads, queued) = try await connection.query(
-                """
-                SELECT (SELECT count(*) FROM outbox_payload),
-                    EXISTS (SELECT 1 FROM outbox) OR EXISTS (SELECT 1 FROM outbox_batch)
-                """,
-                logger: logger
-            ).collect((Int64, Bool).self).first ?? (Int64(0), true)
-            if !queued || payloads > 4096 {
-                try await connection.query(
-                    """
-                    DELETE FROM outbox_payload p WHERE NOT EXISTS (SELECT 1 FROM outbox o WHERE o.payload_id = p.id)
-                        AND NOT EXISTS (SELECT 1 FROM outbox_batch b WHERE b.payload_id = p.id)
-                    """,
-                    logger: logger
-                ).consume()
-            }
+        try await withConnection("removing \(ids.count) queued deliveries") { connection in
+            for try await _ in try await connection.execute(UnqueueStatement(ids: ids), logger: logger) {}
         }
+    }
+
+    /// `matchcast_unqueue`, prepared once per connection.
+    struct UnqueueStatement: PostgresPreparedStatement {
+        static let sql = "SELECT matchcast_unqueue($1::text[])"
+        typealias Row = Void
+        var ids: [String]
+
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 1)
+            bindings.append(PostgresTextArray(ids))
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws {}
     }
 
     public func queuedDeliveryCount() async throws(StoreError) -> Int {
         let logger = self.logger
         return try await withConnection("counting queued deliveries") { connection in
             try await connection.query(
-                "SELECT (SELECT count(*) FROM outbox) + (SELECT COALESCE(sum(count), 0) FROM outbox_batch)", logger: logger
+                "SELECT (SELECT count(*) FROM outbox) + (SELECT COALESCE(sum(count), 0) FROM outbox_chunk)", logger: logger
             ).collect(Int.self).first ?? 0
         }
     }

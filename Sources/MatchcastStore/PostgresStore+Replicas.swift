@@ -48,11 +48,11 @@ extension PostgresStore: ReplicaStore {
                 LEFT JOIN match_state AS m ON m.match_id = f.match_id
                 WHERE m.match_id IS NULL OR NOT ((m.snapshot::jsonb ->> 'status') = ANY(\(over)))
                 UNION
-                SELECT DISTINCT match_id FROM activity WHERE phase <> 'ended'
+                SELECT DISTINCT match_id FROM activity WHERE open
                 UNION
                 SELECT DISTINCT match_id FROM outbox WHERE match_id <> ''
                 UNION
-                SELECT DISTINCT match_id FROM outbox_batch
+                SELECT DISTINCT match_id FROM outbox_chunk
                 ORDER BY 1
                 """,
                 logger: logger

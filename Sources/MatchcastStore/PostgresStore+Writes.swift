@@ -2,35 +2,42 @@ import Foundation
 import MatchcastCore
 import PostgresNIO
 
-// Saving activities with their deliveries. One transaction per call, as always; inside it a batch is written with a
-// handful of set-based statements (arrays bound once, `unnest` on the server), whatever its size: a fan-out chunk of
-// 1,024 activities costs a few round trips, not four per activity. When the database refuses the batch as a whole
-// (a token held by another open activity, an unknown device, the same activity twice), the call is redone row by row
-// in a new transaction, which applies `saveActivities`' rules record after record and names what is wrong.
+// Saving activities with their deliveries: one statement, so one round trip and one transaction, whatever the size
+// (`matchcast_save`, schema v7): the lease fence, the contents, the activities and the outbox chunk, arrays bound once
+// and unnested on the server. A save whose deliveries span several matches (rare: a fan-out is one match) is one
+// transaction with one such statement per run. When the database refuses the batch as a whole (a token held by
+// another open activity, an unknown device, the same activity twice), the call is redone row by row in a new
+// transaction, which applies `saveActivities`' rules record after record and names what is wrong.
 
 extension PostgresStore {
     public func saveActivities(_ records: [ActivityRecord], enqueue deliveries: [Delivery]) async throws(StoreError) {
         try await saveActivities(records, enqueue: deliveries, fence: nil)
     }
 
-    /// With a fence, the transaction first takes the leases' rows (`FOR SHARE`: a takeover waits for it, and it
-    /// for a takeover) and writes nothing unless each is still the fence's owner and generation.
+    /// With a fence, the leases' rows are taken first (`FOR SHARE`: a takeover waits for the save, and it for a
+    /// takeover) and nothing is written unless each is still the fence's owner and generation.
     func saveActivities(_ records: [ActivityRecord], enqueue deliveries: [Delivery], fence: LeaseFence?) async throws(StoreError) {
         guard !records.isEmpty || !deliveries.isEmpty else { return }
         // Validated and taken apart before taking a connection: the transaction only runs SQL.
         let batch = try PostgresActivityBatch(records)
-        let queued = PostgresQueuedBatch(deliveries)
+        let queued = PostgresQueuedRuns(deliveries)
         let logger = self.logger
         let what = deliveries.isEmpty
             ? (records.count == 1 ? "saving an activity" : "saving \(records.count) activities")
             : "saving \(records.count) activities with \(deliveries.count) deliveries"
         if batch.isBulkable {
             do {
-                try await transaction(what) { connection in
-                    if let fence { try await Self.checkFence(fence, connection, logger: logger) }
-                    let contentIds = try await Self.contentIds(batch.contents.entries, connection, logger: logger)
-                    try await batch.writeAll(contentIds: contentIds, connection, logger: logger)
-                    try await queued.write(connection, logger: logger)
+                try await withConnection(what) { connection in
+                    guard queued.runs.count > 1 else {
+                        try await Self.save(batch, queued.runs.first, fence: fence, connection, logger: logger)
+                        return
+                    }
+                    try await Self.inTransaction(connection, logger: logger) { connection in
+                        try await Self.save(batch, queued.runs[0], fence: fence, connection, logger: logger)
+                        for run in queued.runs.dropFirst() {
+                            try await Self.save(nil, run, fence: nil, connection, logger: logger)
+                        }
+                    }
                 }
                 return
             } catch let error where error == .conflict || error == .notFound {
@@ -42,11 +49,59 @@ extension PostgresStore {
             try await Self.requireDevices(records.map(\.deviceId), connection, logger: logger)
             let contentIds = try await Self.contentIds(batch.contents.entries, connection, logger: logger)
             try await batch.writeEach(contentIds: contentIds, connection, logger: logger)
-            try await queued.write(connection, logger: logger)
+            for run in queued.runs { try await Self.save(nil, run, fence: nil, connection, logger: logger) }
         }
     }
 
-    /// The id of each distinct content's row, added when the match has no row with that text yet.
+    /// One `matchcast_save`: the fence (when given), `batch`'s contents and activities (when given) and `run` (when
+    /// given). Throws `.leaseLost` when the fence no longer holds, in which case nothing was written.
+    private static func save(
+        _ batch: PostgresActivityBatch?, _ run: PostgresQueuedRuns.Run?, fence: LeaseFence?,
+        _ connection: PostgresConnection, logger: Logger
+    ) async throws {
+        var bindings = PostgresBindings(capacity: 36)
+        let matchIds = fence?.generations.keys.sorted() ?? []
+        bindings.append(fence?.owner)
+        bindings.append(matchIds)
+        bindings.append(matchIds.map { Int64(fence?.generations[$0] ?? 0) })
+        if let batch {
+            batch.bind(into: &bindings)
+        } else {
+            PostgresActivityBatch.bindNone(into: &bindings)
+        }
+        if let run {
+            run.bind(into: &bindings)
+        } else {
+            PostgresQueuedRuns.Run.bindNone(into: &bindings)
+        }
+        var lost: String?
+        for try await row in try await connection.execute(SaveStatement(bindings: bindings), logger: logger) {
+            lost = row
+        }
+        if let lost, let fence {
+            throw StoreError.leaseLost("match '\(lost)' is no longer leased to '\(fence.owner)'")
+        }
+    }
+
+    /// `matchcast_save`, prepared once per connection: returns the first match whose lease the fence lost, if any.
+    struct SaveStatement: PostgresPreparedStatement {
+        static let sql = """
+            SELECT matchcast_save($1::text, $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[],
+                $8::text[], $9::text[], $10::text[], $11::text[], $12::bigint[], $13::integer[], $14::bigint[],
+                $15::bigint[], $16::bigint[], $17::integer[], $18::bigint[], $19::boolean[], $20::integer[], $21::text[],
+                $22::timestamptz[], $23::text, $24::text, $25::text, $26::text[], $27::text[], $28::integer[],
+                $29::bigint[], $30::bytea[], $31::text[], $32::text[], $33::text[], $34::text[], $35::text[],
+                $36::integer[])
+            """
+        var bindings: PostgresBindings
+
+        func makeBindings() -> PostgresBindings { bindings }
+
+        func decodeRow(_ row: PostgresRow) throws -> String? { try row.decode(String?.self) }
+    }
+
+    /// The id of each distinct content's row, added when the match has no row with that text yet (the row-by-row
+    /// path; `matchcast_save` does the same on the server).
     static func contentIds(
         _ entries: [StoredContents.Entry], _ connection: PostgresConnection, logger: Logger
     ) async throws -> [Int64] {
@@ -76,11 +131,12 @@ extension PostgresStore {
     }
 }
 
-/// Activity records as arrays of columns, ready to bind.
+/// Activity records as columns for `matchcast_save`: per column either one value per record or, when every record has
+/// the same (a fan-out chunk's match, phase, content, dates), that value once.
 struct PostgresActivityBatch: Sendable {
     let records: [ActivityRecord]
     let contents: StoredContents
-    /// Each activity at most once: one `INSERT ... ON CONFLICT` may not touch a row twice.
+    /// Each activity at most once: one `UPDATE ... FROM` may not touch a row twice.
     let isBulkable: Bool
 
     /// Nullable numbers travel in arrays as this value (`NULLIF` on the server): PostgresNIO binds no NULL elements.
@@ -98,78 +154,69 @@ struct PostgresActivityBatch: Sendable {
         isBulkable = distinct
     }
 
-    private static let columns = """
-        id, device_id, match_id, environment, phase, update_token, last_timestamp, sent_content, sent_at,
-        sent_stale_date, started_at, held_content, held_staleness, end_held, final_content, channel_id, updated_at
-        """
+    /// `matchcast_save`'s parameters 4 to 22: the contents, then the activities' columns.
+    func bind(into bindings: inout PostgresBindings) {
+        bindings.append(contents.entries.map(\.matchId))
+        bindings.append(contents.entries.map(\.text))
+        let count = records.count
+        let stored = contents.stored, refs = contents.refs
+        bindings.append(PostgresTextArray(records.map(\.activityId)))
+        Self.text(count, into: &bindings) { records[$0].deviceId }
+        Self.text(count, into: &bindings) { records[$0].matchId }
+        Self.text(count, into: &bindings) { records[$0].environment.rawValue }
+        Self.text(count, into: &bindings) { stored[$0].phase.rawValue }
+        Self.text(count, into: &bindings) { stored[$0].updateToken ?? "" }
+        Self.column(count, into: &bindings) { Int64(stored[$0].lastTimestamp) }
+        Self.column(count, into: &bindings) { refs[$0].sent + 1 }
+        Self.column(count, into: &bindings) { stored[$0].sentAt.map(Int64.init) ?? Self.none }
+        Self.column(count, into: &bindings) { stored[$0].sentStaleDate.map(Int64.init) ?? Self.none }
+        Self.column(count, into: &bindings) { stored[$0].startedAt.map(Int64.init) ?? Self.none }
+        Self.column(count, into: &bindings) { refs[$0].held + 1 }
+        Self.column(count, into: &bindings) { stored[$0].heldStaleness ?? Self.none }
+        Self.column(count, into: &bindings) { stored[$0].endHeld }
+        Self.column(count, into: &bindings) { refs[$0].final + 1 }
+        Self.text(count, into: &bindings) { stored[$0].channelId ?? "" }
+        Self.column(count, into: &bindings) { records[$0].updatedAt.storedPrecision }
+    }
 
-    private static let onConflict = """
-        ON CONFLICT (id) DO UPDATE SET
-            device_id = excluded.device_id, match_id = excluded.match_id, environment = excluded.environment,
-            phase = excluded.phase, update_token = excluded.update_token, last_timestamp = excluded.last_timestamp,
-            sent_content = excluded.sent_content, sent_at = excluded.sent_at, sent_stale_date = excluded.sent_stale_date,
-            started_at = excluded.started_at, held_content = excluded.held_content,
-            held_staleness = excluded.held_staleness, end_held = excluded.end_held,
-            final_content = excluded.final_content, channel_id = excluded.channel_id, updated_at = excluded.updated_at
-        """
+    /// The same parameters for a call that saves no activity.
+    static func bindNone(into bindings: inout PostgresBindings) {
+        for _ in 0..<2 { bindings.append([String]()) }
+        for _ in 0..<6 { bindings.append([String]()) }
+        bindings.append([Int64]())
+        bindings.append([Int32]())
+        for _ in 0..<3 { bindings.append([Int64]()) }
+        bindings.append([Int32]())
+        bindings.append([Int64]())
+        bindings.append([Bool]())
+        bindings.append([Int32]())
+        bindings.append([String]())
+        bindings.append([Date]())
+    }
 
-    /// Every record in one statement.
-    func writeAll(contentIds: [Int64], _ connection: PostgresConnection, logger: Logger) async throws {
-        guard !records.isEmpty else { return }
-        var ids: [String] = [], devices: [String] = [], matches: [String] = [], environments: [String] = []
-        var phases: [String] = [], tokens: [String] = [], channels: [String] = [], ended: [Bool] = []
-        var timestamps: [Int64] = [], sent: [Int64] = [], sentAt: [Int64] = [], stale: [Int64] = []
-        var startedAt: [Int64] = [], held: [Int64] = [], staleness: [Int64] = [], final: [Int64] = []
-        var updatedAt: [Date] = []
-        ids.reserveCapacity(records.count)
-        func id(_ ref: Int32) -> Int64 { ref < 0 ? Self.none : contentIds[Int(ref)] }
-        for position in records.indices {
-            let stored = contents.stored[position]
-            let refs = contents.refs[position]
-            ids.append(records[position].activityId)
-            devices.append(records[position].deviceId)
-            matches.append(records[position].matchId)
-            environments.append(records[position].environment.rawValue)
-            phases.append(stored.phase.rawValue)
-            tokens.append(stored.updateToken ?? "")
-            timestamps.append(Int64(stored.lastTimestamp))
-            sent.append(id(refs.sent))
-            sentAt.append(stored.sentAt.map(Int64.init) ?? Self.none)
-            stale.append(stored.sentStaleDate.map(Int64.init) ?? Self.none)
-            startedAt.append(stored.startedAt.map(Int64.init) ?? Self.none)
-            held.append(id(refs.held))
-            staleness.append(stored.heldStaleness ?? Self.none)
-            ended.append(stored.endHeld)
-            final.append(id(refs.final))
-            channels.append(stored.channelId ?? "")
-            updatedAt.append(records[position].updatedAt.storedPrecision)
-        }
-        let none = Self.none
-        var bindings = PostgresBindings()
-        for array in [ids, devices, matches, environments, phases, tokens] { bindings.append(array) }
-        for array in [timestamps, sent, sentAt, stale, startedAt, held, staleness] { bindings.append(array) }
-        bindings.append(ended)
-        bindings.append(final)
-        bindings.append(channels)
-        bindings.append(updatedAt)
-        try await connection.query(
-            PostgresQuery(
-                unsafeSQL: """
-                    INSERT INTO activity (\(Self.columns))
-                    SELECT id, device, match, environment, phase, NULLIF(token, ''), stamp, NULLIF(sent, \(none)),
-                        NULLIF(sent_at, \(none)), NULLIF(stale, \(none)), NULLIF(started_at, \(none)),
-                        NULLIF(held, \(none)), NULLIF(staleness, \(none)), end_held, NULLIF(final, \(none)),
-                        NULLIF(channel, ''), updated_at
-                    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[],
-                        $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[],
-                        $14::boolean[], $15::bigint[], $16::text[], $17::timestamptz[])
-                        AS u(id, device, match, environment, phase, token, stamp, sent, sent_at, stale, started_at,
-                            held, staleness, end_held, final, channel, updated_at)
-                    \(Self.onConflict)
-                    """,
-                binds: bindings),
-            logger: logger
-        ).consume()
+    /// One column: `value` of every record, or only the first record's when all are equal (`unnest` pads the other
+    /// rows with NULL, and `matchcast_save` reads the first value for them).
+    private static func column<Value: PostgresArrayEncodable & PostgresNonThrowingEncodable & Equatable>(
+        _ count: Int, into bindings: inout PostgresBindings, _ value: (Int) -> Value
+    ) {
+        bindings.append(values(count, value))
+    }
+
+    /// A text column, as `column` and written by `PostgresTextArray`.
+    private static func text(_ count: Int, into bindings: inout PostgresBindings, _ value: (Int) -> String) {
+        bindings.append(PostgresTextArray(values(count, value)))
+    }
+
+    private static func values<Value: Equatable>(_ count: Int, _ value: (Int) -> Value) -> [Value] {
+        guard count > 0 else { return [] }
+        let first = value(0)
+        var position = 1
+        while position < count, value(position) == first { position += 1 }
+        guard position < count else { return [first] }
+        var values = [Value]()
+        values.reserveCapacity(count)
+        for index in 0..<count { values.append(value(index)) }
+        return values
     }
 
     /// Record after record, each checked against the store as the records before it left it.
@@ -184,7 +231,7 @@ struct PostgresActivityBatch: Sendable {
                 let holder = try await connection.query(
                     """
                     SELECT id FROM activity
-                    WHERE update_token = \(token) AND phase <> 'ended' AND id <> \(record.activityId) LIMIT 1
+                    WHERE update_token = \(token) AND open AND id <> \(record.activityId) LIMIT 1
                     """,
                     logger: logger
                 ).collect(String.self).first
@@ -215,137 +262,6 @@ struct PostgresActivityBatch: Sendable {
                 """,
                 logger: logger
             ).consume()
-        }
-    }
-}
-
-/// Deliveries for the outbox: each distinct payload once (`outbox_payload`), and the deliveries in `outbox_batch` rows,
-/// one per run of consecutive deliveries sharing a payload (a fan-out chunk is one row), their ids, activities, events
-/// and targets packed in `entries` (`OutboxBatchEntries`). Rows queued before v6 stay in `outbox`, one per delivery.
-struct PostgresQueuedBatch: Sendable {
-    let deliveries: [Delivery]
-    private let payloads: QueuedPayloads
-
-    init(_ deliveries: [Delivery]) {
-        self.deliveries = deliveries
-        payloads = QueuedPayloads(deliveries)
-    }
-
-    /// The payload rows, one per distinct payload: their ids, in `payloads` order, and whether `outbox` still holds
-    /// rows queued before v6 (asked in the same statement, to spare a round trip when it holds none).
-    private func insertPayloads(_ connection: PostgresConnection, logger: Logger) async throws -> (ids: [Int64], legacy: Bool) {
-        var ids: [Int64] = []
-        var legacy = false
-        for first in payloads.firsts {
-            let delivery = deliveries[first]
-            let apns = delivery.apns
-            let row = try await connection.query(
-                """
-                INSERT INTO outbox_payload (match_id, push_type, topic, priority, expiration, payload)
-                VALUES (\(delivery.matchId), \(apns.pushType), \(apns.topic), \(apns.priority), \(Int64(apns.expiration)),
-                    \(Data(delivery.payload.bytes)))
-                RETURNING id, EXISTS (SELECT 1 FROM outbox)
-                """,
-                logger: logger
-            ).collect((Int64, Bool).self).first
-            guard let (id, queued) = row else { throw StoreError.database("an outbox payload got no id") }
-            ids.append(id)
-            legacy = legacy || queued
-        }
-        return (ids, legacy)
-    }
-
-    /// Queues every delivery, inside the caller's transaction: a newer delivery for the same (activity, event), or
-    /// with an id already queued, replaces the queued one and is queued anew (later in the order).
-    func write(_ connection: PostgresConnection, logger: Logger) async throws {
-        guard !deliveries.isEmpty else { return }
-        let runs = OutboxBatchRuns(deliveries, payloads)
-        // What this save replaces, before its own rows are there to be found.
-        try await Self.supersede(runs, connection, logger: logger)
-        let (payloadIds, legacy) = try await insertPayloads(connection, logger: logger)
-        if legacy {
-            let events = payloads.events
-            try await connection.query(
-                """
-                DELETE FROM outbox
-                WHERE (activity_id, event) IN (SELECT * FROM unnest(\(deliveries.map(\.activityId))::text[], \(events)::text[]))
-                    OR delivery_id = ANY(\(deliveries.map(\.id)))
-                """,
-                logger: logger
-            ).consume()
-        }
-        for run in runs.runs {
-            let entries = try run.entries.encoded()
-            try await connection.query(
-                """
-                INSERT INTO outbox_batch (match_id, payload_id, count, first_activity_id, last_activity_id, entries)
-                VALUES (\(run.matchId), \(payloadIds[run.payload]), \(run.entries.entries.count), \(run.firstActivityId),
-                    \(run.lastActivityId), \(entries))
-                """,
-                logger: logger
-            ).consume()
-        }
-    }
-
-    /// Takes out of the queued batches what `runs` replaces. Only batches whose activity-id range meets the save's are
-    /// read (the chunks of one fan-out, walked in id order, pass each other unread), locked (`FOR UPDATE`, in id
-    /// order, as `remove` locks them) so a concurrent removal and this rewrite do not undo each other.
-    private static func supersede(_ runs: OutboxBatchRuns, _ connection: PostgresConnection, logger: Logger) async throws {
-        let candidates = try await connection.query(
-            """
-            SELECT id, entries FROM outbox_batch WHERE last_activity_id >= \(runs.low) AND first_activity_id <= \(runs.high)
-            ORDER BY id FOR UPDATE
-            """,
-            logger: logger
-        ).collect((Int64, Data).self)
-        for (id, bytes) in candidates {
-            let batch = try OutboxBatchEntries(decoding: bytes, row: id)
-            let kept = batch.entries.filter { !runs.replaces($0) }
-            if kept.count != batch.entries.count { try await replace(batch: id, with: kept, connection, logger: logger) }
-        }
-    }
-
-    /// Rewrites a batch row with the deliveries it keeps, or deletes it when none is left.
-    static func replace(
-        batch id: Int64, with kept: [OutboxBatchEntries.Entry], _ connection: PostgresConnection, logger: Logger
-    ) async throws {
-        let batch = OutboxBatchEntries(kept)
-        guard let (first, last) = batch.activityRange else {
-            try await connection.query("DELETE FROM outbox_batch WHERE id = \(id)", logger: logger).consume()
-            return
-        }
-        let entries = try batch.encoded()
-        try await connection.query(
-            """
-            UPDATE outbox_batch SET count = \(kept.count), first_activity_id = \(first), last_activity_id = \(last),
-                entries = \(entries)
-            WHERE id = \(id)
-            """,
-            logger: logger
-        ).consume()
-    }
-
-    /// Removes the deliveries with these ids, wherever they are queued, inside the caller's transaction. Batches are
-    /// read from the oldest on, a few at a time, as the relay removes what it sent, which is the head of the queue;
-    /// the scan stops once every id is found.
-    static func remove(ids: [String], _ connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query("DELETE FROM outbox WHERE delivery_id = ANY(\(ids))", logger: logger).consume()
-        var wanted = Set(ids)
-        var after = Int64.min
-        while !wanted.isEmpty {
-            let rows = try await connection.query(
-                "SELECT id, entries FROM outbox_batch WHERE id > \(after) ORDER BY id LIMIT 8 FOR UPDATE", logger: logger
-            ).collect((Int64, Data).self)
-            for (id, bytes) in rows {
-                after = id
-                guard !wanted.isEmpty else { break }
-                let batch = try OutboxBatchEntries(decoding: bytes, row: id)
-                var kept: [OutboxBatchEntries.Entry] = []
-                kept.reserveCapacity(batch.entries.count)
-                for entry in batch.entries where wanted.remove(entry.deliveryId) == nil { kept.append(entry) }
-                if kept.count != batch.entries.count { try await replace(batch: id, with: kept, connection, logger: logger) }
-            }
-            if rows.count < 8 { break }
         }
     }
 }

@@ -114,7 +114,7 @@ public final class PostgresStore: MatchcastStore {
                 """
                 SELECT (SELECT COUNT(*) FROM device), (SELECT COUNT(*) FROM follow),
                        (SELECT COUNT(*) FROM push_to_start_token),
-                       (SELECT COUNT(*) FROM activity WHERE phase <> 'ended' AND update_token IS NOT NULL)
+                       (SELECT COUNT(*) FROM activity WHERE open AND update_token IS NOT NULL)
                 """,
                 logger: self.logger
             ).collect((Int, Int, Int, Int).self)

@@ -4,7 +4,7 @@ import MatchcastCore
 import PostgresNIO
 import Testing
 
-/// The outbox as batches (SQLite v5, PostgreSQL v6): a save's run of deliveries sharing a payload is one stored row;
+/// The outbox as batches (SQLite v5; PostgreSQL v6, and v7 chunks): a save's run of deliveries is one stored row;
 /// what is removed from it or replaced in it leaves the rest as it was, in order.
 @Suite("Store contract: outbox batches")
 struct OutboxBatchContractTests {
@@ -77,22 +77,19 @@ struct OutboxBatchContractTests {
     }
 }
 
-@Suite("PostgreSQL outbox batches", .enabled(if: PostgresTestServer.isConfigured, PostgresTestServer.skipMessage))
+@Suite("PostgreSQL outbox chunks", .enabled(if: PostgresTestServer.isConfigured, PostgresTestServer.skipMessage))
 struct PostgresOutboxBatchTests {
-    @Test func aDamagedBatchIsCorruptNotACrash() async throws {
+    @Test func aDamagedChunkIsCorruptNotACrash() async throws {
         try await PostgresTestServer.withFreshStore { store in
             try await store.saveActivities([], enqueue: OutboxBatchContractTests.chunk("a", 5))
-            try await store.withConnection("test") { connection in
-                // Cut short in the middle of a field.
-                try await connection.query(
-                    "UPDATE outbox_batch SET entries = substring(entries FROM 1 FOR 7)", logger: store.logger
-                ).consume()
-            }
-            await #expect(throws: StoreError.corrupt) { _ = try await store.queuedDeliveries(limit: 10) }
-            await #expect(throws: StoreError.corrupt) { _ = try await store.queuedDeliveries(matchId: "epl-mun-liv") }
-            await #expect(throws: StoreError.corrupt) { try await store.removeQueuedDeliveries(ids: ["dlv-a-000"]) }
-            await #expect(throws: StoreError.corrupt) {
-                try await store.saveActivities([], enqueue: [Outbox.delivery("dlv-x", activity: "a-001", .update)])
+            for damage in ["payload_refs = payload_refs[1:2]", "payload_refs = array_fill(7, ARRAY[5])"] {
+                try await store.withConnection("test") { connection in
+                    try await connection.query(
+                        PostgresQuery(unsafeSQL: "UPDATE outbox_chunk SET " + damage), logger: store.logger
+                    ).consume()
+                }
+                await #expect(throws: StoreError.corrupt) { _ = try await store.queuedDeliveries(limit: 10) }
+                await #expect(throws: StoreError.corrupt) { _ = try await store.queuedDeliveries(matchId: "epl-mun-liv") }
             }
         }
     }
@@ -100,18 +97,36 @@ struct PostgresOutboxBatchTests {
     @Test func aFanOutChunkIsOneRowAndActivitiesKeepRoomForHOTUpdates() async throws {
         try await PostgresTestServer.withFreshStore { store in
             try await store.saveActivities([], enqueue: OutboxBatchContractTests.chunk("a", 300))
-            let (batches, legacy, options) = try await store.withConnection("test") { connection in
-                try await connection.query(
-                    """
-                    SELECT (SELECT count(*) FROM outbox_batch), (SELECT count(*) FROM outbox),
-                        (SELECT array_to_string(reloptions, ',') FROM pg_class WHERE oid = 'activity'::regclass)
-                    """,
-                    logger: store.logger
-                ).collect((Int, Int, String).self).first ?? (0, 0, "")
+            // A kick-off's chunk: a start per activity, each with a payload of its own, is one row too.
+            let starts = (0..<300).map { index in
+                Outbox.delivery("dlv-start-\(index)", activity: String(format: "k-%03d", index), .start,
+                                timestamp: 1_776_784_000 + index)
             }
-            #expect(batches == 1)
+            try await store.saveActivities([], enqueue: starts)
+            let (chunks, legacy, options) = try await Self.counts(store)
+            #expect(chunks == 2)
             #expect(legacy == 0)
             #expect(options == "fillfactor=50")
+            let queued = try await store.queuedDeliveries(limit: 1000)
+            #expect(queued.suffix(300).map { $0.jsonBytes() } == starts.map { $0.jsonBytes() })
+
+            // The relay claims the starts, then removes the updates it sent: nothing is left.
+            try await store.removeQueuedDeliveries(ids: starts.map(\.id))
+            #expect(try await store.queuedDeliveryCount() == 300)
+            try await store.removeQueuedDeliveries(ids: queued.prefix(300).map(\.id))
+            #expect(try await Self.counts(store).chunks == 0)
+        }
+    }
+
+    private static func counts(_ store: PostgresStore) async throws -> (chunks: Int, legacy: Int, options: String) {
+        try await store.withConnection("test") { connection in
+            try await connection.query(
+                """
+                SELECT (SELECT count(*) FROM outbox_chunk), (SELECT count(*) FROM outbox),
+                    (SELECT array_to_string(reloptions, ',') FROM pg_class WHERE oid = 'activity'::regclass)
+                """,
+                logger: store.logger
+            ).collect((Int, Int, String).self).first ?? (0, 0, "")
         }
     }
 }

@@ -10,7 +10,7 @@ private typealias P = PreviousRelease
 /// Upgrading from the previous release on PostgreSQL: a schema as v4 left it (lifecycles as JSON, whole deliveries
 /// in the outbox), or as v5 left it (a row per queued delivery), migrated by this release. Nothing is lost or changed
 /// on the way, and what was queued before goes out first.
-@Suite("PostgreSQL upgrade from v4", .enabled(if: PostgresTestServer.isConfigured, PostgresTestServer.skipMessage))
+@Suite("PostgreSQL upgrade from v4, v5 and v6", .enabled(if: PostgresTestServer.isConfigured, PostgresTestServer.skipMessage))
 struct PostgresUpgradeTests {
     /// Writes `activities` and `deliveries` into a v4 schema the way the v4 code did
     /// (`git show 27338f3:Sources/MatchcastStore/PostgresStore+Activities.swift`, `+Outbox.swift`).
@@ -152,6 +152,128 @@ struct PostgresUpgradeTests {
                 #expect(try await store.queuedDeliveries(limit: 100) == left)
                 try await store.removeQueuedDeliveries(ids: left.map(\.id))
                 #expect(try await store.queuedDeliveryCount() == 0)
+            }
+        } catch {
+            try? await store.dropSchema()
+            throw error
+        }
+        try await store.dropSchema()
+    }
+
+    /// Queues `deliveries` into a v6 schema the way the v6 code did (`git show 54a9075:Sources/MatchcastStore/
+    /// PostgresStore+Writes.swift`): each distinct payload once in `outbox_payload`, one `outbox_batch` row per run of
+    /// consecutive deliveries sharing a payload, their ids, activities, events and targets packed in `entries`.
+    static func writeV6Rows(_ store: PostgresStore, deliveries: [Delivery]) async throws {
+        let logger = store.logger
+        var runs: [[Delivery]] = []
+        for delivery in deliveries {
+            if let last = runs.last?.last, last.commonIdentity == delivery.commonIdentity {
+                runs[runs.count - 1].append(delivery)
+            } else {
+                runs.append([delivery])
+            }
+        }
+        let grouped = runs
+        try await store.transaction("writing v6 rows") { connection in
+            for run in grouped {
+                let first = run[0]
+                let apns = first.apns
+                let payloadId = try await connection.query(
+                    """
+                    INSERT INTO outbox_payload (match_id, push_type, topic, priority, expiration, payload)
+                    VALUES (\(first.matchId), \(apns.pushType), \(apns.topic), \(apns.priority), \(Int64(apns.expiration)),
+                        \(Data(first.payload.bytes)))
+                    RETURNING id
+                    """,
+                    logger: logger
+                ).collect(Int64.self).first
+                let entries = OutboxBatchEntries(run.map {
+                    .init(deliveryId: $0.id, activityId: $0.activityId, event: $0.event.rawValue,
+                          targetKind: $0.target.kind.rawValue, targetValue: $0.target.value)
+                })
+                let activities = run.map(\.activityId)
+                try await connection.query(
+                    """
+                    INSERT INTO outbox_batch (match_id, payload_id, count, first_activity_id, last_activity_id, entries)
+                    VALUES (\(first.matchId), \(payloadId), \(run.count), \(activities.min()!), \(activities.max()!),
+                        \(try entries.encoded()))
+                    """,
+                    logger: logger
+                ).consume()
+            }
+        }
+    }
+
+    @Test("v6 batches and open activities survive v7 in order; later saves replace and remove what they queued")
+    func v6BatchesSurviveV7() async throws {
+        let configuration = try PostgresTestServer.freshConfiguration()
+        let store = try PostgresStore(configuration: configuration)
+        do {
+            try await withStoreRunning(store) {
+                try await store.migrate(upTo: "v4")
+                let activities = P.activities()
+                try await Self.writeV4Rows(store, activities: activities, deliveries: [])
+                try await store.migrate(upTo: "v5")
+                let v5 = [Outbox.delivery("dlv-v5-end", activity: "a-900", .end)]
+                try await Self.writeV5Rows(store, deliveries: v5)
+                try await store.migrate(upTo: "v6")
+                // Every event and target kind, a fan-out chunk sharing one payload, and starts with a payload each.
+                var starts: [Delivery] = []
+                for index in 0..<4 {
+                    var start = Outbox.delivery(
+                        "dlv-start-\(index)", activity: "k-\(index)", .start, timestamp: 1_776_784_000 + index)
+                    start.target = PushTarget(kind: .pushToStartToken, value: "pts-\(index)")
+                    starts.append(start)
+                }
+                let v6 = P.deliveries() + OutboxBatchContractTests.chunk("a", 6) + starts
+                try await Self.writeV6Rows(store, deliveries: v6)
+                try await store.migrate()
+                #expect(try await store.appliedMigrations() == PostgresStore.migrations.map(\.name))
+
+                for record in activities {
+                    #expect(try await store.activity(id: record.activityId) == record, "activity \(record.activityId)")
+                }
+                #expect(try await store.openActivities() == activities.filter(\.isOpen).sorted { $0.activityId < $1.activityId })
+                let queued = v5 + v6
+                let read = try await store.queuedDeliveries(limit: 100)
+                #expect(read.map(\.id) == queued.map(\.id))
+                #expect(read.map { $0.jsonBytes() } == queued.map { $0.jsonBytes() }, "byte-identical")
+                #expect(try await store.queuedDeliveries(limit: 3).map(\.id) == Array(queued.prefix(3)).map(\.id))
+                #expect(try await store.queuedDeliveries(matchId: P.otherMatch).map(\.id) == ["dlv-old-other"])
+                #expect(try await store.queuedDeliveryCount() == queued.count)
+                let logger = store.logger
+                let (chunks, payloads, batchTable) = try await store.withConnection("test") { connection in
+                    try await connection.query(
+                        """
+                        SELECT (SELECT count(*) FROM outbox_chunk), (SELECT count(*) FROM outbox_payload),
+                            to_regclass('outbox_batch') IS NOT NULL
+                        """,
+                        logger: logger
+                    ).collect((Int, Int, Bool).self).first ?? (0, 0, true)
+                }
+                #expect(chunks == 5 + 1 + starts.count, "one chunk per v6 batch")
+                #expect(payloads == 1, "only the payload of the v5 row is left in outbox_payload")
+                #expect(!batchTable)
+
+                // A newer update of a-002 replaces the converted one, which then goes out in its new place; a resent
+                // start keeps its id and moves too.
+                let newer = [Outbox.delivery("dlv-new-a-002", activity: "a-002", .update, timestamp: 1_776_784_999)]
+                try await store.saveActivities([], enqueue: newer + [starts[1]])
+                let expected = queued.filter { $0.id != "dlv-a-002" && $0.id != starts[1].id } + newer + [starts[1]]
+                #expect(try await store.queuedDeliveries(limit: 100).map(\.id) == expected.map(\.id))
+                #expect(try await store.queuedDeliveryCount() == expected.count)
+
+                try await store.removeQueuedDeliveries(ids: [v5[0].id, "dlv-a-003", starts[2].id, "not-queued"])
+                let left = expected.filter { ![v5[0].id, "dlv-a-003", starts[2].id].contains($0.id) }
+                #expect(try await store.queuedDeliveries(limit: 100).map { $0.jsonBytes() } == left.map { $0.jsonBytes() })
+                try await store.removeQueuedDeliveries(ids: left.map(\.id))
+                #expect(try await store.queuedDeliveryCount() == 0)
+                let rest = try await store.withConnection("test") { connection in
+                    try await connection.query(
+                        "SELECT (SELECT count(*) FROM outbox_chunk) + (SELECT count(*) FROM outbox_payload)", logger: logger
+                    ).collect(Int.self).first ?? -1
+                }
+                #expect(rest == 0, "no chunk and no payload left once everything is removed")
             }
         } catch {
             try? await store.dropSchema()
