@@ -182,10 +182,23 @@ final class CountingSink: DeliverySink, Sendable {
 
     func deliver(_ batch: [Delivery]) async throws {
         state.withLock { state in
-            for delivery in batch {
-                state.byEvent[delivery.payload.aps.event, default: 0] += 1
-                if delivery.payload.aps.alert != nil { state.alerts += 1 }
-                if delivery.payload.aps.event == .start { state.started.append((delivery.activityId, delivery.matchId, delivery.target.value)) }
+            batch.withUnsafeBufferPointer { deliveries in
+                // The deliveries of one update share their payload: it is looked at once per run of them, not per delivery.
+                var start = 0
+                while start < deliveries.count {
+                    let common = deliveries[start].commonIdentity
+                    var end = start + 1
+                    while end < deliveries.count, deliveries[end].commonIdentity == common { end += 1 }
+                    let aps = deliveries[start].payload.aps
+                    state.byEvent[aps.event, default: 0] += end - start
+                    if aps.alert != nil { state.alerts += end - start }
+                    if aps.event == .start {
+                        for index in start..<end {
+                            state.started.append((deliveries[index].activityId, deliveries[index].matchId, deliveries[index].target.value))
+                        }
+                    }
+                    start = end
+                }
             }
         }
         for sink in inner { try await sink.deliver(batch) }

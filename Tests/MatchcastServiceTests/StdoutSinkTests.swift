@@ -1,0 +1,123 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import Logging
+import MatchcastCore
+import MatchcastDelivery
+import MatchcastFeeds
+import MatchcastService
+import MatchcastTesting
+import Testing
+
+/// The stdout sink (`--sink stdout`, what `replay ... > file` writes) into a real file: the bytes are exactly the
+/// NDJSON `Delivery.appendJSON` gives, one line per delivery, whatever the batch sizes and however many batches
+/// arrive at once.
+@Suite("stdout sink: NDJSON into a file")
+struct StdoutSinkTests {
+    /// A new file in the temporary folder, open for writing; closed and removed when let go.
+    final class OutputFile {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("matchcast-sink-\(UUID().uuidString).ndjson").path
+        let descriptor: Int32
+
+        init() throws {
+            descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            try #require(descriptor >= 0, "cannot create \(path)")
+        }
+
+        deinit {
+            close(descriptor)
+            unlink(path)
+        }
+
+        func contents() throws -> [UInt8] { [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))) }
+    }
+
+    /// The golden recording replayed to `followers` followers into `sinks`.
+    static func replayGolden(followers: Int, into sinks: [any DeliverySink]) async throws {
+        let parse = RecordingReader.read(try Data(contentsOf: GoldenReplayTests.recordingURL))
+        try #require(parse.problems.isEmpty, "\(parse.problems)")
+        _ = try await ReplayRunner(
+            lines: parse.lines, options: ReplayOptions(followers: followers, seed: 42), sinks: sinks,
+            logger: Logger(label: "stdout-sink-test")
+        ).run()
+    }
+
+    @Test("the golden replay written through the sink into a file is the golden output, byte for byte")
+    func goldenIntoAFile() async throws {
+        let file = try OutputFile()
+        try await Self.replayGolden(followers: 2, into: [StdoutSink(fileDescriptor: file.descriptor)])
+        let expected = [UInt8](try Data(contentsOf: GoldenReplayTests.outputURL))
+        let written = try file.contents()
+        let same = written == expected  // compared outside #expect so a mismatch does not print 200 KB
+        #expect(same, "\(written.count) bytes written, Golden/football.replay.ndjson has \(expected.count)")
+    }
+
+    @Test("fan-outs many write chunks long: every delivery one whole line, in order")
+    func batchesLongerThanAChunk() async throws {
+        let file = try OutputFile()
+        let capture = CapturingSink()
+        // 600 followers: each fan-out is about 400 KB, more than one 256 KiB write.
+        try await Self.replayGolden(followers: 600, into: [capture, StdoutSink(fileDescriptor: file.descriptor)])
+        let written = try file.contents()
+        let expected = capture.ndjson
+        #expect(expected.count > 20_000_000)
+        let same = written == expected
+        #expect(same, "\(written.count) bytes written for \(capture.deliveries.count) deliveries, \(expected.count) expected")
+    }
+
+    @Test("batches handed over at once are each written whole, none lost")
+    func concurrentBatches() async throws {
+        let capture = CapturingSink()
+        try await Self.replayGolden(followers: 200, into: [capture])
+        // 16 batches of about 1.3 MB each (several write chunks), all delivered at the same time.
+        let all = capture.deliveries
+        let size = all.count / 16 + 1
+        let batches = stride(from: 0, to: all.count, by: size).map { Array(all[$0..<min($0 + size, all.count)]) }
+        #expect(batches.count == 16)
+        let file = try OutputFile()
+        let sink = StdoutSink(fileDescriptor: file.descriptor)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for batch in batches { group.addTask { try await sink.deliver(batch) } }
+            try await group.waitForAll()
+        }
+        // The file is the batches' bytes one after the other, in some order: each batch's lines stay together.
+        var expected: [[UInt8]] = []
+        for batch in batches {
+            let alone = CapturingSink()
+            try await alone.deliver(batch)
+            expected.append(alone.ndjson)
+        }
+        let written = try file.contents()
+        var offset = 0
+        while offset < written.count {
+            let next = expected.firstIndex { batch in
+                offset + batch.count <= written.count && written[offset..<(offset + batch.count)].elementsEqual(batch)
+            }
+            guard let next else {
+                Issue.record("at byte \(offset) of \(written.count), no whole batch starts: batches were interleaved or cut")
+                return
+            }
+            offset += expected.remove(at: next).count
+        }
+        #expect(expected.isEmpty, "\(expected.count) batches missing")
+    }
+
+    @Test("a descriptor that cannot be written to: the batch fails, naming why (stdout and pretty sinks)")
+    func unwritableDescriptor() async throws {
+        let capture = CapturingSink()
+        try await Self.replayGolden(followers: 1, into: [capture])
+        let readOnly = open("/dev/null", O_RDONLY)
+        try #require(readOnly >= 0)
+        defer { close(readOnly) }
+        let batch = Array(capture.deliveries.prefix(3))
+        for sink: any DeliverySink in [StdoutSink(fileDescriptor: readOnly), PrettySink(fileDescriptor: readOnly)] {
+            let error = await #expect(throws: SinkError.self, "\(sink.name)") { try await sink.deliver(batch) }
+            #expect(error?.description == "write failed: \(String(cString: strerror(EBADF)))", "\(sink.name)")
+        }
+        // An empty batch writes nothing and cannot fail.
+        try await StdoutSink(fileDescriptor: readOnly).deliver([])
+    }
+}
