@@ -117,6 +117,40 @@ struct PostgresUpgradeTests {
 
     @Test("rows queued by v5 survive v6 and are sent before what is queued after it")
     func v5QueuedRowsSurviveV6() async throws {
+        try await Self.withV5Store { store, activities in
+            let legacy = OutboxBatchContractTests.chunk("a", 6)
+                + [Outbox.delivery("dlv-end-a-001", activity: "a-001", .end)]
+            try await Self.writeV5Rows(store, deliveries: legacy)
+            try await store.migrate()
+            #expect(try await store.appliedMigrations() == PostgresStore.migrations.map(\.name))
+            for record in activities {
+                #expect(try await store.activity(id: record.activityId) == record, "activity \(record.activityId)")
+            }
+            #expect(try await store.queuedDeliveries(limit: 100) == legacy)
+            #expect(try await store.queuedDeliveryCount() == legacy.count)
+
+            // New deliveries go after them; one replaces a legacy row (same activity and event), which then
+            // goes out in its new place.
+            let newer = OutboxBatchContractTests.chunk("b", 3)
+                + [Outbox.delivery("dlv-new-a-002", activity: "a-002", .update, timestamp: 1_776_784_999)]
+            try await store.saveActivities([], enqueue: newer)
+            let expected = legacy.filter { $0.activityId != "a-002" || $0.event != .update } + newer
+            #expect(try await store.queuedDeliveries(limit: 100).map(\.id) == expected.map(\.id))
+            #expect(try await store.queuedDeliveries(limit: 3).map(\.id) == Array(expected.prefix(3)).map(\.id))
+            #expect(try await store.queuedDeliveries(matchId: "epl-mun-liv").map(\.id) == expected.map(\.id))
+            #expect(try await store.queuedDeliveryCount() == expected.count)
+
+            try await store.removeQueuedDeliveries(ids: [legacy[0].id, newer[1].id])
+            let left = expected.filter { $0.id != legacy[0].id && $0.id != newer[1].id }
+            #expect(try await store.queuedDeliveries(limit: 100) == left)
+            try await store.removeQueuedDeliveries(ids: left.map(\.id))
+            #expect(try await store.queuedDeliveryCount() == 0)
+        }
+    }
+
+    /// Runs `body` on a store in a fresh schema at v5, its activities (`P.activities()`) written as v4 left them;
+    /// drops the schema afterwards.
+    static func withV5Store(_ body: (PostgresStore, [ActivityRecord]) async throws -> Void) async throws {
         let configuration = try PostgresTestServer.freshConfiguration()
         let store = try PostgresStore(configuration: configuration)
         do {
@@ -125,33 +159,7 @@ struct PostgresUpgradeTests {
                 let activities = P.activities()
                 try await Self.writeV4Rows(store, activities: activities, deliveries: [])
                 try await store.migrate(upTo: "v5")
-                let legacy = OutboxBatchContractTests.chunk("a", 6)
-                    + [Outbox.delivery("dlv-end-a-001", activity: "a-001", .end)]
-                try await Self.writeV5Rows(store, deliveries: legacy)
-                try await store.migrate()
-                #expect(try await store.appliedMigrations() == PostgresStore.migrations.map(\.name))
-                for record in activities {
-                    #expect(try await store.activity(id: record.activityId) == record, "activity \(record.activityId)")
-                }
-                #expect(try await store.queuedDeliveries(limit: 100) == legacy)
-                #expect(try await store.queuedDeliveryCount() == legacy.count)
-
-                // New deliveries go after them; one replaces a legacy row (same activity and event), which then
-                // goes out in its new place.
-                let newer = OutboxBatchContractTests.chunk("b", 3)
-                    + [Outbox.delivery("dlv-new-a-002", activity: "a-002", .update, timestamp: 1_776_784_999)]
-                try await store.saveActivities([], enqueue: newer)
-                let expected = legacy.filter { $0.activityId != "a-002" || $0.event != .update } + newer
-                #expect(try await store.queuedDeliveries(limit: 100).map(\.id) == expected.map(\.id))
-                #expect(try await store.queuedDeliveries(limit: 3).map(\.id) == Array(expected.prefix(3)).map(\.id))
-                #expect(try await store.queuedDeliveries(matchId: "epl-mun-liv").map(\.id) == expected.map(\.id))
-                #expect(try await store.queuedDeliveryCount() == expected.count)
-
-                try await store.removeQueuedDeliveries(ids: [legacy[0].id, newer[1].id])
-                let left = expected.filter { $0.id != legacy[0].id && $0.id != newer[1].id }
-                #expect(try await store.queuedDeliveries(limit: 100) == left)
-                try await store.removeQueuedDeliveries(ids: left.map(\.id))
-                #expect(try await store.queuedDeliveryCount() == 0)
+                try await body(store, activities)
             }
         } catch {
             try? await store.dropSchema()
@@ -206,80 +214,68 @@ struct PostgresUpgradeTests {
 
     @Test("v6 batches and open activities survive v7 in order; later saves replace and remove what they queued")
     func v6BatchesSurviveV7() async throws {
-        let configuration = try PostgresTestServer.freshConfiguration()
-        let store = try PostgresStore(configuration: configuration)
-        do {
-            try await withStoreRunning(store) {
-                try await store.migrate(upTo: "v4")
-                let activities = P.activities()
-                try await Self.writeV4Rows(store, activities: activities, deliveries: [])
-                try await store.migrate(upTo: "v5")
-                let v5 = [Outbox.delivery("dlv-v5-end", activity: "a-900", .end)]
-                try await Self.writeV5Rows(store, deliveries: v5)
-                try await store.migrate(upTo: "v6")
-                // Every event and target kind, a fan-out chunk sharing one payload, and starts with a payload each.
-                var starts: [Delivery] = []
-                for index in 0..<4 {
-                    var start = Outbox.delivery(
-                        "dlv-start-\(index)", activity: "k-\(index)", .start, timestamp: 1_776_784_000 + index)
-                    start.target = PushTarget(kind: .pushToStartToken, value: "pts-\(index)")
-                    starts.append(start)
-                }
-                let v6 = P.deliveries() + OutboxBatchContractTests.chunk("a", 6) + starts
-                try await Self.writeV6Rows(store, deliveries: v6)
-                try await store.migrate()
-                #expect(try await store.appliedMigrations() == PostgresStore.migrations.map(\.name))
-
-                for record in activities {
-                    #expect(try await store.activity(id: record.activityId) == record, "activity \(record.activityId)")
-                }
-                #expect(try await store.openActivities() == activities.filter(\.isOpen).sorted { $0.activityId < $1.activityId })
-                let queued = v5 + v6
-                let read = try await store.queuedDeliveries(limit: 100)
-                #expect(read.map(\.id) == queued.map(\.id))
-                #expect(read.map { $0.jsonBytes() } == queued.map { $0.jsonBytes() }, "byte-identical")
-                #expect(try await store.queuedDeliveries(limit: 3).map(\.id) == Array(queued.prefix(3)).map(\.id))
-                #expect(try await store.queuedDeliveries(matchId: P.otherMatch).map(\.id) == ["dlv-old-other"])
-                #expect(try await store.queuedDeliveryCount() == queued.count)
-                let logger = store.logger
-                let (chunks, payloads, batchTable) = try await store.withConnection("test") { connection in
-                    try await connection.query(
-                        """
-                        SELECT (SELECT count(*) FROM outbox_chunk), (SELECT count(*) FROM outbox_payload),
-                            to_regclass('outbox_batch') IS NOT NULL
-                        """,
-                        logger: logger
-                    ).collect((Int, Int, Bool).self).first ?? (0, 0, true)
-                }
-                #expect(chunks == 5 + 1 + starts.count, "one chunk per v6 batch")
-                #expect(payloads == 1, "only the payload of the v5 row is left in outbox_payload")
-                #expect(!batchTable)
-
-                // A newer update of a-002 replaces the converted one, which then goes out in its new place; a resent
-                // start keeps its id and moves too.
-                let newer = [Outbox.delivery("dlv-new-a-002", activity: "a-002", .update, timestamp: 1_776_784_999)]
-                try await store.saveActivities([], enqueue: newer + [starts[1]])
-                let expected = queued.filter { $0.id != "dlv-a-002" && $0.id != starts[1].id } + newer + [starts[1]]
-                #expect(try await store.queuedDeliveries(limit: 100).map(\.id) == expected.map(\.id))
-                #expect(try await store.queuedDeliveryCount() == expected.count)
-
-                try await store.removeQueuedDeliveries(ids: [v5[0].id, "dlv-a-003", starts[2].id, "not-queued"])
-                let left = expected.filter { ![v5[0].id, "dlv-a-003", starts[2].id].contains($0.id) }
-                #expect(try await store.queuedDeliveries(limit: 100).map { $0.jsonBytes() } == left.map { $0.jsonBytes() })
-                try await store.removeQueuedDeliveries(ids: left.map(\.id))
-                #expect(try await store.queuedDeliveryCount() == 0)
-                let rest = try await store.withConnection("test") { connection in
-                    try await connection.query(
-                        "SELECT (SELECT count(*) FROM outbox_chunk) + (SELECT count(*) FROM outbox_payload)", logger: logger
-                    ).collect(Int.self).first ?? -1
-                }
-                #expect(rest == 0, "no chunk and no payload left once everything is removed")
+        try await Self.withV5Store { store, activities in
+            let v5 = [Outbox.delivery("dlv-v5-end", activity: "a-900", .end)]
+            try await Self.writeV5Rows(store, deliveries: v5)
+            try await store.migrate(upTo: "v6")
+            // Every event and target kind, a fan-out chunk sharing one payload, and starts with a payload each.
+            var starts: [Delivery] = []
+            for index in 0..<4 {
+                var start = Outbox.delivery(
+                    "dlv-start-\(index)", activity: "k-\(index)", .start, timestamp: 1_776_784_000 + index)
+                start.target = PushTarget(kind: .pushToStartToken, value: "pts-\(index)")
+                starts.append(start)
             }
-        } catch {
-            try? await store.dropSchema()
-            throw error
+            let v6 = P.deliveries() + OutboxBatchContractTests.chunk("a", 6) + starts
+            try await Self.writeV6Rows(store, deliveries: v6)
+            try await store.migrate()
+            #expect(try await store.appliedMigrations() == PostgresStore.migrations.map(\.name))
+
+            for record in activities {
+                #expect(try await store.activity(id: record.activityId) == record, "activity \(record.activityId)")
+            }
+            #expect(try await store.openActivities() == activities.filter(\.isOpen).sorted { $0.activityId < $1.activityId })
+            let queued = v5 + v6
+            let read = try await store.queuedDeliveries(limit: 100)
+            #expect(read.map(\.id) == queued.map(\.id))
+            #expect(read.map { $0.jsonBytes() } == queued.map { $0.jsonBytes() }, "byte-identical")
+            #expect(try await store.queuedDeliveries(limit: 3).map(\.id) == Array(queued.prefix(3)).map(\.id))
+            #expect(try await store.queuedDeliveries(matchId: P.otherMatch).map(\.id) == ["dlv-old-other"])
+            #expect(try await store.queuedDeliveryCount() == queued.count)
+            let logger = store.logger
+            let (chunks, payloads, batchTable) = try await store.withConnection("test") { connection in
+                try await connection.query(
+                    """
+                    SELECT (SELECT count(*) FROM outbox_chunk), (SELECT count(*) FROM outbox_payload),
+                        to_regclass('outbox_batch') IS NOT NULL
+                    """,
+                    logger: logger
+                ).collect((Int, Int, Bool).self).first ?? (0, 0, true)
+            }
+            #expect(chunks == 5 + 1 + starts.count, "one chunk per v6 batch")
+            #expect(payloads == 1, "only the payload of the v5 row is left in outbox_payload")
+            #expect(!batchTable)
+
+            // A newer update of a-002 replaces the converted one, which then goes out in its new place; a resent
+            // start keeps its id and moves too.
+            let newer = [Outbox.delivery("dlv-new-a-002", activity: "a-002", .update, timestamp: 1_776_784_999)]
+            try await store.saveActivities([], enqueue: newer + [starts[1]])
+            let expected = queued.filter { $0.id != "dlv-a-002" && $0.id != starts[1].id } + newer + [starts[1]]
+            #expect(try await store.queuedDeliveries(limit: 100).map(\.id) == expected.map(\.id))
+            #expect(try await store.queuedDeliveryCount() == expected.count)
+
+            try await store.removeQueuedDeliveries(ids: [v5[0].id, "dlv-a-003", starts[2].id, "not-queued"])
+            let left = expected.filter { ![v5[0].id, "dlv-a-003", starts[2].id].contains($0.id) }
+            #expect(try await store.queuedDeliveries(limit: 100).map { $0.jsonBytes() } == left.map { $0.jsonBytes() })
+            try await store.removeQueuedDeliveries(ids: left.map(\.id))
+            #expect(try await store.queuedDeliveryCount() == 0)
+            let rest = try await store.withConnection("test") { connection in
+                try await connection.query(
+                    "SELECT (SELECT count(*) FROM outbox_chunk) + (SELECT count(*) FROM outbox_payload)", logger: logger
+                ).collect(Int.self).first ?? -1
+            }
+            #expect(rest == 0, "no chunk and no payload left once everything is removed")
         }
-        try await store.dropSchema()
     }
 
     static func check(_ store: PostgresStore, activities: [ActivityRecord], queued: [Delivery]) async throws {
