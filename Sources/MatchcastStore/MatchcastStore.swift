@@ -80,6 +80,9 @@ public protocol MatchcastStore: Sendable {
     /// (activity id, event): a newer `update` replaces a queued older one of the same activity (latest wins);
     /// a `start` and an `end` stay queued until removed.
     func saveActivities(_ records: [ActivityRecord], enqueue deliveries: [Delivery]) async throws(StoreError)
+    /// `saveActivities(_:enqueue:)` for one chunk of a fan-out, described by `share` (nil: not a fan-out chunk).
+    /// A store may use the description to write less; what reads back afterwards is the same.
+    func saveActivities(_ records: [ActivityRecord], enqueue deliveries: [Delivery], share: FanOutShare?) async throws(StoreError)
     /// Queued deliveries, oldest first (the order they were queued; a replaced update counts as queued anew),
     /// at most `limit`, payload bytes exactly as queued.
     func queuedDeliveries(limit: Int) async throws(StoreError) -> [Delivery]
@@ -102,6 +105,13 @@ public protocol MatchcastStore: Sendable {
 }
 
 extension MatchcastStore {
+    /// Every record written whole: for stores that keep each activity's sent state in its own row.
+    public func saveActivities(
+        _ records: [ActivityRecord], enqueue deliveries: [Delivery], share: FanOutShare?
+    ) async throws(StoreError) {
+        try await saveActivities(records, enqueue: deliveries)
+    }
+
     /// One read per device: for stores with nothing better.
     public func pushToStartTokens(deviceIds: [String]) async throws(StoreError) -> [String: PushToStartTokenRecord] {
         var tokens: [String: PushToStartTokenRecord] = [:]

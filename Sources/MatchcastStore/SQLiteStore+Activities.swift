@@ -64,7 +64,8 @@ extension SQLiteStore {
 
     /// The activities a clause selects, with the contents they refer to read once each.
     static func activities(_ db: Database, _ clause: String, _ arguments: StatementArguments) throws -> [ActivityRecord] {
-        let rows = try Row.fetchAll(db, sql: "SELECT \(activityColumns) FROM activity \(clause)", arguments: arguments)
+        // Through the view: an activity that shares its match's sent state (v6) reads it from there.
+        let rows = try Row.fetchAll(db, sql: "SELECT \(activityColumns) FROM activityView \(clause)", arguments: arguments)
         guard !rows.isEmpty else { return [] }
         var ids = Set<Int64>()
         for row in rows {
@@ -91,10 +92,37 @@ extension SQLiteStore {
 struct ActivityBatch: Sendable {
     let records: [ActivityRecord]
     let contents: StoredContents
+    /// By record: whether it is written as sharing its match's sent state (`shared` 1) rather than with its own.
+    private let joins: [Bool]
 
+    /// Every record written whole, each with its own sent state.
     init(_ records: [ActivityRecord]) throws(StoreError) {
         self.records = records
         contents = try StoredContents(records)
+        joins = Array(repeating: false, count: records.count)
+    }
+
+    /// A fan-out chunk's records but those `share` says moved with it (`FanOutStateWrite` joins them); each one
+    /// that is open, in the range the chunk covers and at the shared state joins it as it is written.
+    init(_ records: [ActivityRecord], share: FanOutShare) throws(StoreError) {
+        var written = records
+        if !share.moved.isEmpty {
+            var moved = Array(repeating: false, count: records.count)
+            for position in share.moved where records.indices.contains(position) { moved[position] = true }
+            written = []
+            written.reserveCapacity(records.count - share.moved.count)
+            for position in records.indices where !moved[position] { written.append(records[position]) }
+        }
+        self.records = written
+        contents = try StoredContents(written)
+        var joins: [Bool] = []
+        joins.reserveCapacity(written.count)
+        for position in written.indices {
+            let record = written[position]
+            joins.append(record.isOpen && share.covers(record.activityId)
+                && FanOutState(contents.stored[position], updatedAt: record.updatedAt) == share.state)
+        }
+        self.joins = joins
     }
 
     /// The fan-out case: the stored row keeps its device, match, environment, token and phase, and only the
@@ -103,7 +131,8 @@ struct ActivityBatch: Sendable {
     static let samePhaseSQL = """
         UPDATE activity SET
             lastTimestamp = ?2, sentContent = ?3, sentAt = ?4, sentStaleDate = ?5, startedAt = ?6,
-            heldContent = ?7, heldStaleness = ?8, endHeld = ?9, finalContent = ?10, channelId = ?11, updatedAt = ?12
+            heldContent = ?7, heldStaleness = ?8, endHeld = ?9, finalContent = ?10, channelId = ?11, updatedAt = ?12,
+            shared = ?18
         WHERE id = ?13 AND deviceId = ?14 AND matchId = ?15 AND environment = ?16 AND updateToken IS ?17 AND phase = ?1
         """
 
@@ -111,24 +140,25 @@ struct ActivityBatch: Sendable {
     /// unique index on open tokens stays the backstop.
     static let updateSQL = """
         UPDATE activity SET
-            phase = ?, lastTimestamp = ?, sentContent = ?, sentAt = ?, sentStaleDate = ?, startedAt = ?,
-            heldContent = ?, heldStaleness = ?, endHeld = ?, finalContent = ?, channelId = ?, updatedAt = ?
-        WHERE id = ? AND deviceId = ? AND matchId = ? AND environment = ? AND updateToken IS ?
+            phase = ?1, lastTimestamp = ?2, sentContent = ?3, sentAt = ?4, sentStaleDate = ?5, startedAt = ?6,
+            heldContent = ?7, heldStaleness = ?8, endHeld = ?9, finalContent = ?10, channelId = ?11, updatedAt = ?12,
+            shared = ?18
+        WHERE id = ?13 AND deviceId = ?14 AND matchId = ?15 AND environment = ?16 AND updateToken IS ?17
         """
 
     static let upsertSQL = """
         INSERT INTO activity (
             phase, lastTimestamp, sentContent, sentAt, sentStaleDate, startedAt,
             heldContent, heldStaleness, endHeld, finalContent, channelId, updatedAt,
-            id, deviceId, matchId, environment, updateToken)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            id, deviceId, matchId, environment, updateToken, shared)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (id) DO UPDATE SET
             deviceId = excluded.deviceId, matchId = excluded.matchId, environment = excluded.environment,
             phase = excluded.phase, updateToken = excluded.updateToken, lastTimestamp = excluded.lastTimestamp,
             sentContent = excluded.sentContent, sentAt = excluded.sentAt, sentStaleDate = excluded.sentStaleDate,
             startedAt = excluded.startedAt, heldContent = excluded.heldContent, heldStaleness = excluded.heldStaleness,
             endHeld = excluded.endHeld, finalContent = excluded.finalContent, channelId = excluded.channelId,
-            updatedAt = excluded.updatedAt
+            updatedAt = excluded.updatedAt, shared = excluded.shared
         """
 
     /// Writes every record, in order, inside the caller's transaction.
@@ -182,6 +212,7 @@ struct ActivityBatch: Sendable {
         statement.bind(15, records[position].matchId)
         statement.bind(16, records[position].environment.rawValue)
         statement.bind(17, stored.updateToken)
+        statement.bind(18, joins[position])
     }
 
     /// The same values as `bind`, as GRDB arguments (the rare insert path).
@@ -194,12 +225,12 @@ struct ActivityBatch: Sendable {
             stored.startedAt, id(refs.held), stored.heldStaleness, stored.endHeld, id(refs.final), stored.channelId,
             records[position].updatedAt,
             records[position].activityId, records[position].deviceId, records[position].matchId,
-            records[position].environment.rawValue, stored.updateToken,
+            records[position].environment.rawValue, stored.updateToken, joins[position],
         ]
     }
 
     /// A date as GRDB stores it (its text form), so rows written here read back as those GRDB wrote.
-    private static func text(_ date: Date) -> String {
+    static func text(_ date: Date) -> String {
         guard case .string(let text) = date.databaseValue.storage else {
             preconditionFailure("GRDB stores dates as text")
         }
@@ -227,7 +258,7 @@ struct ActivityBatch: Sendable {
     }
 
     /// The id of each distinct content's row, added when the match has no row with that text yet.
-    private static func contentIds(_ entries: [StoredContents.Entry], _ db: Database) throws -> [Int64] {
+    static func contentIds(_ entries: [StoredContents.Entry], _ db: Database) throws -> [Int64] {
         guard !entries.isEmpty else { return [] }
         let insert = try db.cachedStatement(
             sql: "INSERT INTO contentState (matchId, content) VALUES (?, ?) ON CONFLICT (matchId, content) DO NOTHING")

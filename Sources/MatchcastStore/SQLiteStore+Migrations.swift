@@ -252,7 +252,67 @@ extension SQLiteStore {
                 """)
         }
 
-        // Later migrations go here (`v6`, ...).
+        // - What a fan-out moves the same way for every activity of a match (what it sent, when, its stale date, what
+        //   it holds back, its update date) kept once per match in `fanOutState`, not once per activity: an activity
+        //   whose `shared` is 1 takes those from its match's row, from its current state if its id is at most
+        //   `boundary` (or `boundary` is null), from its previous one otherwise. `activityView` resolves that; every
+        //   read of activities goes through it. Existing rows keep their own state (`shared` 0).
+        //   See `SQLiteStore+FanOutState.swift`.
+        migrator.registerMigration("v6") { db in
+            try db.execute(sql: """
+                ALTER TABLE activity ADD COLUMN shared INTEGER NOT NULL DEFAULT 0;
+
+                CREATE TABLE fanOutState (
+                    matchId TEXT NOT NULL PRIMARY KEY,
+                    lastTimestamp INTEGER NOT NULL,
+                    sentContent INTEGER,
+                    sentAt INTEGER,
+                    sentStaleDate INTEGER,
+                    heldContent INTEGER,
+                    heldStaleness INTEGER,
+                    updatedAt DATETIME NOT NULL,
+                    prevLastTimestamp INTEGER NOT NULL,
+                    prevSentContent INTEGER,
+                    prevSentAt INTEGER,
+                    prevSentStaleDate INTEGER,
+                    prevHeldContent INTEGER,
+                    prevHeldStaleness INTEGER,
+                    prevUpdatedAt DATETIME NOT NULL,
+                    boundary TEXT
+                ) WITHOUT ROWID;
+
+                CREATE VIEW activityView AS
+                SELECT a.id AS id, a.deviceId AS deviceId, a.matchId AS matchId, a.environment AS environment,
+                    a.phase AS phase, a.updateToken AS updateToken,
+                    CASE WHEN s.matchId IS NULL THEN a.lastTimestamp
+                        WHEN s.boundary IS NULL OR a.id <= s.boundary THEN s.lastTimestamp
+                        ELSE s.prevLastTimestamp END AS lastTimestamp,
+                    CASE WHEN s.matchId IS NULL THEN a.sentContent
+                        WHEN s.boundary IS NULL OR a.id <= s.boundary THEN s.sentContent
+                        ELSE s.prevSentContent END AS sentContent,
+                    CASE WHEN s.matchId IS NULL THEN a.sentAt
+                        WHEN s.boundary IS NULL OR a.id <= s.boundary THEN s.sentAt
+                        ELSE s.prevSentAt END AS sentAt,
+                    CASE WHEN s.matchId IS NULL THEN a.sentStaleDate
+                        WHEN s.boundary IS NULL OR a.id <= s.boundary THEN s.sentStaleDate
+                        ELSE s.prevSentStaleDate END AS sentStaleDate,
+                    a.startedAt AS startedAt,
+                    CASE WHEN s.matchId IS NULL THEN a.heldContent
+                        WHEN s.boundary IS NULL OR a.id <= s.boundary THEN s.heldContent
+                        ELSE s.prevHeldContent END AS heldContent,
+                    CASE WHEN s.matchId IS NULL THEN a.heldStaleness
+                        WHEN s.boundary IS NULL OR a.id <= s.boundary THEN s.heldStaleness
+                        ELSE s.prevHeldStaleness END AS heldStaleness,
+                    a.endHeld AS endHeld, a.finalContent AS finalContent, a.channelId AS channelId,
+                    CASE WHEN s.matchId IS NULL THEN a.updatedAt
+                        WHEN s.boundary IS NULL OR a.id <= s.boundary THEN s.updatedAt
+                        ELSE s.prevUpdatedAt END AS updatedAt,
+                    a.shared AS shared
+                FROM activity a LEFT JOIN fanOutState s ON a.shared = 1 AND s.matchId = a.matchId;
+                """)
+        }
+
+        // Later migrations go here (`v7`, ...).
 
         return migrator
     }

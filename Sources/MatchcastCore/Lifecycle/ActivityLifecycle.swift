@@ -233,6 +233,23 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
         QuietState(phase: phase, held: heldBox, heldStaleness: heldStaleness, endHeld: endHeld, final: finalBox)
     }
 
+    /// What a match update leaves alone when it only changes what the activity shows or holds back: its phase,
+    /// token, start, held end, final content and channel. A fan-out compares it before and after each activity
+    /// takes the update; equal, the activity changed only as every other one of its match did.
+    public struct Standing: Equatable, Sendable {
+        fileprivate let phase: Phase
+        fileprivate let updateToken: String?
+        fileprivate let startedAt: Date?
+        fileprivate let endHeld: Bool
+        fileprivate let final: ContentBox?
+        fileprivate let channelId: String?
+    }
+
+    public var standing: Standing {
+        Standing(phase: phase, updateToken: updateToken, startedAt: startedAt, endHeld: endHeld, final: finalBox,
+                 channelId: channelId)
+    }
+
     /// Becomes `later`, a later state of this same activity (same ids): `self = later`, except that a field
     /// already holding the same string or box is left alone. A store that keeps its own copy of every activity
     /// saves a fan-out's 100,000 changes this way without touching each activity's id, match and token strings:

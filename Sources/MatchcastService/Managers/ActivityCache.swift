@@ -62,14 +62,23 @@ struct ActivityCache: Sendable {
 
     // MARK: Walking in place
 
-    /// The slots in activity-id order, for `phase(at:)`, `record(at:)` and `update(at:_:)`. A slot dropped
-    /// while walking reads as nil; no activity is added while walking (that would reuse slots).
+    /// The slots in activity-id order (UTF-8 byte order, as SQL compares text), for `phase(at:)`, `record(at:)`
+    /// and `update(at:_:)`. A slot dropped while walking reads as nil; no activity is added while walking (that
+    /// would reuse slots).
     mutating func orderedSlots() -> [Int] {
         if let order { return order }
         var sorted = Array(slots.usedSlots)
-        sorted.sort { slots[$0]!.activityId < slots[$1]!.activityId }
+        sorted.sort { slots[$0]!.activityId.utf8.lexicographicallyPrecedes(slots[$1]!.activityId.utf8) }
         order = sorted
         return sorted
+    }
+
+    /// The lowest and highest ids of the activities in `range` of `orderedSlots()`; nil when it holds none.
+    func idRange(of range: ArraySlice<Int>) -> (from: String, through: String)? {
+        guard let first = range.lazy.compactMap({ slots[$0]?.activityId }).first,
+              let last = range.reversed().lazy.compactMap({ slots[$0]?.activityId }).first
+        else { return nil }
+        return (first, last)
     }
 
     /// The phase of the activity in `slot`, without copying it out (a stored field: a computed one such as

@@ -11,7 +11,9 @@ import Synchronization
 /// connections busy, rather than one chunk at a time. Nothing is sent before it is saved; a chunk that fails to
 /// save stops every chunk after it, and what was saved before it is still sent.
 final class CommitPipeline: Sendable {
-    typealias Save = @Sendable (_ records: [ActivityRecord], _ deliveries: [Delivery]) async throws(ServiceError) -> Void
+    typealias Save = @Sendable (
+        _ records: [ActivityRecord], _ deliveries: [Delivery], _ share: FanOutShare?
+    ) async throws(ServiceError) -> Void
     typealias Send = @Sendable (_ deliveries: [Delivery]) async -> Void
 
     private struct State {
@@ -61,8 +63,9 @@ final class CommitPipeline: Sendable {
         shared.wake.finish()
     }
 
-    /// Queues one chunk: saved after every chunk added before it, then sent. Not after `finish`.
-    func add(records: [ActivityRecord], deliveries: [Delivery]) {
+    /// Queues one chunk (described to the store by `share`, when given): saved after every chunk added before it, then
+    /// sent. Not after `finish`.
+    func add(records: [ActivityRecord], deliveries: [Delivery], share: FanOutShare? = nil) {
         guard !records.isEmpty || !deliveries.isEmpty else { return }
         let (save, shared) = (save, shared)
         shared.state.withLock { current in
@@ -70,7 +73,7 @@ final class CommitPipeline: Sendable {
             let previous = current.lastSave
             current.lastSave = Task.detached {
                 try await previous?.value
-                try await save(records, deliveries)
+                try await save(records, deliveries, share)
                 guard !deliveries.isEmpty else { return }
                 shared.state.withLock { $0.ready.append(deliveries) }
                 shared.wake.yield()

@@ -19,6 +19,8 @@ public actor LifecycleManager {
         private var records: [ActivityRecord] = []
         /// Where each activity is in `records`.
         private var positions: [String: Int] = [:]
+        /// Positions of the records a fan-out moved without changing anything but their sent state.
+        private(set) var moved: [Int] = []
 
         init(capacity: Int = 0) {
             records.reserveCapacity(capacity)
@@ -39,11 +41,27 @@ public actor LifecycleManager {
 
         /// An activity the caller knows is not in the set yet (a fan-out visits each activity once): no index kept.
         /// A later `append` of the same activity would not find it, so a set filled this way takes no `append` of it.
-        mutating func appendNew(_ record: ActivityRecord) {
+        mutating func appendNew(_ record: ActivityRecord, moved isMoved: Bool = false) {
+            if isMoved { moved.append(records.count) }
             records.append(record)
         }
 
+        /// The sent state a fan-out chunk's activities share: that of its first moved record, failing that of its
+        /// first open one; nil when it changed none.
+        var sharedState: FanOutState? {
+            if let first = moved.first { return FanOutState(records[first]) }
+            return records.first(where: \.isOpen).map(FanOutState.init)
+        }
+
+        /// The chunk described to the store as sharing `state`: its moved records at `state` move with it; any
+        /// other record (a moved one at another state included) is written whole.
+        func share(_ state: FanOutState, from: String, through: String?) -> FanOutShare {
+            let moved = moved.filter { FanOutState(records[$0]) == state }
+            return FanOutShare(state: state, moved: moved, from: from, through: through)
+        }
+
         var isEmpty: Bool { records.isEmpty }
+        var count: Int { records.count }
         var all: [ActivityRecord] { records }
     }
 
@@ -193,16 +211,31 @@ public actor LifecycleManager {
         // One fence for the whole fan-out: every chunk is worked out from the cache as this lease left it.
         let fence = ownership.fence(for: [matchId])
         let pipeline = CommitPipeline(
-            save: { [self] records, deliveries async throws(ServiceError) in try await save(records, deliveries, fence: fence) },
+            save: { [self] records, deliveries, share async throws(ServiceError) in
+                try await save(records, deliveries, fence: fence, share: share)
+            },
             send: { [relay] deliveries in await relay.submit(deliveries) })
         do {
             var start = 0
+            // The sent state the fan-out's activities share (`FanOutShare`), from its first chunk that changed one.
+            var shared: FanOutState?
             repeat {
                 let end = min(start + Self.fanOutChunk, slots.count)
-                var (deliveries, changed) = try await advance(slots[start..<end], of: matchId, to: update)
+                let range = matches[matchId]?.cache?.idRange(of: slots[start..<end])
+                var (deliveries, changed, unchanged) = try await advance(slots[start..<end], of: matchId, to: update)
                 start = end
                 if start == slots.count, let broadcast { deliveries += await broadcast.matchChanged(update, matchId: matchId) }
-                pipeline.add(records: changed.all, deliveries: deliveries)
+                shared = shared ?? changed.sharedState
+                var share: FanOutShare?
+                if let shared, let range {
+                    // Described to the store, the chunk holds every open activity of its range: those it left as
+                    // they were are written whole, so that they do not move with the others.
+                    for slot in unchanged {
+                        if let record = matches[matchId]?.cache?.record(at: slot) { changed.append(record) }
+                    }
+                    share = changed.share(shared, from: range.from, through: start == slots.count ? nil : range.through)
+                }
+                pipeline.add(records: changed.all, deliveries: deliveries, share: share)
             } while start < slots.count
             try await pipeline.finish()
         } catch {
@@ -225,13 +258,15 @@ public actor LifecycleManager {
         matches[matchId]?.fanOutPending = true
     }
 
-    /// The activities in `slots` take `update`, in order: what they send and how they changed.
+    /// The activities in `slots` take `update`, in order: what they send, how they changed, and the slots of those
+    /// still open that did not change.
     private func advance(
         _ slots: ArraySlice<Int>, of matchId: String, to update: MatchUpdate
-    ) async throws(ServiceError) -> ([Delivery], ChangeSet) {
+    ) async throws(ServiceError) -> ([Delivery], ChangeSet, [Int]) {
         var deliveries: [Delivery] = []
         deliveries.reserveCapacity(slots.count)
         var changed = ChangeSet(capacity: slots.count)
+        var unchanged: [Int] = []
         let moment = now()
         // A kick-off starts every waiting activity: their devices' push-to-start tokens come in one read.
         var waitingDevices: [String] = []
@@ -252,8 +287,9 @@ public actor LifecycleManager {
             // state, no lookup per activity) and put back before anything that awaits.
             guard var cache = matches[matchId]?.cache.take() else { break }
             while next < slots.endIndex, cache.phase(at: slots[next]) != .waiting {
-                if cache.phase(at: slots[next]) != nil {
-                    advance(&cache, at: slots[next], to: update, now: moment, into: &deliveries, changed: &changed)
+                if cache.phase(at: slots[next]) != nil,
+                   !advance(&cache, at: slots[next], to: update, now: moment, into: &deliveries, changed: &changed) {
+                    unchanged.append(slots[next])
                 }
                 next += 1
             }
@@ -263,22 +299,29 @@ public actor LifecycleManager {
             guard var record = waiting else { continue }
             next += 1
             // A waiting activity may need the store (its device's push-to-start token) before it starts.
-            guard try await mayAct(on: record) else { continue }
-            try await execute(record.lifecycle.matchChanged(update, now: now(), policy: policy),
-                              on: &record, into: &deliveries, changed: &changed)
+            guard try await mayAct(on: record) else {
+                unchanged.append(slots[next - 1])
+                continue
+            }
+            let before = changed.count
+            try await execute(record.lifecycle.matchChanged(update, now: moment, policy: policy),
+                              on: &record, into: &deliveries, changed: &changed, at: moment)
+            if changed.count == before { unchanged.append(slots[next - 1]) }
         }
-        return (deliveries, changed)
+        return (deliveries, changed, unchanged)
     }
 
     /// One started activity of a fan-out, changed in place in the cache: its lifecycle takes the update, and what
     /// it sends (an update or an end, to its update token: never a start, which only a waiting activity sends)
-    /// becomes a delivery; the record joins `changed` unless the update left it as it was.
+    /// becomes a delivery; the record joins `changed` unless the update left it as it was (false then). It joins as
+    /// moved when only what it shows or holds changed (`FanOutShare`).
     private func advance(
         _ cache: inout ActivityCache, at slot: Int, to update: MatchUpdate, now moment: Date,
         into deliveries: inout [Delivery], changed: inout ChangeSet
-    ) {
-        let record = cache.update(at: slot) { record -> ActivityRecord? in
+    ) -> Bool {
+        let change = cache.update(at: slot) { record -> (ActivityRecord, moved: Bool)? in
             let before = record.lifecycle.quietState
+            let standing = record.lifecycle.standing
             let actions = record.lifecycle.matchChanged(update, now: moment, policy: policy)
             if actions.isEmpty, record.lifecycle.quietState == before { return nil }
             for action in actions {
@@ -289,9 +332,11 @@ public actor LifecycleManager {
                 }
             }
             record.updatedAt = moment
-            return record
+            return (record, record.isOpen && record.lifecycle.standing == standing)
         }
-        if let record { changed.appendNew(record) }
+        guard let change else { return false }
+        changed.appendNew(change.0, moved: change.moved)
+        return true
     }
 
     // MARK: Activities
@@ -702,9 +747,11 @@ public actor LifecycleManager {
         return try await persist { try await self.store.pushToStartToken(deviceId: deviceId) } != nil
     }
 
+    /// `moment`, when given, is the time of every change and delivery (a fan-out chunk's, so that the activities it
+    /// starts share their sent state); otherwise each takes the time it happens.
     private func execute(
         _ actions: [ActivityAction], on record: inout ActivityRecord,
-        into deliveries: inout [Delivery], changed: inout ChangeSet
+        into deliveries: inout [Delivery], changed: inout ChangeSet, at moment: Date? = nil
     ) async throws(ServiceError) {
         // A lifecycle may change without acting (content held, an end held for the token): that
         // change must be kept as surely as a sent push.
@@ -725,14 +772,14 @@ public actor LifecycleManager {
                     }
                     startGate[record.deviceId] = now().addingTimeInterval(settings.pushToStartSpacing.seconds)
                 }
-                build(intent, for: record, pushToStartToken: pushToStart, now: now(), into: &deliveries)
+                build(intent, for: record, pushToStartToken: pushToStart, now: moment ?? now(), into: &deliveries)
             case .finished:
                 break
             case .restart:
                 restart = true
             }
         }
-        try await save(record, changed: &changed)
+        try await save(record, changed: &changed, at: moment)
         if restart {
             // Apple's 8-hour limit: the ended activity is replaced by a fresh one for the same follow.
             let lifecycle = ActivityLifecycle(activityId: builder.makeActivityId(now: now()), matchId: record.matchId)
@@ -762,9 +809,9 @@ public actor LifecycleManager {
         }
     }
 
-    private func save(_ record: ActivityRecord, changed: inout ChangeSet) async throws(ServiceError) {
+    private func save(_ record: ActivityRecord, changed: inout ChangeSet, at moment: Date? = nil) async throws(ServiceError) {
         var record = record
-        record.updatedAt = now()
+        record.updatedAt = moment ?? now()
         // Callers load the match's open activities first, so the cache is complete here. Mutated in
         // place, never read out first: reading `matches[id]` copies the whole MatchState.
         matches[record.matchId]?.cache?.put(record)
@@ -791,8 +838,9 @@ public actor LifecycleManager {
     /// Saves activities with their deliveries (in the outbox), in one transaction fenced by the matches' leases.
     /// Needs nothing of the actor's state: a fan-out runs it off the actor, chunk by chunk (`CommitPipeline`).
     /// `fence`, when given, is the one to write under (a fan-out takes it once); otherwise the records' matches' own.
+    /// `share` describes a fan-out chunk to the store (`FanOutShare`).
     private nonisolated func save(
-        _ records: [ActivityRecord], _ deliveries: [Delivery], fence given: LeaseFence? = nil
+        _ records: [ActivityRecord], _ deliveries: [Delivery], fence given: LeaseFence? = nil, share: FanOutShare? = nil
     ) async throws(ServiceError) {
         guard !records.isEmpty || !deliveries.isEmpty else { return }
         if let replicas = ownership.shared?.store, let fence = given ?? ownership.fence(for: Self.matchIds(records, deliveries)) {
@@ -814,7 +862,7 @@ public actor LifecycleManager {
                 throw ServiceError(.unavailable, "the match moved to another replica; retry")
             }
         } else {
-            try await persist { try await self.store.saveActivities(records, enqueue: deliveries) }
+            try await persist { try await self.store.saveActivities(records, enqueue: deliveries, share: share) }
         }
     }
 

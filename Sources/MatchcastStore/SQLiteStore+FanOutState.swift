@@ -1,0 +1,142 @@
+import Foundation
+import MatchcastCore
+internal import GRDB
+
+/// A fan-out chunk's sent state, kept once for its match in `fanOutState` (migration v6) rather than in each
+/// activity's row: an update that moves 100,000 activities to one state writes one row, not 100,000.
+///
+/// The match's row holds a current and a previous state and a boundary. An activity with `shared` 1 is at the current
+/// state if its id is at most the boundary (or the boundary is null), at the previous one otherwise. A fan-out opens
+/// a new current state at its first chunk (boundary '': every member at the previous one), and each chunk saved
+/// moves the boundary past its range, in the same transaction as the chunk's records and deliveries. So a crash
+/// part-way leaves the activities of the chunks saved at the new state, with their deliveries queued, and the
+/// others at the state before, exactly as when every row was written.
+///
+/// In the range a chunk covers, every member moves with the boundary unless its row is written: the caller's
+/// promise (`FanOutShare`) is that every open activity of that range is among the chunk's records, so those that do
+/// not simply move are written (`shared` 0, their own state) and those that do either are members already (nothing
+/// written) or join (`shared` set to 1).
+struct FanOutStateWrite: Sendable {
+    let matchId: String
+    let state: FanOutState
+    let from: String
+    let through: String?
+    /// Activities whose only change is to `state`.
+    let movedIds: [String]
+    /// `state.sent` and `state.held`, encoded, for their content rows.
+    private let sent: StoredContents.Entry?
+    private let held: StoredContents.Entry?
+
+    /// The state's columns, current and previous, in the order `values` binds them.
+    private static let columns = [
+        "lastTimestamp", "sentContent", "sentAt", "sentStaleDate", "heldContent", "heldStaleness", "updatedAt",
+    ]
+    private static let previous = columns.map { "prev" + $0.prefix(1).uppercased() + $0.dropFirst() }
+
+    init(_ share: FanOutShare, records: [ActivityRecord]) throws(StoreError) {
+        let matchId = records.first?.matchId ?? ""
+        self.matchId = matchId
+        state = share.state
+        from = share.from
+        through = share.through
+        var movedIds: [String] = []
+        movedIds.reserveCapacity(share.moved.count)
+        for position in share.moved where records.indices.contains(position) {
+            try records[position].validate()
+            movedIds.append(records[position].activityId)
+        }
+        self.movedIds = movedIds
+        func entry(_ box: ContentBox?) throws(StoreError) -> StoredContents.Entry? {
+            guard let box else { return nil }
+            return StoredContents.Entry(matchId: matchId, text: try JSONColumn.encode(box.value, "content of match '\(matchId)'"))
+        }
+        sent = try entry(state.sent)
+        held = try entry(state.held)
+    }
+
+    /// Before the chunk's records are written: makes `state` the match's current shared state, unless it already is
+    /// (a later chunk of the same fan-out). Members that the new state must not move keep theirs in their own rows
+    /// first: those a failed fan-out left past its boundary (at the previous state), and those before this chunk's
+    /// range (at the current one: chunks before it, with nothing to share, were not described).
+    func open(_ db: Database) throws {
+        let values = try values(db)
+        let current = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT \(Self.columns.joined(separator: ", ")), boundary FROM fanOutState WHERE matchId = ?"),
+            arguments: [matchId])
+        guard let current else {
+            let names = (Self.columns + Self.previous).joined(separator: ", ")
+            try db.cachedStatement(sql: """
+                INSERT INTO fanOutState (matchId, \(names), boundary)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?2, ?3, ?4, ?5, ?6, ?7, ?8, '')
+                """).execute(arguments: StatementArguments([matchId.databaseValue] + values))
+            return
+        }
+        if Self.columns.indices.allSatisfy({ (current[$0] as DatabaseValue) == values[$0] }) { return }
+        if let boundary: String = try current.decode(atIndex: Self.columns.count) {
+            try detach(Self.previous, where: "id > ?2", boundary, db)
+        }
+        try detach(Self.columns, where: "id < ?2", from, db)
+        let moves = zip(Self.previous, Self.columns).map { "\($0) = \($1)" }
+            + Self.columns.enumerated().map { "\($1) = ?\($0 + 2)" }
+        try db.cachedStatement(sql: """
+            UPDATE fanOutState SET \(moves.joined(separator: ", ")), boundary = '' WHERE matchId = ?1
+            """).execute(arguments: StatementArguments([matchId.databaseValue] + values))
+    }
+
+    /// After the chunk's records are written: the moved activities that were not members join, and the boundary
+    /// moves past the chunk's range (never back: a chunk of a fan-out already complete leaves it open-ended).
+    func close(_ db: Database) throws {
+        if !movedIds.isEmpty {
+            try db.cachedStatement(sql: """
+                UPDATE activity SET shared = 1 WHERE id IN (SELECT value FROM json_each(?)) AND shared = 0
+                """).execute(arguments: [SQLiteStore.jsonArray(movedIds)])
+        }
+        try db.cachedStatement(sql: """
+            UPDATE fanOutState SET boundary = CASE
+                WHEN ?2 IS NULL OR boundary IS NULL THEN NULL WHEN boundary < ?2 THEN ?2 ELSE boundary END
+            WHERE matchId = ?1
+            """).execute(arguments: [matchId, through])
+    }
+
+    /// `state` as the columns' values, its contents stored.
+    private func values(_ db: Database) throws -> [DatabaseValue] {
+        let contents = try ActivityBatch.contentIds([sent, held].compactMap { $0 }, db)
+        let sentId = sent == nil ? nil : contents[0]
+        let heldId = held == nil ? nil : contents[contents.count - 1]
+        return [
+            state.lastTimestamp.databaseValue, sentId.databaseValue, state.sentAt.databaseValue,
+            state.sentStaleDate.databaseValue, heldId.databaseValue, state.heldStaleness.databaseValue,
+            ActivityBatch.text(state.updatedAt).databaseValue,
+        ]
+    }
+
+    /// The members of the match that `condition` selects (`?2` is `bound`) leave the shared state, keeping `source`
+    /// (the current or the previous state) in their own rows.
+    private func detach(_ source: [String], where condition: String, _ bound: String, _ db: Database) throws {
+        let keeps = zip(Self.columns, source).map { "\($0) = (SELECT \($1) FROM fanOutState WHERE matchId = ?1)" }
+        try db.cachedStatement(sql: """
+            UPDATE activity SET shared = 0, \(keeps.joined(separator: ", "))
+            WHERE matchId = ?1 AND shared = 1 AND \(condition)
+            """).execute(arguments: [matchId, bound])
+    }
+}
+
+extension SQLiteStore {
+    public func saveActivities(
+        _ records: [ActivityRecord], enqueue deliveries: [Delivery], share: FanOutShare?
+    ) async throws(StoreError) {
+        guard let share, !records.isEmpty else { return try await saveActivities(records, enqueue: deliveries) }
+        let batch = try ActivityBatch(records, share: share)
+        let shared = try FanOutStateWrite(share, records: records)
+        guard records.allSatisfy({ $0.matchId == shared.matchId }) else {
+            throw StoreError.invalid("a fan-out chunk holds activities of more than one match")
+        }
+        let queued = QueuedDeliveries(deliveries)
+        try await write("saving a fan-out chunk of \(records.count) activities with \(deliveries.count) deliveries") { db in
+            try shared.open(db)
+            try batch.write(db)
+            try shared.close(db)
+            try queued.write(db)
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import MatchcastCore
+import MatchcastStore
+import Testing
+
+private typealias F = StoreFixture
+
+/// A fan-out chunk described by a `FanOutShare` reads back exactly as its records, on every store; SQLite keeps the
+/// shared sent state once per match, so these cover what that must get right: chunks saved and chunks never saved (a
+/// crash), a new fan-out over one left part-way, records of a chunk that do not move with it, chunks before the
+/// first described one, and writes outside a fan-out.
+@Suite("Store contract: fan-out chunks sharing a sent state")
+struct FanOutShareContractTests {
+    /// Six active activities of one match, each on its own token.
+    private static func activities() -> [ActivityRecord] {
+        (1...6).map { F.activity("act-\($0)", token: "upd-\($0)") }
+    }
+
+    /// `record` after the update, as a fan-out at `seconds` leaves it.
+    private static func moved(_ record: ActivityRecord, _ update: MatchUpdate, at seconds: Int) throws -> ActivityRecord {
+        var record = record
+        let before = record.lifecycle.quietState
+        let actions = record.lifecycle.matchChanged(update, now: F.at(seconds), policy: F.policy)
+        record.updatedAt = F.at(seconds)
+        try #require(!actions.isEmpty && record.lifecycle.quietState == before, "the update is sent, nothing held")
+        return record
+    }
+
+    private static func share(_ records: [ActivityRecord], moved: [Int], last: Bool) -> FanOutShare {
+        FanOutShare(
+            state: FanOutState(records[moved[0]]), moved: moved,
+            from: records.first!.activityId, through: last ? nil : records.last!.activityId)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func chunksReadBackAsSavedThroughCrashesAndRestarts(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            try await store.createDevice(F.device("dev-a"))
+            let initial = Self.activities()
+            try await store.saveActivities(initial)
+            var tracker = MatchTracker()
+            func update(_ goals: Int, seq: Int) throws -> MatchUpdate {
+                try #require(try tracker.ingest(F.football(.live, goals, 0, clock: "\(seq)'", seq: seq), pollInterval: .seconds(5)))
+            }
+            func stored() async throws -> [ActivityRecord] { try await store.activities(matchId: "epl-mun-liv") }
+
+            // A first fan-out saves its first chunk and never its second (the process died).
+            let goal1 = try update(1, seq: 10)
+            let first = try initial.map { try Self.moved($0, goal1, at: 60) }
+            try await store.saveActivities(Array(first[0..<3]), enqueue: [], share: Self.share(Array(first[0..<3]), moved: [0, 1, 2], last: false))
+            #expect(try await stored() == Array(first[0..<3]) + Array(initial[3..<6]))
+
+            // The next fan-out starts from what was saved. Its first chunk leaves the rest where the crash left it.
+            let goal2 = try update(2, seq: 20)
+            let before = Array(first[0..<3]) + Array(initial[3..<6])
+            var second = try before.map { try Self.moved($0, goal2, at: 120) }
+            try await store.saveActivities(Array(second[0..<3]), enqueue: [], share: Self.share(Array(second[0..<3]), moved: [0, 1, 2], last: false))
+            #expect(try await stored() == Array(second[0..<3]) + Array(initial[3..<6]))
+
+            // Its last chunk: act-5 took the update a second later than the others, so it is written whole.
+            second[4] = try Self.moved(before[4], goal2, at: 121)
+            let chunk = Array(second[3..<6])
+            try await store.saveActivities(chunk, enqueue: [], share: Self.share(chunk, moved: [0, 2], last: true))
+            #expect(try await stored() == second)
+            #expect(try await store.openActivities() == second)
+            #expect(try await store.activity(id: "act-5") == second[4])
+
+            // A fan-out whose first chunk changed nothing (not described, nothing saved): the activities before its
+            // first described chunk keep their state.
+            let goal3 = try update(3, seq: 30)
+            var third = second
+            for index in 3..<6 { third[index] = try Self.moved(second[index], goal3, at: 180) }
+            let last = Array(third[3..<6])
+            try await store.saveActivities(last, enqueue: [], share: Self.share(last, moved: [0, 1, 2], last: true))
+            #expect(try await stored() == third)
+
+            // A write outside any fan-out: the activity keeps what it was written with, the others what they share.
+            var ended = third[3]
+            _ = ended.lifecycle.end(.dismissed, now: F.at(200))
+            ended.updatedAt = F.at(200)
+            try await store.saveActivity(ended)
+            #expect(try await store.activity(id: "act-4") == ended)
+            #expect(try await store.activity(updateToken: "upd-6") == third[5])
+            #expect(try await store.openActivities() == Array(third[0..<3]) + Array(third[4..<6]))
+        }
+    }
+
+    @Test
+    func sqliteRefusesAChunkOfTwoMatches() async throws {
+        try await StoreKind.sqliteFile.withStore { store in
+            try await store.createDevice(F.device("dev-a"))
+            let records = [F.activity("act-1", token: "upd-1"), F.activity("act-2", match: "other", token: "upd-2")]
+            try await store.saveActivities(records)
+            var tracker = MatchTracker()
+            let goal = try #require(try tracker.ingest(F.football(.live, 1, 0, clock: "9'", seq: 9), pollInterval: .seconds(5)))
+            let moved = try Self.moved(records[0], goal, at: 60)
+            // One match's state is shared; a chunk mixing two could not say whose. Nothing of it is saved.
+            await #expect(throws: StoreError.invalid) {
+                try await store.saveActivities(
+                    [moved, records[1]], enqueue: [], share: Self.share([moved, records[1]], moved: [0], last: true))
+            }
+            #expect(try await store.activity(id: "act-1") == records[0])
+        }
+    }
+}
