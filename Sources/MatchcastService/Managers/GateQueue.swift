@@ -1,36 +1,71 @@
 import MatchcastCore
 import MatchcastStore
 
-/// Follows waiting for `LifecycleManager`'s serial gate. The first of them to get through the gate runs every one
-/// queued by then, their new activities saved in one store write; the others find their outcome when their turn
-/// comes. So follows from many API clients at once cost one transaction, not one each.
-struct FollowQueue {
+/// Commands of one kind waiting for `LifecycleManager`'s serial gate. The first of them to get through the gate runs
+/// every one queued by then, their records saved in one store write; the others find their outcome when their turn
+/// comes. So commands from many API clients at once cost one transaction, not one each.
+struct GateQueue<Command> {
+    /// A queued command; its ticket names its outcome.
+    @dynamicMemberLookup
     struct Request {
         let ticket: Int
-        let deviceId: String
-        let matchId: String
-        let environment: APNsEnvironment
+        let command: Command
+
+        subscript<Value>(dynamicMember field: KeyPath<Command, Value>) -> Value { command[keyPath: field] }
     }
 
     private var waiting: [Request] = []
     private var outcomes: [Int: Result<ActivityRecord, ServiceError>] = [:]
     private var nextTicket = 0
 
-    /// Follows queued and not yet run.
+    /// Commands queued and not yet run.
     var count: Int { waiting.count }
 
-    /// Queues a follow; its ticket names its outcome.
-    mutating func add(deviceId: String, matchId: String, environment: APNsEnvironment) -> Int {
+    /// Queues a command; its ticket names its outcome.
+    mutating func add(_ command: Command) -> Int {
         defer { nextTicket += 1 }
-        waiting.append(Request(ticket: nextTicket, deviceId: deviceId, matchId: matchId, environment: environment))
+        waiting.append(Request(ticket: nextTicket, command: command))
         return nextTicket
     }
 
+    /// Every queued command, in arrival order.
+    mutating func takeAll() -> [Request] {
+        defer { waiting = [] }
+        return waiting
+    }
+
+    mutating func settle(_ ticket: Int, _ outcome: Result<ActivityRecord, ServiceError>) {
+        outcomes[ticket] = outcome
+    }
+
+    /// The outcome of a command another caller ran, once (nil while it has not run).
+    mutating func outcome(_ ticket: Int) -> Result<ActivityRecord, ServiceError>? {
+        outcomes.removeValue(forKey: ticket)
+    }
+}
+
+/// A follow waiting for the gate.
+struct QueuedFollow {
+    let deviceId: String
+    let matchId: String
+    let environment: APNsEnvironment
+}
+
+/// An update token reported by an app, waiting for the gate.
+struct QueuedToken {
+    let activityId: String
+    let deviceId: String
+    let matchId: String
+    let token: String
+    let environment: APNsEnvironment
+}
+
+extension GateQueue where Command == QueuedFollow {
     /// Every queued follow, in arrival order, grouped by match (matches in order of their first follow).
-    mutating func takeAll() -> [(matchId: String, requests: [Request])] {
+    mutating func takeAllByMatch() -> [(matchId: String, requests: [Request])] {
         var groups: [(matchId: String, requests: [Request])] = []
         var position: [String: Int] = [:]
-        for request in waiting {
+        for request in takeAll() {
             if let at = position[request.matchId] {
                 groups[at].requests.append(request)
             } else {
@@ -38,16 +73,6 @@ struct FollowQueue {
                 groups.append((request.matchId, [request]))
             }
         }
-        waiting = []
         return groups
-    }
-
-    mutating func settle(_ ticket: Int, _ outcome: Result<ActivityRecord, ServiceError>) {
-        outcomes[ticket] = outcome
-    }
-
-    /// The outcome of a follow another caller ran, once (nil while it has not run).
-    mutating func outcome(_ ticket: Int) -> Result<ActivityRecord, ServiceError>? {
-        outcomes.removeValue(forKey: ticket)
     }
 }
