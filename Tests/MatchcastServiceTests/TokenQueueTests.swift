@@ -95,6 +95,25 @@ struct TokenQueueTests {
         }
     }
 
+    @Test("queued tokens of two matches: one save per match, so each is written under its own match's lease",
+          .timeLimit(.minutes(1)))
+    func oneSavePerMatch() async throws {
+        let store = ManagerScriptedStore()
+        let h = ManagerHarness(store: store)
+        let s = try await Self.startedDevices(h, 3)
+        let first = Registration(activityId: s[0].activityId, deviceId: s[0].deviceId, token: F.update(0))
+        let queued = [
+            Registration(activityId: s[1].activityId, deviceId: s[1].deviceId, token: F.update(1)),
+            Registration(activityId: "app-act-m2", deviceId: s[1].deviceId, token: F.update(21), matchId: "m2"),
+            Registration(activityId: s[2].activityId, deviceId: s[2].deviceId, token: F.update(2)),
+        ]
+
+        let (outcomes, saves) = try await Self.queueBehindHeldToken(h, store, first: first, queued: queued)
+
+        #expect(try outcomes.map { try $0.get().activityId } == queued.map(\.activityId))
+        #expect(saves == [[s[0].activityId], [s[1].activityId, s[2].activityId], ["app-act-m2"]])
+    }
+
     @Test("refused tokens in a batch fail alone, each with its own error, seeing the earlier ones of the batch; one save",
           .timeLimit(.minutes(1)))
     func refusalsFailAlone() async throws {

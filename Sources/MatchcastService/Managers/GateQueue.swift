@@ -44,15 +44,20 @@ struct GateQueue<Command> {
     }
 }
 
+/// A queued command about one match.
+protocol QueuedForMatch {
+    var matchId: String { get }
+}
+
 /// A follow waiting for the gate.
-struct QueuedFollow {
+struct QueuedFollow: QueuedForMatch {
     let deviceId: String
     let matchId: String
     let environment: APNsEnvironment
 }
 
 /// An update token reported by an app, waiting for the gate.
-struct QueuedToken {
+struct QueuedToken: QueuedForMatch {
     let activityId: String
     let deviceId: String
     let matchId: String
@@ -60,8 +65,9 @@ struct QueuedToken {
     let environment: APNsEnvironment
 }
 
-extension GateQueue where Command == QueuedFollow {
-    /// Every queued follow, in arrival order, grouped by match (matches in order of their first follow).
+extension GateQueue where Command: QueuedForMatch {
+    /// Every queued command, in arrival order, grouped by match (matches in order of their first command): a batch
+    /// saves one match's records, under that match's lease.
     mutating func takeAllByMatch() -> [(matchId: String, requests: [Request])] {
         var groups: [(matchId: String, requests: [Request])] = []
         var position: [String: Int] = [:]

@@ -427,7 +427,9 @@ public actor LifecycleManager {
         await serial.enter()
         defer { serial.leave() }
         if let outcome = tokenQueue.outcome(ticket) { return try outcome.get() }
-        await runTokens(tokenQueue.takeAll())
+        for (_, requests) in tokenQueue.takeAllByMatch() {
+            await runTokens(requests)
+        }
         guard let outcome = tokenQueue.outcome(ticket) else {
             throw ServiceError(.unavailable, "the update token of \(activityId) was not registered; retry")
         }
@@ -437,8 +439,8 @@ public actor LifecycleManager {
     /// Update tokens waiting for the gate (tests).
     package var queuedTokenCount: Int { tokenQueue.count }
 
-    /// Queued update tokens, registered together (`registerTogether`); when that fails as a whole, each again alone,
-    /// from the store's state, so a bad one fails alone with its own error.
+    /// Queued update tokens of one match, registered together (`registerTogether`); when that fails as a whole, each
+    /// again alone, from the store's state, so a bad one fails alone with its own error.
     private func runTokens(_ requests: [GateQueue<QueuedToken>.Request]) async {
         let together = await registerTogether(requests.map(\.command))
         if case .success(let outcomes) = together {
