@@ -25,17 +25,18 @@ struct TokenQueueTests {
             activityId: r.activityId, deviceId: r.deviceId, matchId: r.matchId, token: r.token, environment: .production)
     }
 
-    /// `count` devices with push-to-start tokens following the live match "m": each one's started activity.
-    private static func startedDevices(_ h: ManagerHarness, _ count: Int) async throws -> [(deviceId: String, activityId: String)] {
+    /// `count` devices with push-to-start tokens following the live match "m": for each, the registration of its
+    /// started activity's update token (`F.update(n)` for the n-th).
+    private static func startedDevices(_ h: ManagerHarness, _ count: Int) async throws -> [Registration] {
         try await h.ingest(F.football("m"))
-        var started: [(deviceId: String, activityId: String)] = []
+        var started: [Registration] = []
         for n in 0..<count {
             let device = try await h.device(pushToStart: F.pushToStart(n))
             let view = try await h.service.follow(deviceId: device, matchId: "m")
             guard let activityId = view.activityId, view.activityState == "starting" else {
                 throw ManagerHarnessFailure("the follow did not start: \(view)")
             }
-            started.append((device, activityId))
+            started.append(Registration(activityId: activityId, deviceId: device, token: F.update(n)))
         }
         return started
     }
@@ -73,10 +74,7 @@ struct TokenQueueTests {
     func queuedTokensShareOneSave() async throws {
         let store = ManagerScriptedStore()
         let h = ManagerHarness(store: store)
-        let started = try await Self.startedDevices(h, 8)
-        let registrations = started.enumerated().map { n, device in
-            Registration(activityId: device.activityId, deviceId: device.deviceId, token: F.update(n))
-        }
+        let registrations = try await Self.startedDevices(h, 8)
         // registrations[3] twice: a client retry inside the same batch.
         let queued = Array(registrations.dropFirst()) + [registrations[3]]
 
@@ -101,14 +99,9 @@ struct TokenQueueTests {
         let store = ManagerScriptedStore()
         let h = ManagerHarness(store: store)
         let s = try await Self.startedDevices(h, 3)
-        let first = Registration(activityId: s[0].activityId, deviceId: s[0].deviceId, token: F.update(0))
-        let queued = [
-            Registration(activityId: s[1].activityId, deviceId: s[1].deviceId, token: F.update(1)),
-            Registration(activityId: "app-act-m2", deviceId: s[1].deviceId, token: F.update(21), matchId: "m2"),
-            Registration(activityId: s[2].activityId, deviceId: s[2].deviceId, token: F.update(2)),
-        ]
+        let queued = [s[1], Registration(activityId: "app-act-m2", deviceId: s[1].deviceId, token: F.update(21), matchId: "m2"), s[2]]
 
-        let (outcomes, saves) = try await Self.queueBehindHeldToken(h, store, first: first, queued: queued)
+        let (outcomes, saves) = try await Self.queueBehindHeldToken(h, store, first: s[0], queued: queued)
 
         #expect(try outcomes.map { try $0.get().activityId } == queued.map(\.activityId))
         #expect(saves == [[s[0].activityId], [s[1].activityId, s[2].activityId], ["app-act-m2"]])
@@ -121,21 +114,20 @@ struct TokenQueueTests {
         let h = ManagerHarness(store: store)
         let s = try await Self.startedDevices(h, 7)
         try await h.service.unfollow(deviceId: s[5].deviceId, matchId: "m")  // s[5]'s activity has ended
-        let first = Registration(activityId: s[0].activityId, deviceId: s[0].deviceId, token: F.update(0))
         let queued = [
-            /* 0 */ Registration(activityId: s[1].activityId, deviceId: s[1].deviceId, token: F.update(1)),
+            /* 0 */ s[1],
             /* 1 */ Registration(activityId: s[2].activityId, deviceId: s[2].deviceId, token: F.update(1)),  // taken by 0
             /* 2 */ Registration(activityId: s[3].activityId, deviceId: s[3].deviceId, token: F.update(0)),  // the held one's
             /* 3 */ Registration(activityId: s[4].activityId, deviceId: s[2].deviceId, token: F.update(4)),  // s[4]'s activity
             /* 4 */ Registration(activityId: s[5].activityId, deviceId: s[5].deviceId, token: F.update(5)),  // ended
-            /* 5 */ Registration(activityId: s[6].activityId, deviceId: s[6].deviceId, token: F.update(6)),
+            /* 5 */ s[6],
             /* 6 */ Registration(activityId: "app-act-6", deviceId: s[6].deviceId, token: F.update(66)),  // adopts, ends 5
-            /* 7 */ Registration(activityId: s[6].activityId, deviceId: s[6].deviceId, token: F.update(6)),  // ended by 6
+            /* 7 */ s[6],  // ended by 6
             /* 8 */ Registration(activityId: "app-act-6b", deviceId: s[4].deviceId, token: F.update(6)),  // freed by 6
-            /* 9 */ Registration(activityId: s[2].activityId, deviceId: s[2].deviceId, token: F.update(2)),
+            /* 9 */ s[2],
         ]
 
-        let (outcomes, saves) = try await Self.queueBehindHeldToken(h, store, first: first, queued: queued)
+        let (outcomes, saves) = try await Self.queueBehindHeldToken(h, store, first: s[0], queued: queued)
 
         #expect(outcomes.map(Self.code) == [nil, .conflict, .conflict, .forbidden, .conflict, nil, nil, .conflict, nil, nil])
         #expect(saves.count == 2, "the refusals were settled inside the batch, which was saved once: \(saves)")
@@ -159,15 +151,10 @@ struct TokenQueueTests {
         let store = ManagerScriptedStore()
         let h = ManagerHarness(store: store)
         let s = try await Self.startedDevices(h, 3)
-        let first = Registration(activityId: s[0].activityId, deviceId: s[0].deviceId, token: F.update(0))
         // No such device: the store refuses the adopted activity, and with it the batch.
-        let queued = [
-            Registration(activityId: s[1].activityId, deviceId: s[1].deviceId, token: F.update(1)),
-            Registration(activityId: "app-act-ghost", deviceId: "ghost-device", token: F.update(9)),
-            Registration(activityId: s[2].activityId, deviceId: s[2].deviceId, token: F.update(2)),
-        ]
+        let queued = [s[1], Registration(activityId: "app-act-ghost", deviceId: "ghost-device", token: F.update(9)), s[2]]
 
-        let (outcomes, saves) = try await Self.queueBehindHeldToken(h, store, first: first, queued: queued)
+        let (outcomes, saves) = try await Self.queueBehindHeldToken(h, store, first: s[0], queued: queued)
 
         #expect(outcomes.map(Self.code) == [nil, .notFound, nil])
         #expect(try outcomes[0].get().phase == .active)
@@ -195,11 +182,11 @@ struct TokenQueueTests {
         // of their own with one token per pair at the same time.
         enum Outcome: Sendable { case view(String, ActivityView), refused(String, ServiceError.Code) }
         let outcomes = try await withThrowingTaskGroup(of: Outcome.self) { group in
-            for (n, device) in (started + started).enumerated() {
+            for registration in started + started {
                 group.addTask {
-                    .view(device.activityId, try await h.service.putActivity(
-                        activityId: device.activityId, deviceId: device.deviceId, matchId: "m",
-                        updateToken: F.update(n % started.count), environment: .production))
+                    .view(registration.activityId, try await h.service.putActivity(
+                        activityId: registration.activityId, deviceId: registration.deviceId, matchId: "m",
+                        updateToken: registration.token, environment: .production))
                 }
             }
             for (n, rival) in rivals.enumerated() {
@@ -233,8 +220,8 @@ struct TokenQueueTests {
         let open = try await store.openActivities()
         #expect(open.count == started.count + rivals.count / 2)
         #expect(Set(open.compactMap(\.updateToken)).count == open.count, "no token held twice")
-        for (n, device) in started.enumerated() {
-            #expect(try await store.activity(updateToken: F.update(n))?.activityId == device.activityId)
+        for registration in started {
+            #expect(try await store.activity(updateToken: registration.token)?.activityId == registration.activityId)
         }
     }
 }
