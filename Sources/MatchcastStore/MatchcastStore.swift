@@ -56,6 +56,9 @@ public protocol MatchcastStore: Sendable {
     func activities(deviceId: String) async throws(StoreError) -> [ActivityRecord]
     /// The open activity holding the token; failing that, the most recently updated ended one.
     func activity(updateToken: String) async throws(StoreError) -> ActivityRecord?
+    /// For each of `updateTokens` that an open activity holds, that activity's id, in one read (update tokens
+    /// registered together are checked together).
+    func openHolders(updateTokens: [String]) async throws(StoreError) -> [String: String]
     /// False when there was no such activity.
     @discardableResult
     func deleteActivity(id: String) async throws(StoreError) -> Bool
@@ -119,5 +122,14 @@ extension MatchcastStore {
             if let token = try await pushToStartToken(deviceId: deviceId) { tokens[deviceId] = token }
         }
         return tokens
+    }
+
+    /// One read per token: for stores with nothing better.
+    public func openHolders(updateTokens: [String]) async throws(StoreError) -> [String: String] {
+        var holders: [String: String] = [:]
+        for token in updateTokens {
+            if let holder = try await activity(updateToken: token), holder.isOpen { holders[token] = holder.activityId }
+        }
+        return holders
     }
 }

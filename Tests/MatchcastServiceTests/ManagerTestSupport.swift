@@ -143,16 +143,19 @@ enum ManagerFixtures {
 }
 
 /// A store that passes every call to an in-memory store, but can fail `saveMatch` on demand and
-/// hold `pushToStartToken` or `saveActivity` at a gate, to reach interleavings a test cannot
-/// otherwise pin down.
+/// hold `pushToStartToken`, `saveActivity` or `openHolders` at a gate, to reach interleavings a test
+/// cannot otherwise pin down.
 final class ManagerScriptedStore: MatchcastStore {
     let base = InMemoryStore()
     /// How many of the next `saveMatch` calls fail.
     let saveMatchFailures = Mutex(0)
     let pushToStartGate = ManagerTestGate()
     let saveActivityGate = ManagerTestGate()
+    let openHoldersGate = ManagerTestGate()
     /// The size of each `saveActivities` (without deliveries) call, in order.
     let savedBatches = Mutex<[Int]>([])
+    /// The activities of each `saveActivities(_:enqueue:)` call (an operation's save), in order.
+    let savedWithDeliveries = Mutex<[[String]]>([])
 
     init() {}
 
@@ -185,6 +188,7 @@ final class ManagerScriptedStore: MatchcastStore {
         try await base.saveActivities(records)
     }
     func saveActivities(_ records: [ActivityRecord], enqueue deliveries: [Delivery]) async throws(StoreError) {
+        savedWithDeliveries.withLock { $0.append(records.map(\.activityId)) }
         try await base.saveActivities(records, enqueue: deliveries)
     }
     func queuedDeliveries(limit: Int) async throws(StoreError) -> [Delivery] { await base.queuedDeliveries(limit: limit) }
@@ -199,6 +203,10 @@ final class ManagerScriptedStore: MatchcastStore {
     }
     func activity(updateToken: String) async throws(StoreError) -> ActivityRecord? {
         await base.activity(updateToken: updateToken)
+    }
+    func openHolders(updateTokens: [String]) async throws(StoreError) -> [String: String] {
+        await openHoldersGate.pass()
+        return try await base.openHolders(updateTokens: updateTokens)
     }
     func deleteActivity(id: String) async throws(StoreError) -> Bool { await base.deleteActivity(id: id) }
     func openActivities() async throws(StoreError) -> [ActivityRecord] { await base.openActivities() }

@@ -19,6 +19,8 @@ import Synchronization
 /// Devices, push-to-start tokens and follows are registered a few calls at a time (`setupWidth`), as many
 /// devices would at once: one call after the other is one round trip after the other on a server store
 /// (PostgreSQL: over 400 s for 100,000 devices). Every store gets the same calls; the timed part is untouched.
+/// With `--setup follow`, the update tokens are registered `tokenWidth` at a time, as many phones report them at once
+/// (`LifecycleManager` registers those that queue behind its gate together).
 struct FanoutBenchmark: Sendable {
     /// What to run.
     struct Options: Sendable {
@@ -117,12 +119,12 @@ struct FanoutBenchmark: Sendable {
                 + "one Delivery \(MemoryLayout<Delivery>.stride), one MatchUpdate \(MemoryLayout<MatchUpdate>.stride)")
         }
         let deviceIds = (0..<n).map { String(format: "bench-device-%07d", $0) }
+        let pushToStartTokens = deviceIds.map { SyntheticToken.make(for: "push-to-start:" + $0) }
         let created = now()
-        try await Self.concurrently(deviceIds) { deviceId in
+        try await Self.concurrently(Array(zip(deviceIds, pushToStartTokens))) { deviceId, token in
             try await store.createDevice(DeviceRecord(id: deviceId, secretHash: "", createdAt: created))
             try await store.setPushToStartToken(PushToStartTokenRecord(
-                deviceId: deviceId, token: SyntheticToken.make(for: "push-to-start:" + deviceId),
-                environment: .production, updatedAt: created))
+                deviceId: deviceId, token: token, environment: .production, updatedAt: created))
         }
         phase("\(n) devices with push-to-start tokens")
         switch options.setup {
@@ -164,10 +166,15 @@ struct FanoutBenchmark: Sendable {
         clock.advance(by: 1)
         switch options.setup {
         case .follow:
-            for (activityId, matchId) in started {
-                guard let record = try await store.activity(id: activityId) else { continue }
-                _ = try await manager.registerUpdateToken(
-                    activityId: activityId, deviceId: record.deviceId, matchId: matchId,
+            // Each start went to its device's push-to-start token: that names the device, with no read.
+            let deviceByToken = Dictionary(uniqueKeysWithValues: zip(pushToStartTokens, deviceIds))
+            let registering = manager
+            try await Self.concurrently(started, width: Self.tokenWidth) { activityId, matchId, pushToStartToken in
+                guard let deviceId = deviceByToken[pushToStartToken] else {
+                    throw CommandFailure("setup: a start went to a push-to-start token of no bench device")
+                }
+                _ = try await registering.registerUpdateToken(
+                    activityId: activityId, deviceId: deviceId, matchId: matchId,
                     token: SyntheticToken.make(for: "update:" + activityId), environment: .production)
             }
         case .restore:
@@ -226,14 +233,16 @@ struct FanoutBenchmark: Sendable {
 
     /// How many setup calls run at once.
     static let setupWidth = 16
+    /// How many update tokens are reported at once (`--setup follow`).
+    static let tokenWidth = 64
 
-    /// `body` for every item, `setupWidth` at a time; the first error stops the rest.
-    static func concurrently(
-        _ items: [String], _ body: @escaping @Sendable (String) async throws -> Void
+    /// `body` for every item, `width` at a time; the first error stops the rest.
+    static func concurrently<Item: Sendable>(
+        _ items: [Item], width: Int = setupWidth, _ body: @escaping @Sendable (Item) async throws -> Void
     ) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             var next = items.startIndex
-            while next < items.endIndex, next - items.startIndex < setupWidth {
+            while next < items.endIndex, next - items.startIndex < width {
                 let item = items[next]
                 group.addTask { try await body(item) }
                 next += 1

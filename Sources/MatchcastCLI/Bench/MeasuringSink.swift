@@ -34,7 +34,7 @@ final class MeasuringSink: DeliverySink, Sendable {
     var countsDeliveries: Bool { inner.countsDeliveries }
     private let inner: any DeliverySink
     private let chunk: Int?
-    private let state = Mutex<(window: Window?, started: [(activityId: String, matchId: String)], delivered: Int)>((nil, [], 0))
+    private let state = Mutex<(window: Window?, started: [Started], delivered: Int)>((nil, [], 0))
 
     init(inner: any DeliverySink, chunk: Int?) {
         self.inner = inner
@@ -90,8 +90,11 @@ final class MeasuringSink: DeliverySink, Sendable {
     /// Every delivery handed to the inner sink so far, measured or not.
     var delivered: Int { state.withLock { $0.delivered } }
 
+    /// An activity started by push-to-start: its ids and the push-to-start token it went to.
+    typealias Started = (activityId: String, matchId: String, pushToStartToken: String)
+
     /// The activities started (a `start` passed through) since the last call, outside windows.
-    func takeStarted() -> [(activityId: String, matchId: String)] {
+    func takeStarted() -> [Started] {
         state.withLock { state in
             defer { state.started.removeAll() }
             return state.started
@@ -99,7 +102,8 @@ final class MeasuringSink: DeliverySink, Sendable {
     }
 
     private func noteStarts(_ batch: [Delivery]) {
-        let started = batch.filter { $0.payload.aps.event == .start }.map { (activityId: $0.activityId, matchId: $0.matchId) }
+        let started = batch.filter { $0.payload.aps.event == .start }
+            .map { (activityId: $0.activityId, matchId: $0.matchId, pushToStartToken: $0.target.value) }
         guard !started.isEmpty else { return }
         state.withLock { $0.started.append(contentsOf: started) }
     }

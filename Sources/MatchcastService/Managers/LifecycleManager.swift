@@ -96,7 +96,9 @@ public actor LifecycleManager {
     /// Commands that change activities run one at a time (see `AsyncSerialGate`).
     private let serial = AsyncSerialGate()
     /// Follows waiting for `serial`, run together by the first through it.
-    private var followQueue = FollowQueue()
+    private var followQueue = GateQueue<QueuedFollow>()
+    /// Update tokens waiting for `serial`, registered together by the first through it.
+    private var tokenQueue = GateQueue<QueuedToken>()
 
     /// Delivers through `relay` (the broker's, in the background).
     public init(
@@ -344,14 +346,14 @@ public actor LifecycleManager {
     /// A follow: a waiting activity for (device, match), unless one is already open. It starts by
     /// push-to-start as soon as the match is in progress and the device has a token.
     ///
-    /// Follows that arrive while the gate is held queue up (`FollowQueue`); the first through the gate runs them all.
+    /// Follows that arrive while the gate is held queue up (`GateQueue`); the first through the gate runs them all.
     @discardableResult
     public func follow(deviceId: String, matchId: String, environment: APNsEnvironment) async throws(ServiceError) -> ActivityRecord {
-        let ticket = followQueue.add(deviceId: deviceId, matchId: matchId, environment: environment)
+        let ticket = followQueue.add(QueuedFollow(deviceId: deviceId, matchId: matchId, environment: environment))
         await serial.enter()
         defer { serial.leave() }
         if let outcome = followQueue.outcome(ticket) { return try outcome.get() }
-        for (matchId, requests) in followQueue.takeAll() {
+        for (matchId, requests) in followQueue.takeAllByMatch() {
             await runFollows(requests, matchId: matchId)
         }
         guard let outcome = followQueue.outcome(ticket) else {
@@ -391,7 +393,7 @@ public actor LifecycleManager {
 
     /// Queued follows of one match: their new waiting activities are saved in one write (one by one when that
     /// fails, so a bad one fails alone), then those that may start do, their starts saved and sent together.
-    private func runFollows(_ requests: [FollowQueue.Request], matchId: String) async {
+    private func runFollows(_ requests: [GateQueue<QueuedFollow>.Request], matchId: String) async {
         do {
             try await loadActivities(matchId: matchId)
         } catch {
@@ -459,38 +461,116 @@ public actor LifecycleManager {
 
     /// The app reported the update token of an activity: the one the broker started, or one it
     /// started itself (adopted; any other open activity of that device for the match is replaced).
+    ///
+    /// Tokens reported while the gate is held queue up (`GateQueue`); the first through the gate registers them all.
     public func registerUpdateToken(
         activityId: String, deviceId: String, matchId: String, token: String, environment: APNsEnvironment
     ) async throws(ServiceError) -> ActivityRecord {
+        let ticket = tokenQueue.add(QueuedToken(
+            activityId: activityId, deviceId: deviceId, matchId: matchId, token: token, environment: environment))
         await serial.enter()
         defer { serial.leave() }
+        if let outcome = tokenQueue.outcome(ticket) { return try outcome.get() }
+        for (_, requests) in tokenQueue.takeAllByMatch() {
+            await runTokens(requests)
+        }
+        guard let outcome = tokenQueue.outcome(ticket) else {
+            throw ServiceError(.unavailable, "the update token of \(activityId) was not registered; retry")
+        }
+        return try outcome.get()
+    }
+
+    /// Update tokens waiting for the gate (tests).
+    package var queuedTokenCount: Int { tokenQueue.count }
+
+    /// Queued update tokens of one match, registered together (`registerTogether`); when that fails as a whole, each
+    /// again alone, from the store's state, so a bad one fails alone with its own error.
+    private func runTokens(_ requests: [GateQueue<QueuedToken>.Request]) async {
+        let together = await registerTogether(requests.map(\.command))
+        if case .success(let outcomes) = together {
+            for (request, outcome) in zip(requests, outcomes) { tokenQueue.settle(request.ticket, outcome) }
+            return
+        }
+        if case .failure(let error) = together, requests.count == 1 {
+            tokenQueue.settle(requests[0].ticket, .failure(error))
+            return
+        }
+        for request in requests {
+            switch await registerTogether([request.command]) {
+            case .success(let outcomes): tokenQueue.settle(request.ticket, outcomes[0])
+            case .failure(let error): tokenQueue.settle(request.ticket, .failure(error))
+            }
+        }
+    }
+
+    /// Registers the tokens in order, each as `registerUpdateToken` says and seeing what the earlier ones did (a
+    /// conflict, or nothing new), their holders read in one store call and their changes saved and sent in one
+    /// `finish`: the outcome of each. A token refused (conflict, forbidden) fails alone before it changes anything.
+    /// The batch fails as a whole when the read or the save fails, or a token fails after changing activities;
+    /// the caches it touched are then dropped, to be read again from the store.
+    private func registerTogether(
+        _ commands: [QueuedToken]
+    ) async -> Result<[Result<ActivityRecord, ServiceError>], ServiceError> {
+        var outcomes: [Result<ActivityRecord, ServiceError>] = []
+        var deliveries: [Delivery] = []
+        var changed = ChangeSet(capacity: commands.count)
+        do throws(ServiceError) {
+            let holders = try await persist { try await self.store.openHolders(updateTokens: commands.map(\.token)) }
+            var batch = TokenBatch(stored: holders)
+            for command in commands {
+                var own = ChangeSet()
+                var sent: [Delivery] = []
+                do {
+                    outcomes.append(.success(try await register(command, in: batch, into: &sent, changed: &own)))
+                } catch {
+                    guard own.isEmpty, sent.isEmpty else { throw error }
+                    outcomes.append(.failure(error))
+                }
+                batch.note(own.all)
+                for record in own.all { changed.append(record) }
+                deliveries += sent
+            }
+            try await finish(deliveries, changed)
+        } catch {
+            for matchId in Set(commands.map(\.matchId)) where matches[matchId] != nil { matches[matchId]?.cache = nil }
+            return .failure(error)
+        }
+        return .success(outcomes)
+    }
+
+    /// One reported update token, its changes and deliveries put into those given (`registerTogether` saves them).
+    private func register(
+        _ command: QueuedToken, in batch: TokenBatch, into deliveries: inout [Delivery], changed: inout ChangeSet
+    ) async throws(ServiceError) -> ActivityRecord {
+        let (activityId, deviceId, matchId) = (command.activityId, command.deviceId, command.matchId)
         try await loadActivities(matchId: matchId)
-        if let holder = try await persist({ try await self.store.activity(updateToken: token) }),
-           holder.isOpen, holder.activityId != activityId {
+        if let holder = batch.holder(of: command.token), holder != activityId {
             throw ServiceError(.conflict, "this update token belongs to another activity")
         }
-        var deliveries: [Delivery] = []
-        var changed = ChangeSet()
         if var record = matches[matchId]?.cache?[activityId] {
             guard record.deviceId == deviceId else { throw ServiceError(.forbidden, "activity belongs to another device") }
-            record.environment = environment
-            let actions = record.lifecycle.updateTokenRegistered(token, now: now(), policy: policy)
+            record.environment = command.environment
+            let actions = record.lifecycle.updateTokenRegistered(command.token, now: now(), policy: policy)
             try await execute(actions, on: &record, into: &deliveries, changed: &changed)
-            try await finish(deliveries, changed)
             return matches[matchId]?.cache?[activityId] ?? record
         }
-        if let existing = try await persist({ try await self.store.activity(id: activityId) }) {
-            guard existing.deviceId == deviceId else { throw ServiceError(.forbidden, "activity belongs to another device") }
+        // Not open here: ended earlier in this batch, ended before, or not known at all.
+        var known = batch.changed(activityId)
+        if known == nil { known = try await persist { try await self.store.activity(id: activityId) } }
+        if let known {
+            guard known.deviceId == deviceId else { throw ServiceError(.forbidden, "activity belongs to another device") }
             throw ServiceError(.conflict, "activity \(activityId) has ended")
         }
         // Adopted: the app started this activity itself. It replaces the broker's own, unstarted or not.
-        for other in matches[matchId]?.cache?.records(deviceId: deviceId) ?? [] {
-            // An end (dismissed at once) if it ever reached the device, so no frozen twin stays.
-            try await end(other, reason: .unfollowed)
+        for var other in matches[matchId]?.cache?.records(deviceId: deviceId) ?? [] {
+            // An end (dismissed at once) if it ever reached the device, so no frozen twin stays; saved even if silent.
+            let before = changed.count
+            try await execute(other.lifecycle.end(.unfollowed, now: now()), on: &other, into: &deliveries, changed: &changed)
+            if changed.count == before { try await save(other, changed: &changed) }
         }
         var record = ActivityRecord(
-            deviceId: deviceId, environment: environment,
-            lifecycle: .adopted(activityId: activityId, matchId: matchId, updateToken: token, now: now()),
+            deviceId: deviceId, environment: command.environment,
+            lifecycle: .adopted(activityId: activityId, matchId: matchId, updateToken: command.token, now: now()),
             updatedAt: now())
         try await save(record, changed: &changed)
         if let latest = latest(matchId: matchId) {
@@ -499,7 +579,6 @@ public actor LifecycleManager {
             try await execute(record.lifecycle.matchChanged(quiet, now: now(), policy: policy),
                               on: &record, into: &deliveries, changed: &changed)
         }
-        try await finish(deliveries, changed)
         return matches[matchId]?.cache?[activityId] ?? record
     }
 
