@@ -15,6 +15,7 @@ private final class ChunkFailingStore: MatchcastStore {
     private struct Script {
         var calls = 0
         var failOn: Int?
+        var shares: [FanOutShare?] = []
     }
     private let script = Mutex(Script())
 
@@ -26,13 +27,23 @@ private final class ChunkFailingStore: MatchcastStore {
     /// `saveActivities(_:enqueue:)` calls since the last `failCall(_:)`.
     var enqueueingSaves: Int { script.withLock { $0.calls } }
 
+    /// How each of those calls was described to the store (nil: not as a fan-out chunk).
+    var shares: [FanOutShare?] { script.withLock { $0.shares } }
+
     func saveActivities(_ records: [ActivityRecord], enqueue deliveries: [Delivery]) async throws(StoreError) {
+        try await saveActivities(records, enqueue: deliveries, share: nil)
+    }
+
+    func saveActivities(
+        _ records: [ActivityRecord], enqueue deliveries: [Delivery], share: FanOutShare?
+    ) async throws(StoreError) {
         let fail = script.withLock { script -> Bool in
             script.calls += 1
+            script.shares.append(share)
             return script.calls == script.failOn
         }
         if fail { throw StoreError.database }
-        try await base.saveActivities(records, enqueue: deliveries)
+        try await base.saveActivities(records, enqueue: deliveries, share: share)
     }
 
     func createDevice(_ device: DeviceRecord) async throws(StoreError) { try await base.createDevice(device) }
@@ -127,14 +138,14 @@ struct ChunkedFanOutTests {
 
     /// A fresh SQLite file behind a `ChunkFailingStore`, seeded (`seed`); closed and removed after `body`.
     fileprivate static func withSeededStore(
-        _ body: (ChunkFailingStore, ManagerTestClock, ManagerHarness) async throws -> Void
+        clockStep: Double = 0, _ body: (ChunkFailingStore, ManagerTestClock, ManagerHarness) async throws -> Void
     ) async throws {
         let database = TemporaryDatabase()
         defer { database.remove() }
         let sqlite = try SQLiteStore(path: database.path)
         defer { try? sqlite.close() }
         let store = ChunkFailingStore(sqlite)
-        let clock = ManagerTestClock()
+        let clock = ManagerTestClock(step: clockStep)
         try await body(store, clock, try await seed(store, clock: clock))
     }
 
@@ -178,7 +189,8 @@ struct ChunkedFanOutTests {
     @Test("a fan-out over three chunks: one update per activity, in id order across chunks, saved, outbox empty")
     func fanOutAcrossChunks() async throws {
         #expect(Self.activities > 2 * LifecycleManager.fanOutChunk)
-        try await Self.withSeededStore { store, clock, h in
+        // The clock moves on while the manager works, as a wall clock does: the chunks still share one state.
+        try await Self.withSeededStore(clockStep: 0.000_1) { store, clock, h in
             Self.expectOneUpdateEach(h.deliveries, activityIds: Self.activityIds[...])
 
             clock.advance(by: 30)
@@ -190,6 +202,13 @@ struct ChunkedFanOutTests {
             #expect(goal.allSatisfy { $0.apns.priority == 10 && $0.payload.aps.contentState.home.score == "1" })
             #expect(Set(goal.map(\.id)).isDisjoint(with: h.deliveries.prefix(mark).map(\.id)))
             #expect(store.enqueueingSaves == 3, "saved in three chunks: 1,024 + 1,024 + 552")
+            // Each chunk told the store that all its activities only moved to one state, the fan-out's, and where
+            // its range ends (the last one: nowhere).
+            let shares = store.shares.compactMap { $0 }
+            #expect(shares.map(\.moved.count) == [1_024, 1_024, 552])
+            #expect(shares.map(\.through) == [Self.activityIds[1_023], Self.activityIds[2_047], nil])
+            #expect(shares.map(\.from) == [Self.activityIds[0], Self.activityIds[1_024], Self.activityIds[2_048]])
+            #expect(Set(shares.map(\.state.updatedAt)).count == 1)
             #expect(try await store.queuedDeliveryCount() == 0, "every saved delivery was sent and left the outbox")
 
             let records = try await Self.stored(store)

@@ -12,12 +12,20 @@ final class ManagerTestClock: Sendable {
     static let epoch = Date(timeIntervalSince1970: 1_800_000_000)
 
     private let current: Mutex<Date>
+    /// Seconds the clock moves on by itself each time it is read (0: never), as a wall clock does while code runs.
+    private let step: Double
 
-    init(_ start: Date = ManagerTestClock.epoch) {
+    init(_ start: Date = ManagerTestClock.epoch, step: Double = 0) {
         current = Mutex(start)
+        self.step = step
     }
 
-    var now: Date { current.withLock { $0 } }
+    var now: Date {
+        current.withLock { now in
+            defer { now = now.addingTimeInterval(step) }
+            return now
+        }
+    }
 
     /// Whole Unix seconds of `now`, as payload timestamps carry them.
     var unix: Int { Int(now.timeIntervalSince1970) }

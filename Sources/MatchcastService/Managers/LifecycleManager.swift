@@ -221,10 +221,12 @@ public actor LifecycleManager {
             var start = 0
             // The sent state the fan-out's activities share (`FanOutShare`), from its first chunk that changed one.
             var shared: FanOutState?
+            // One time for the whole fan-out: its activities then share their sent state from chunk to chunk.
+            let moment = now()
             repeat {
                 let end = min(start + Self.fanOutChunk, slots.count)
                 let range = matches[matchId]?.cache?.idRange(of: slots[start..<end])
-                var (deliveries, changed, unchanged) = try await advance(slots[start..<end], of: matchId, to: update)
+                var (deliveries, changed, unchanged) = try await advance(slots[start..<end], of: matchId, to: update, at: moment)
                 start = end
                 if start == slots.count, let broadcast { deliveries += await broadcast.matchChanged(update, matchId: matchId) }
                 shared = shared ?? changed.sharedState
@@ -263,13 +265,12 @@ public actor LifecycleManager {
     /// The activities in `slots` take `update`, in order: what they send, how they changed, and the slots of those
     /// still open that did not change.
     private func advance(
-        _ slots: ArraySlice<Int>, of matchId: String, to update: MatchUpdate
+        _ slots: ArraySlice<Int>, of matchId: String, to update: MatchUpdate, at moment: Date
     ) async throws(ServiceError) -> ([Delivery], ChangeSet, [Int]) {
         var deliveries: [Delivery] = []
         deliveries.reserveCapacity(slots.count)
         var changed = ChangeSet(capacity: slots.count)
         var unchanged: [Int] = []
-        let moment = now()
         // A kick-off starts every waiting activity: their devices' push-to-start tokens come in one read.
         var waitingDevices: [String] = []
         if let cache = matches[matchId]?.cache {
