@@ -49,8 +49,9 @@ public struct FanOutState: Sendable, Equatable {
 ///
 /// The caller's promise, which such a store relies on: a fan-out walks its match's open activities in activity-id
 /// order (UTF-8 byte order), chunk after chunk; once one chunk is described, every later chunk of the fan-out is too,
-/// with the same state; and every open activity of the match whose id is in a described chunk's range (`from`
-/// through `through`) is among its records, moved or not.
+/// with the same state; and every open, started activity of the match whose id is in a described chunk's range
+/// (`from` through `through`) is among its records, moved or not. Waiting activities never share a state: a
+/// fan-out that leaves one waiting need not pass it.
 public struct FanOutShare: Sendable {
     public var state: FanOutState
     /// Positions in the chunk's records of those whose only change is to `state`: open before and after, with the

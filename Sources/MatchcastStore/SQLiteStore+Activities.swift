@@ -103,7 +103,8 @@ struct ActivityBatch: Sendable {
     }
 
     /// A fan-out chunk's records but those `share` says moved with it (`FanOutStateWrite` joins them); each one
-    /// that is open, in the range the chunk covers and at the shared state joins it as it is written.
+    /// that is open and started, in the range the chunk covers and at the shared state joins it as it is written.
+    /// A waiting activity never joins, so a fan-out that leaves one waiting need not write it.
     init(_ records: [ActivityRecord], share: FanOutShare) throws(StoreError) {
         var written = records
         if !share.moved.isEmpty {
@@ -119,7 +120,7 @@ struct ActivityBatch: Sendable {
         joins.reserveCapacity(written.count)
         for position in written.indices {
             let record = written[position]
-            joins.append(record.isOpen && share.covers(record.activityId)
+            joins.append(record.isOpen && record.phase != .waiting && share.covers(record.activityId)
                 && FanOutState(contents.stored[position], updatedAt: record.updatedAt) == share.state)
         }
         self.joins = joins

@@ -19,7 +19,7 @@ public actor LifecycleManager {
         private var records: [ActivityRecord] = []
         /// Where each activity is in `records`.
         private var positions: [String: Int] = [:]
-        /// Positions of the records a fan-out moved without changing anything but their sent state.
+        /// Positions of the records a fan-out moved without changing anything but what they show or hold back.
         private(set) var moved: [Int] = []
 
         init(capacity: Int = 0) {
@@ -263,7 +263,8 @@ public actor LifecycleManager {
     }
 
     /// The activities in `slots` take `update`, in order: what they send, how they changed, and the slots of those
-    /// still open that did not change.
+    /// that did not change and may share their match's fan-out state (open, started: a waiting activity never
+    /// shares it, `ActivityBatch`).
     private func advance(
         _ slots: ArraySlice<Int>, of matchId: String, to update: MatchUpdate, at moment: Date
     ) async throws(ServiceError) -> ([Delivery], ChangeSet, [Int]) {
@@ -302,14 +303,9 @@ public actor LifecycleManager {
             guard var record = waiting else { continue }
             next += 1
             // A waiting activity may need the store (its device's push-to-start token) before it starts.
-            guard try await mayAct(on: record) else {
-                unchanged.append(slots[next - 1])
-                continue
-            }
-            let before = changed.count
+            guard try await mayAct(on: record) else { continue }
             try await execute(record.lifecycle.matchChanged(update, now: moment, policy: policy),
                               on: &record, into: &deliveries, changed: &changed, at: moment)
-            if changed.count == before { unchanged.append(slots[next - 1]) }
         }
         return (deliveries, changed, unchanged)
     }
