@@ -63,6 +63,9 @@ public actor ESPNFeedTransport: FeedTransport {
     private var board: Board?
     private var refreshing: Task<BoardOutcome, any Error>?
     private var summaries: [String: SummaryEntry] = [:]
+    /// Summary requests on their way, by event: callers that find one wait for it rather than asking again (the
+    /// actor lets a second caller in while the first awaits the upstream).
+    private var summaryFetches: [String: Task<ESPNSummaryBody?, Never>] = [:]
 
     /// - Parameters:
     ///   - league: the `{sport}/{league}` served; events are refused when Matchcast has no model for the sport.
@@ -277,18 +280,23 @@ public actor ESPNFeedTransport: FeedTransport {
         if let entry = summaries[eventId], entry.final || uptime() - entry.fetchedAt < freshness(board?.maxAge) {
             return entry.body
         }
-        var body: ESPNSummaryBody?
-        do {
-            let answer = try await upstream.fetch(FeedRequest(path: summaryPath(eventId)))
-            if answer.status == 200, let parsed = try? ESPNEventConverter.summaryBody(answer.body ?? Data()),
-                parsed.header.id == eventId
-            {
-                body = parsed
-            }
-        } catch {
-            if error is CancellationError || Task.isCancelled { throw CancellationError() }
-            body = nil
+        if let running = summaryFetches[eventId] {
+            let body = await running.value
+            try Task.checkCancellation()
+            return body
         }
+        let (upstream, request) = (upstream, FeedRequest(path: summaryPath(eventId)))
+        let fetch = Task { () -> ESPNSummaryBody? in
+            guard let answer = try? await upstream.fetch(request), answer.status == 200,
+                  let parsed = try? ESPNEventConverter.summaryBody(answer.body ?? Data()), parsed.header.id == eventId
+            else { return nil }
+            return parsed
+        }
+        summaryFetches[eventId] = fetch
+        let body = await withTaskCancellationHandler { await fetch.value } onCancel: { fetch.cancel() }
+        summaryFetches[eventId] = nil
+        // A cancelled request answered nothing about the match: not remembered as failed.
+        if fetch.isCancelled { throw CancellationError() }
         summaries[eventId] = SummaryEntry(fetchedAt: uptime(), body: body, final: final && body != nil)
         pruneSummaries()
         return body
