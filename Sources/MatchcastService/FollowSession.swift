@@ -37,6 +37,9 @@ public actor FollowSession {
     /// True once the activity has ended (its `end` was delivered) or cannot start.
     public private(set) var isFinished = false
     public private(set) var deliveriesSent = 0
+    /// A poll's handling and a stop run one at a time: a stop (Ctrl-C) that came while the start was on its way
+    /// would otherwise find no channel yet and end nothing.
+    private let serial = AsyncSerialGate()
 
     /// - Parameters:
     ///   - seed: makes activity and delivery ids reproducible.
@@ -71,6 +74,8 @@ public actor FollowSession {
     /// The activity ends before the match does (Ctrl-C): an `end` dismissed at once goes to its update token
     /// or channel, when it was started. Returns when it was delivered.
     public func stop() async throws {
+        await serial.enter()
+        defer { serial.leave() }
         guard !isFinished || (channel != nil && !channelFinished) else { return }
         try await execute(lifecycle.end(.unfollowed, now: now()))
         try await endChannel(.unfollowed)
@@ -128,6 +133,8 @@ public actor FollowSession {
 
     /// Takes one poll's result: renders a new snapshot, runs the lifecycle, delivers what it decides.
     public func handle(_ result: PollResult<MatchPollOutcome>) async throws {
+        await serial.enter()
+        defer { serial.leave() }
         switch result.outcome {
         case .updated(let snapshot):
             do {

@@ -1,5 +1,6 @@
 import Foundation
 import MatchcastCore
+import MatchcastDelivery
 import MatchcastFeeds
 import MatchcastService
 import MatchcastTesting
@@ -97,6 +98,25 @@ struct FollowSessionTests {
         #expect(a.ndjson == b.ndjson)
     }
 
+    @Test("Ctrl-C while the start is on its way still ends the activity on its channel", .timeLimit(.minutes(1)))
+    func stopWhileTheStartIsOnItsWay() async throws {
+        let sink = HoldingSink()
+        let session = FollowSession(
+            matchId: "m", sink: sink, policy: ActivityPolicy(), bundleId: "b", seed: 1, route: .channel("chan-1"),
+            report: { _ in })
+        let live = PollResult(outcome: MatchPollOutcome.updated(ManagerFixtures.football("m", seq: 1)), delay: .seconds(5))
+        let handling = Task { try await session.handle(live) }
+        await sink.waitForFirstDelivery()
+        let stopping = Task { try await session.stop() }
+        try await Task.sleep(for: .milliseconds(200))  // time for a stop that does not wait to end nothing
+        sink.release()
+        try await handling.value
+        try await stopping.value
+        let sent = sink.deliveries.map { "\($0.payload.aps.event) \($0.target.kind)" }
+        #expect(sent.first == "start pushToStartToken")
+        #expect(sent.last == "end channel", "\(sent)")
+    }
+
     @Test("a feed that fails is reported and retried, not fatal", .timeLimit(.minutes(1)))
     func failingFeedIsReported() async throws {
         struct Refusing: FeedTransport {
@@ -129,6 +149,55 @@ final class CapturedLines: Sendable {
     private let storage = Synchronization.Mutex<[String]>([])
     func append(_ line: String) { storage.withLock { $0.append(line) } }
     var lines: [String] { storage.withLock { $0 } }
+}
+
+/// A sink that keeps its first delivery waiting until released, and says when it has it.
+final class HoldingSink: DeliverySink, Sendable {
+    let name = "holding"
+    private struct State {
+        var deliveries: [Delivery] = []
+        var released = false
+        var arrived: [CheckedContinuation<Void, Never>] = []
+        var held: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state = Synchronization.Mutex(State())
+
+    func deliver(_ batch: [Delivery]) async throws {
+        let arrived = state.withLock { state in
+            state.deliveries += batch
+            defer { state.arrived = [] }
+            return state.arrived
+        }
+        for waiter in arrived { waiter.resume() }
+        await withCheckedContinuation { continuation in
+            let go = state.withLock { state in
+                if !state.released { state.held.append(continuation) }
+                return state.released
+            }
+            if go { continuation.resume() }
+        }
+    }
+
+    func waitForFirstDelivery() async {
+        await withCheckedContinuation { continuation in
+            let arrived = state.withLock { state in
+                if state.deliveries.isEmpty { state.arrived.append(continuation) }
+                return !state.deliveries.isEmpty
+            }
+            if arrived { continuation.resume() }
+        }
+    }
+
+    func release() {
+        let held = state.withLock { state in
+            state.released = true
+            defer { state.held = [] }
+            return state.held
+        }
+        for waiter in held { waiter.resume() }
+    }
+
+    var deliveries: [Delivery] { state.withLock { $0.deliveries } }
 }
 
 /// A one-way flag shared with a child task.
