@@ -86,6 +86,8 @@ public protocol MatchcastStore: Sendable {
     /// `saveActivities(_:enqueue:)` for one chunk of a fan-out, described by `share` (nil: not a fan-out chunk).
     /// A store may use the description to write less; what reads back afterwards is the same.
     func saveActivities(_ records: [ActivityRecord], enqueue deliveries: [Delivery], share: FanOutShare?) async throws(StoreError)
+    /// Whether this store uses a fan-out chunk's `FanOutShare`: when not, a fan-out does not work one out.
+    var keepsFanOutState: Bool { get }
     /// Queued deliveries, oldest first (the order they were queued; a replaced update counts as queued anew),
     /// at most `limit`, payload bytes exactly as queued.
     func queuedDeliveries(limit: Int) async throws(StoreError) -> [Delivery]
@@ -108,6 +110,9 @@ public protocol MatchcastStore: Sendable {
 }
 
 extension MatchcastStore {
+    /// Every activity keeps its state in its own row.
+    public var keepsFanOutState: Bool { false }
+
     /// Every record written whole: for stores that keep each activity's sent state in its own row.
     public func saveActivities(
         _ records: [ActivityRecord], enqueue deliveries: [Delivery], share: FanOutShare?

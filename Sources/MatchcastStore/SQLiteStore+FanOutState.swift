@@ -122,6 +122,8 @@ struct FanOutStateWrite: Sendable {
 }
 
 extension SQLiteStore {
+    public var keepsFanOutState: Bool { true }
+
     public func saveActivities(
         _ records: [ActivityRecord], enqueue deliveries: [Delivery], share: FanOutShare?
     ) async throws(StoreError) {

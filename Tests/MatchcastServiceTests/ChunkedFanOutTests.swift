@@ -27,6 +27,8 @@ private final class ChunkFailingStore: MatchcastStore {
     /// `saveActivities(_:enqueue:)` calls since the last `failCall(_:)`.
     var enqueueingSaves: Int { script.withLock { $0.calls } }
 
+    var keepsFanOutState: Bool { base.keepsFanOutState }
+
     /// How each of those calls was described to the store (nil: not as a fan-out chunk).
     var shares: [FanOutShare?] { script.withLock { $0.shares } }
 

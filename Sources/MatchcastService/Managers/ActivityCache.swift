@@ -38,7 +38,7 @@ struct ActivityCache: Sendable {
 
     /// The device's open activities, in id order.
     mutating func records(deviceId: String) -> [ActivityRecord] {
-        deviceIndex()[deviceId, default: []].compactMap { slots[$0] }.sorted { $0.activityId < $1.activityId }
+        deviceIndex()[deviceId, default: []].compactMap { slots[$0] }.sorted { Self.precedes($0.activityId, $1.activityId) }
     }
 
     /// The id of the device's open activity (the lowest id, should the store have held two).
@@ -62,15 +62,20 @@ struct ActivityCache: Sendable {
 
     // MARK: Walking in place
 
-    /// The slots in activity-id order (UTF-8 byte order, as SQL compares text), for `phase(at:)`, `record(at:)`
+    /// The slots in activity-id order (`precedes`), for `phase(at:)`, `record(at:)`
     /// and `update(at:_:)`. A slot dropped while walking reads as nil; no activity is added while walking (that
     /// would reuse slots).
     mutating func orderedSlots() -> [Int] {
         if let order { return order }
         var sorted = Array(slots.usedSlots)
-        sorted.sort { slots[$0]!.activityId.utf8.lexicographicallyPrecedes(slots[$1]!.activityId.utf8) }
+        sorted.sort { Self.precedes(slots[$0]!.activityId, slots[$1]!.activityId) }
         order = sorted
         return sorted
+    }
+
+    /// Activity-id order: UTF-8 byte order, as the stores' SQL compares ids.
+    private static func precedes(_ id: String, _ other: String) -> Bool {
+        id.utf8.lexicographicallyPrecedes(other.utf8)
     }
 
     /// The lowest and highest ids of the activities in `range` of `orderedSlots()`; nil when it holds none.

@@ -219,7 +219,9 @@ public actor LifecycleManager {
             send: { [relay] deliveries in await relay.submit(deliveries) })
         do {
             var start = 0
-            // The sent state the fan-out's activities share (`FanOutShare`), from its first chunk that changed one.
+            // The sent state the fan-out's activities share (`FanOutShare`), from its first chunk that changed one;
+            // worked out only for a store that keeps it once per match.
+            let describes = store.keepsFanOutState
             var shared: FanOutState?
             // One time for the whole fan-out: its activities then share their sent state from chunk to chunk.
             let moment = now()
@@ -229,7 +231,7 @@ public actor LifecycleManager {
                 var (deliveries, changed, unchanged) = try await advance(slots[start..<end], of: matchId, to: update, at: moment)
                 start = end
                 if start == slots.count, let broadcast { deliveries += await broadcast.matchChanged(update, matchId: matchId) }
-                shared = shared ?? changed.sharedState
+                if describes { shared = shared ?? changed.sharedState }
                 var share: FanOutShare?
                 if let shared, let range {
                     // Described to the store, the chunk holds every open activity of its range: those it left as
@@ -559,11 +561,9 @@ public actor LifecycleManager {
             throw ServiceError(.conflict, "activity \(activityId) has ended")
         }
         // Adopted: the app started this activity itself. It replaces the broker's own, unstarted or not.
-        for var other in matches[matchId]?.cache?.records(deviceId: deviceId) ?? [] {
-            // An end (dismissed at once) if it ever reached the device, so no frozen twin stays; saved even if silent.
-            let before = changed.count
-            try await execute(other.lifecycle.end(.unfollowed, now: now()), on: &other, into: &deliveries, changed: &changed)
-            if changed.count == before { try await save(other, changed: &changed) }
+        for other in matches[matchId]?.cache?.records(deviceId: deviceId) ?? [] {
+            // An end (dismissed at once) if it ever reached the device, so no frozen twin stays.
+            try await end(other, reason: .unfollowed, into: &deliveries, changed: &changed)
         }
         var record = ActivityRecord(
             deviceId: deviceId, environment: command.environment,
@@ -895,12 +895,21 @@ public actor LifecycleManager {
     }
 
     private func end(_ record: ActivityRecord, reason: ActivityEndReason) async throws(ServiceError) {
-        var record = record
         var deliveries: [Delivery] = []
         var changed = ChangeSet()
-        try await execute(record.lifecycle.end(reason, now: now()), on: &record, into: &deliveries, changed: &changed)
-        if changed.isEmpty { try await save(record, changed: &changed) }
+        try await end(record, reason: reason, into: &deliveries, changed: &changed)
         try await finish(deliveries, changed)
+    }
+
+    /// The activity ends: its end (if it sends one) and its record, saved even when the end is silent, go into
+    /// those given.
+    private func end(
+        _ record: ActivityRecord, reason: ActivityEndReason, into deliveries: inout [Delivery], changed: inout ChangeSet
+    ) async throws(ServiceError) {
+        var record = record
+        let before = changed.count
+        try await execute(record.lifecycle.end(reason, now: now()), on: &record, into: &deliveries, changed: &changed)
+        if changed.count == before { try await save(record, changed: &changed) }
     }
 
     /// Saves the changed activities with their deliveries in one transaction, then hands the deliveries to the
