@@ -35,7 +35,9 @@ extension SQLiteStore {
 
     public func activity(updateToken: String) async throws(StoreError) -> ActivityRecord? {
         try await read("finding an activity by update token") { db in
-            try Self.activities(db, "WHERE updateToken = ? ORDER BY phase = 'ended', updatedAt DESC, id LIMIT 1", [updateToken])
+            try Self.activities(
+                db, "WHERE \(Self.holdsToken("updateToken", "?1")) ORDER BY phase = 'ended', updatedAt DESC, id LIMIT 1",
+                [updateToken])
                 .first
         }
     }
@@ -92,14 +94,16 @@ extension SQLiteStore {
 struct ActivityBatch: Sendable {
     let records: [ActivityRecord]
     let contents: StoredContents
-    /// By record: whether it is written as sharing its match's sent state (`shared` 1) rather than with its own.
-    private let joins: [Bool]
+    /// By record: whether it is written as sharing its match's sent state (`shared` 1) rather than with its own. Nil
+    /// outside a fan-out: then a record shares the state if it reads the same there (`StoredFanOutStates`).
+    private let joins: [Bool]?
 
-    /// Every record written whole, each with its own sent state.
+    /// Every record written whole. One that is at its match's shared state already (an update token registered
+    /// after a fan-out) stays in it, so the next fan-out need not write it.
     init(_ records: [ActivityRecord]) throws(StoreError) {
         self.records = records
         contents = try StoredContents(records)
-        joins = Array(repeating: false, count: records.count)
+        joins = nil
     }
 
     /// A fan-out chunk's records but those `share` says moved with it (`FanOutStateWrite` joins them); each one
@@ -138,7 +142,7 @@ struct ActivityBatch: Sendable {
         """
 
     /// The row keeps its device, match, environment and token; its phase may change. One statement, no lookups; the
-    /// unique index on open tokens stays the backstop.
+    /// triggers on open tokens stay the backstop.
     static let updateSQL = """
         UPDATE activity SET
             phase = ?1, lastTimestamp = ?2, sentContent = ?3, sentAt = ?4, sentStaleDate = ?5, startedAt = ?6,
@@ -162,11 +166,23 @@ struct ActivityBatch: Sendable {
             updatedAt = excluded.updatedAt, shared = excluded.shared
         """
 
+    /// The row keeps its device, match and environment and takes a new token (registered or rotated): no index but
+    /// the token's changes. The triggers refuse a token another open activity holds.
+    static let tokenSQL = """
+        UPDATE activity SET
+            phase = ?1, lastTimestamp = ?2, sentContent = ?3, sentAt = ?4, sentStaleDate = ?5, startedAt = ?6,
+            heldContent = ?7, heldStaleness = ?8, endHeld = ?9, finalContent = ?10, channelId = ?11, updatedAt = ?12,
+            updateToken = ?17, shared = ?18
+        WHERE id = ?13 AND deviceId = ?14 AND matchId = ?15 AND environment = ?16
+        """
+
     /// Writes every record, in order, inside the caller's transaction.
     func write(_ db: Database) throws {
         let contentIds = try Self.contentIds(contents.entries, db)
         let samePhase = try SQLiteRawStatement(db, sql: Self.samePhaseSQL)
         let update = try SQLiteRawStatement(db, sql: Self.updateSQL)
+        var token: SQLiteRawStatement?
+        var shared = StoredFanOutStates()
         var lastDate: Date?
         var lastDateText = ""
         for position in records.indices {
@@ -175,24 +191,46 @@ struct ActivityBatch: Sendable {
                 lastDate = updatedAt
                 lastDateText = Self.text(updatedAt)
             }
-            bind(position, updatedAt: lastDateText, contentIds, to: samePhase)
+            let join = try joins?[position] ?? shared.holds(
+                records[position], values: sharedValues(position, contentIds), updatedAt: lastDateText, db)
+            bind(position, updatedAt: lastDateText, join: join, contentIds, to: samePhase)
             if try samePhase.run() == 1 { continue }
-            bind(position, updatedAt: lastDateText, contentIds, to: update)
-            let changed: Int
-            do {
-                changed = try update.run()
-            } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
-                // Reopened while another open activity holds its token: the index refused it; name the holder.
-                try Self.checkToken(records[position], db)
-                throw error
-            }
-            if changed == 1 { continue }
-            try Self.insertOrReplace(records[position], arguments(position, contentIds), db)
+            bind(position, updatedAt: lastDateText, join: join, contentIds, to: update)
+            if try run(update, position, db) == 1 { continue }
+            if token == nil { token = try SQLiteRawStatement(db, sql: Self.tokenSQL) }
+            bind(position, updatedAt: lastDateText, join: join, contentIds, to: token!)
+            if try run(token!, position, db) == 1 { continue }
+            try Self.insertOrReplace(records[position], arguments(position, join: join, contentIds), db)
         }
     }
 
-    /// The record at `position` bound as `updateSQL`'s (and `samePhaseSQL`'s) numbered parameters.
-    private func bind(_ position: Int, updatedAt: String, _ contentIds: [Int64], to statement: SQLiteRawStatement) {
+    /// Runs an update of the record at `position`; when the triggers refuse its token (held by another open
+    /// activity), the error names the holder.
+    private func run(_ statement: SQLiteRawStatement, _ position: Int, _ db: Database) throws -> Int {
+        do {
+            return try statement.run()
+        } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_TRIGGER {
+            try Self.checkToken(records[position], db)
+            throw error
+        }
+    }
+
+    /// The record at `position`'s values of what a match's activities can share, in `StoredFanOutStates.columns`'
+    /// order but the update date.
+    private func sharedValues(_ position: Int, _ contentIds: [Int64]) -> [DatabaseValue] {
+        let refs = contents.refs[position]
+        let stored = contents.stored[position]
+        func id(_ ref: Int32) -> Int64? { ref < 0 ? nil : contentIds[Int(ref)] }
+        return [
+            stored.lastTimestamp.databaseValue, id(refs.sent).databaseValue, stored.sentAt.databaseValue,
+            stored.sentStaleDate.databaseValue, id(refs.held).databaseValue, stored.heldStaleness.databaseValue,
+        ]
+    }
+
+    /// The record at `position` bound as `updateSQL`'s (and `samePhaseSQL`'s, `tokenSQL`'s) numbered parameters.
+    private func bind(
+        _ position: Int, updatedAt: String, join: Bool, _ contentIds: [Int64], to statement: SQLiteRawStatement
+    ) {
         let refs = contents.refs[position]
         let stored = contents.stored[position]
         func id(_ ref: Int32) -> Int64? { ref < 0 ? nil : contentIds[Int(ref)] }
@@ -213,11 +251,11 @@ struct ActivityBatch: Sendable {
         statement.bind(15, records[position].matchId)
         statement.bind(16, records[position].environment.rawValue)
         statement.bind(17, stored.updateToken)
-        statement.bind(18, joins[position])
+        statement.bind(18, join)
     }
 
     /// The same values as `bind`, as GRDB arguments (the rare insert path).
-    private func arguments(_ position: Int, _ contentIds: [Int64]) -> StatementArguments {
+    private func arguments(_ position: Int, join: Bool, _ contentIds: [Int64]) -> StatementArguments {
         let refs = contents.refs[position]
         let stored = contents.stored[position]
         func id(_ ref: Int32) -> Int64? { ref < 0 ? nil : contentIds[Int(ref)] }
@@ -226,7 +264,7 @@ struct ActivityBatch: Sendable {
             stored.startedAt, id(refs.held), stored.heldStaleness, stored.endHeld, id(refs.final), stored.channelId,
             records[position].updatedAt,
             records[position].activityId, records[position].deviceId, records[position].matchId,
-            records[position].environment.rawValue, stored.updateToken, joins[position],
+            records[position].environment.rawValue, stored.updateToken, join,
         ]
     }
 
@@ -252,7 +290,10 @@ struct ActivityBatch: Sendable {
     private static func checkToken(_ record: ActivityRecord, _ db: Database) throws {
         if record.isOpen, let token = record.updateToken,
            let holder = try String.fetchOne(
-               db.cachedStatement(sql: "SELECT id FROM activity WHERE updateToken = ? AND phase <> 'ended' AND id <> ? LIMIT 1"),
+               db.cachedStatement(sql: """
+                   SELECT id FROM activity
+                   WHERE \(SQLiteStore.holdsToken("updateToken", "?1")) AND phase <> 'ended' AND id <> ?2 LIMIT 1
+                   """),
                arguments: [token, record.activityId]) {
             throw StoreError.conflict("update token \(StoreError.redacted(token)) is held by open activity '\(holder)'")
         }

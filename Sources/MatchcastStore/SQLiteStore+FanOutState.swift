@@ -27,11 +27,8 @@ struct FanOutStateWrite: Sendable {
     private let sent: StoredContents.Entry?
     private let held: StoredContents.Entry?
 
-    /// The state's columns, current and previous, in the order `values` binds them.
-    private static let columns = [
-        "lastTimestamp", "sentContent", "sentAt", "sentStaleDate", "heldContent", "heldStaleness", "updatedAt",
-    ]
-    private static let previous = columns.map { "prev" + $0.prefix(1).uppercased() + $0.dropFirst() }
+    private static let columns = StoredFanOutStates.columns
+    private static let previous = StoredFanOutStates.previous
 
     init(_ share: FanOutShare, records: [ActivityRecord]) throws(StoreError) {
         let matchId = records.first?.matchId ?? ""
@@ -111,13 +108,61 @@ struct FanOutStateWrite: Sendable {
     }
 
     /// The members of the match that `condition` selects (`?2` is `bound`) leave the shared state, keeping `source`
-    /// (the current or the previous state) in their own rows.
+    /// (the current or the previous state) in their own rows, and the later of its update date and their own.
     private func detach(_ source: [String], where condition: String, _ bound: String, _ db: Database) throws {
-        let keeps = zip(Self.columns, source).map { "\($0) = (SELECT \($1) FROM fanOutState WHERE matchId = ?1)" }
+        let keeps = zip(Self.columns, source).map { column, source in
+            let value = "(SELECT \(source) FROM fanOutState WHERE matchId = ?1)"
+            return column == "updatedAt" ? "updatedAt = max(updatedAt, \(value))" : "\(column) = \(value)"
+        }
         try db.cachedStatement(sql: """
             UPDATE activity SET shared = 0, \(keeps.joined(separator: ", "))
             WHERE matchId = ?1 AND shared = 1 AND \(condition)
             """).execute(arguments: [matchId, bound])
+    }
+}
+
+/// The shared states of the matches a write outside a fan-out touches, each read once: a record written whole stays
+/// in (or joins) its match's shared state when it reads the same there, so registering an update token after a
+/// fan-out does not make the next fan-out write the activity again.
+struct StoredFanOutStates {
+    /// A state's columns, current and previous, in the order `FanOutStateWrite` binds them; the update date last.
+    static let columns = [
+        "lastTimestamp", "sentContent", "sentAt", "sentStaleDate", "heldContent", "heldStaleness", "updatedAt",
+    ]
+    static let previous = columns.map { "prev" + $0.prefix(1).uppercased() + $0.dropFirst() }
+
+    /// By match: its `fanOutState` row, or nil when it has none.
+    private var rows: [String: Row?] = [:]
+
+    /// Whether `record`, written with `values` (its shared columns but the update date) and `updatedAt`, reads the
+    /// same as a member of its match's shared state: open and started, at the state its id reads (the current one up
+    /// to the boundary, the previous one past it), and updated no earlier (the view takes the later date).
+    mutating func holds(
+        _ record: ActivityRecord, values: @autoclosure () -> [DatabaseValue], updatedAt: String, _ db: Database
+    ) throws -> Bool {
+        guard record.isOpen, record.phase != .waiting else { return false }
+        let row: Row?
+        if let read = rows[record.matchId] {
+            row = read
+        } else {
+            row = try Row.fetchOne(
+                db.cachedStatement(sql: """
+                    SELECT \((Self.columns + Self.previous).joined(separator: ", ")), boundary
+                    FROM fanOutState WHERE matchId = ?
+                    """),
+                arguments: [record.matchId])
+            rows[record.matchId] = .some(row)
+        }
+        guard let row else { return false }
+        let count = Self.columns.count
+        let boundary: String? = try row.decode(atIndex: 2 * count)
+        let current = boundary.map { !$0.utf8.lexicographicallyPrecedes(record.activityId.utf8) } ?? true
+        let offset = current ? 0 : count
+        guard let stateDate: String = try row.decode(atIndex: offset + count - 1), stateDate <= updatedAt else {
+            return false
+        }
+        let values = values()
+        return values.indices.allSatisfy { (row[offset + $0] as DatabaseValue) == values[$0] }
     }
 }
 

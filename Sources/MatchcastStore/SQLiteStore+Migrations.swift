@@ -312,8 +312,69 @@ extension SQLiteStore {
                 """)
         }
 
-        // Later migrations go here (`v7`, ...).
+        // - Update tokens are found through an index on their first 16 hex digits (`SQLiteStore.tokenKey`), not on the
+        //   whole token: a token is up to 200 characters and random, so each registration dirtied a page of each of
+        //   two wide indexes. The rule the unique index kept (no two open activities on one token) is kept by
+        //   triggers that look the token up through the narrow index before a row takes it.
+        // - An activity sharing its match's sent state keeps its own update date when that is later (an update token
+        //   written after a fan-out), so such a write need not take the activity out of the shared state.
+        migrator.registerMigration("v7") { db in
+            try db.execute(sql: """
+                DROP INDEX activity_on_updateToken;
+                DROP INDEX activity_open_updateToken;
+                CREATE INDEX activity_on_tokenKey ON activity(\(SQLiteStore.tokenKey("updateToken")));
+                CREATE TRIGGER activity_open_token_insert BEFORE INSERT ON activity
+                WHEN \(Self.tokenTaken)
+                BEGIN SELECT RAISE(ABORT, 'update token held by another open activity'); END;
+                CREATE TRIGGER activity_open_token_update BEFORE UPDATE OF updateToken, phase ON activity
+                WHEN \(Self.tokenTaken)
+                BEGIN SELECT RAISE(ABORT, 'update token held by another open activity'); END;
+
+                DROP VIEW activityView;
+                \(Self.activityView)
+                """)
+        }
+
+        // Later migrations go here (`v8`, ...).
 
         return migrator
+    }
+
+    /// A trigger's condition: the row being written is open and holds a token another open activity holds.
+    private static let tokenTaken = """
+        NEW.updateToken IS NOT NULL AND NEW.phase <> 'ended' AND EXISTS (
+            SELECT 1 FROM activity
+            WHERE \(SQLiteStore.holdsToken("updateToken", "NEW.updateToken")) AND phase <> 'ended' AND id <> NEW.id)
+        """
+
+    /// Every activity as it reads (v7): a member of its match's shared sent state (`shared` 1) takes that state, current
+    /// if its id is at most the boundary (or the boundary is null), previous otherwise; its update date is the later
+    /// of the state's and its own.
+    private static let activityView = """
+        CREATE VIEW activityView AS
+        SELECT a.id AS id, a.deviceId AS deviceId, a.matchId AS matchId, a.environment AS environment,
+            a.phase AS phase, a.updateToken AS updateToken,
+            \(shared("lastTimestamp")) AS lastTimestamp,
+            \(shared("sentContent")) AS sentContent,
+            \(shared("sentAt")) AS sentAt,
+            \(shared("sentStaleDate")) AS sentStaleDate,
+            a.startedAt AS startedAt,
+            \(shared("heldContent")) AS heldContent,
+            \(shared("heldStaleness")) AS heldStaleness,
+            a.endHeld AS endHeld, a.finalContent AS finalContent, a.channelId AS channelId,
+            CASE WHEN s.matchId IS NULL THEN a.updatedAt
+                WHEN s.boundary IS NULL OR a.id <= s.boundary THEN max(a.updatedAt, s.updatedAt)
+                ELSE max(a.updatedAt, s.prevUpdatedAt) END AS updatedAt,
+            a.shared AS shared
+        FROM activity a LEFT JOIN fanOutState s ON a.shared = 1 AND s.matchId = a.matchId;
+        """
+
+    /// `column` as the view reads it: the row's own, or its match's shared state's.
+    private static func shared(_ column: String) -> String {
+        let previous = "prev" + column.prefix(1).uppercased() + column.dropFirst()
+        return """
+            CASE WHEN s.matchId IS NULL THEN a.\(column) \
+            WHEN s.boundary IS NULL OR a.id <= s.boundary THEN s.\(column) ELSE s.\(previous) END
+            """
     }
 }

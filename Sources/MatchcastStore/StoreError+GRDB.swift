@@ -10,7 +10,7 @@ extension StoreError {
         case let error as DatabaseError:
             let detail = "\(what): \(error.message ?? "SQLite error \(error.extendedResultCode.rawValue)")"
             switch error.extendedResultCode {
-            case .SQLITE_CONSTRAINT_UNIQUE, .SQLITE_CONSTRAINT_PRIMARYKEY:
+            case .SQLITE_CONSTRAINT_UNIQUE, .SQLITE_CONSTRAINT_PRIMARYKEY, .SQLITE_CONSTRAINT_TRIGGER:
                 self = .conflict(detail)
             case .SQLITE_CONSTRAINT_FOREIGNKEY:
                 self = .notFound(detail)

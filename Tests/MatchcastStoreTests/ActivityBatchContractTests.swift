@@ -25,6 +25,12 @@ struct ActivityBatchContractTests {
             #expect(error?.message.contains("held by open activity 'act-a'") == true)
             #expect(try await store.activity(id: "act-b") == nil)
             #expect(try await store.activity(id: "act-a")?.updateToken == "upd-1")
+            // An activity already stored moving to a token another open one holds: the same conflict.
+            let moving = await #expect(throws: StoreError.conflict) {
+                try await store.saveActivities([F.activity("act-c", token: "upd-1", at: 1)])
+            }
+            #expect(moving?.message.contains("held by open activity 'act-a'") == true)
+            #expect(try await store.activity(id: "act-c")?.updateToken == "upd-3")
 
             // act-a moves to upd-2, act-b takes upd-1, act-c ends and hands upd-3 to act-d.
             try await store.saveActivities([

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import MatchcastCore
 import MatchcastStore
 import Testing
@@ -89,6 +90,69 @@ struct FanOutShareContractTests {
             #expect(try await store.activity(updateToken: "upd-6") == third[5])
             #expect(try await store.openActivities() == Array(third[0..<3]) + Array(third[4..<6]) + [waiting])
         }
+    }
+
+    /// Three activities moved by a fan-out, then one of them takes a new update token: it reads back as written, and
+    /// the next fan-out moves it with the others. Returns the id of the activity that took the token.
+    @discardableResult
+    private static func tokenBetweenFanOuts(_ store: any MatchcastStore, afterToken: () async throws -> Void = {}) async throws -> String {
+        try await store.createDevice(F.device("dev-a"))
+        let initial = Array(Self.activities()[0..<3])
+        try await store.saveActivities(initial)
+        var tracker = MatchTracker()
+        func update(_ goals: Int, seq: Int) throws -> MatchUpdate {
+            try #require(try tracker.ingest(F.football(.live, goals, 0, clock: "\(seq)'", seq: seq), pollInterval: .seconds(5)))
+        }
+        let goal1 = try update(1, seq: 10)
+        let first = try initial.map { try Self.moved($0, goal1, at: 60) }
+        try await store.saveActivities(first, enqueue: [], share: Self.share(first, moved: [0, 1, 2], last: true))
+
+        // act-2's app reports a new token ten seconds later.
+        var rotated = first[1]
+        _ = rotated.lifecycle.updateTokenRegistered("upd-9", now: F.at(70), policy: F.policy)
+        rotated.updatedAt = F.at(70)
+        try #require(rotated.updateToken == "upd-9")
+        try await store.saveActivity(rotated)
+        #expect(try await store.activity(id: "act-2") == rotated)
+        #expect(try await store.activity(updateToken: "upd-9") == rotated)
+        #expect(try await store.activity(updateToken: "upd-2") == nil)
+        #expect(try await store.activities(matchId: "epl-mun-liv") == [first[0], rotated, first[2]])
+        try await afterToken()
+
+        let goal2 = try update(2, seq: 20)
+        let second = try [first[0], rotated, first[2]].map { try Self.moved($0, goal2, at: 120) }
+        try await store.saveActivities(second, enqueue: [], share: Self.share(second, moved: [0, 1, 2], last: true))
+        #expect(try await store.activities(matchId: "epl-mun-liv") == second)
+        #expect(try await store.activity(updateToken: "upd-9") == second[1])
+        return rotated.activityId
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aTokenTakenBetweenFanOutsReadsBackAndMovesWithTheNext(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in try await Self.tokenBetweenFanOuts(store) }
+    }
+
+    /// SQLite: the token's write keeps the activity in the match's shared state (it reads the same there, with a
+    /// later update date of its own), so the next fan-out has nothing to write for it.
+    @Test
+    func sqliteKeepsAnActivityThatTookATokenInTheSharedState() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path("store.sqlite")
+        let store = try SQLiteStore(path: path)
+        defer { try? store.close() }
+        let inspect = try DatabaseQueue(path: path)
+        func shared() throws -> [String: Int] {
+            try inspect.read { db in
+                Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT id, shared FROM activity").map {
+                    ($0[0] as String, $0[1] as Int)
+                })
+            }
+        }
+        try await Self.tokenBetweenFanOuts(store) { () async throws in
+            #expect(try shared() == ["act-1": 1, "act-2": 1, "act-3": 1])
+        }
+        #expect(try shared() == ["act-1": 1, "act-2": 1, "act-3": 1])
     }
 
     @Test

@@ -269,6 +269,6 @@ struct PollerService: Service {
     let run: @Sendable () async -> Void
 
     func run() async throws {
-        try await cancelWhenGracefulShutdown { await run() }
+        await cancelWhenGracefulShutdown { await run() }
     }
 }
