@@ -1,7 +1,7 @@
 /// The display-ready content of a match's Live Activity: every string the app shows, built here.
 ///
 /// One shape for all sports; each family fills its own optional fields and leaves the
-/// rest out of the JSON (see README "Content-state"):
+/// rest out of the JSON (docs/formats.md, "Content-state"):
 /// - all: `status`, `statusText`, `home`, `away`, `summary`, optional `event` and `result`;
 /// - cricket: `batting`, `runRate`, `equation`, `requiredRate`, `batters`, `bowler`;
 /// - tennis: `sets`, `game`, `serving`;
