@@ -63,6 +63,8 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, as GRDB links it: the fan-out's per-row UPDATE binds its values directly.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                // SHA-256: SQLite indexes an update token by a 64-bit key no client can make collide.
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

@@ -36,8 +36,8 @@ extension SQLiteStore {
     public func activity(updateToken: String) async throws(StoreError) -> ActivityRecord? {
         try await read("finding an activity by update token") { db in
             try Self.activities(
-                db, "WHERE \(Self.holdsToken("updateToken", "?1")) ORDER BY phase = 'ended', updatedAt DESC, id LIMIT 1",
-                [updateToken])
+                db, "WHERE \(Self.holdsToken(token: "?1", key: "?2")) ORDER BY phase = 'ended', updatedAt DESC, id LIMIT 1",
+                [updateToken, Self.tokenKey(updateToken)])
                 .first
         }
     }
@@ -155,15 +155,15 @@ struct ActivityBatch: Sendable {
         INSERT INTO activity (
             phase, lastTimestamp, sentContent, sentAt, sentStaleDate, startedAt,
             heldContent, heldStaleness, endHeld, finalContent, channelId, updatedAt,
-            id, deviceId, matchId, environment, updateToken, shared)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            id, deviceId, matchId, environment, updateToken, shared, tokenKey)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (id) DO UPDATE SET
             deviceId = excluded.deviceId, matchId = excluded.matchId, environment = excluded.environment,
             phase = excluded.phase, updateToken = excluded.updateToken, lastTimestamp = excluded.lastTimestamp,
             sentContent = excluded.sentContent, sentAt = excluded.sentAt, sentStaleDate = excluded.sentStaleDate,
             startedAt = excluded.startedAt, heldContent = excluded.heldContent, heldStaleness = excluded.heldStaleness,
             endHeld = excluded.endHeld, finalContent = excluded.finalContent, channelId = excluded.channelId,
-            updatedAt = excluded.updatedAt, shared = excluded.shared
+            updatedAt = excluded.updatedAt, shared = excluded.shared, tokenKey = excluded.tokenKey
         """
 
     /// The row keeps its device, match and environment and takes a new token (registered or rotated): no index but
@@ -172,7 +172,7 @@ struct ActivityBatch: Sendable {
         UPDATE activity SET
             phase = ?1, lastTimestamp = ?2, sentContent = ?3, sentAt = ?4, sentStaleDate = ?5, startedAt = ?6,
             heldContent = ?7, heldStaleness = ?8, endHeld = ?9, finalContent = ?10, channelId = ?11, updatedAt = ?12,
-            updateToken = ?17, shared = ?18
+            updateToken = ?17, shared = ?18, tokenKey = ?19
         WHERE id = ?13 AND deviceId = ?14 AND matchId = ?15 AND environment = ?16
         """
 
@@ -199,6 +199,7 @@ struct ActivityBatch: Sendable {
             if try run(update, position, db) == 1 { continue }
             if token == nil { token = try SQLiteRawStatement(db, sql: Self.tokenSQL) }
             bind(position, updatedAt: lastDateText, join: join, contentIds, to: token!)
+            token!.bind(19, contents.stored[position].updateToken.map(SQLiteStore.tokenKey))
             if try run(token!, position, db) == 1 { continue }
             try Self.insertOrReplace(records[position], arguments(position, join: join, contentIds), db)
         }
@@ -264,7 +265,7 @@ struct ActivityBatch: Sendable {
             stored.startedAt, id(refs.held), stored.heldStaleness, stored.endHeld, id(refs.final), stored.channelId,
             records[position].updatedAt,
             records[position].activityId, records[position].deviceId, records[position].matchId,
-            records[position].environment.rawValue, stored.updateToken, join,
+            records[position].environment.rawValue, stored.updateToken, join, stored.updateToken.map(SQLiteStore.tokenKey),
         ]
     }
 
@@ -292,9 +293,9 @@ struct ActivityBatch: Sendable {
            let holder = try String.fetchOne(
                db.cachedStatement(sql: """
                    SELECT id FROM activity
-                   WHERE \(SQLiteStore.holdsToken("updateToken", "?1")) AND phase <> 'ended' AND id <> ?2 LIMIT 1
+                   WHERE \(SQLiteStore.holdsToken(token: "?1", key: "?3")) AND phase <> 'ended' AND id <> ?2 LIMIT 1
                    """),
-               arguments: [token, record.activityId]) {
+               arguments: [token, record.activityId, SQLiteStore.tokenKey(token)]) {
             throw StoreError.conflict("update token \(StoreError.redacted(token)) is held by open activity '\(holder)'")
         }
     }

@@ -312,17 +312,34 @@ extension SQLiteStore {
                 """)
         }
 
-        // - Update tokens are found through an index on their first 16 hex digits (`SQLiteStore.tokenKey`), not on the
-        //   whole token: a token is up to 200 characters and random, so each registration dirtied a page of each of
-        //   two wide indexes. The rule the unique index kept (no two open activities on one token) is kept by
-        //   triggers that look the token up through the narrow index before a row takes it.
+        // - Update tokens are found through `tokenKey` (`SQLiteStore.tokenKey`: 64 bits of the token's SHA-256), one
+        //   narrow index, not through two indexes on the whole token: a token is up to 200 characters and random, so
+        //   each registration dirtied a page of each. The rule the unique index kept (no two open activities on one
+        //   token) is kept by triggers that look the token up by its key before a row takes it.
         // - An activity sharing its match's sent state keeps its own update date when that is later (an update token
         //   written after a fan-out), so such a write need not take the activity out of the shared state.
         migrator.registerMigration("v7") { db in
             try db.execute(sql: """
+                ALTER TABLE activity ADD COLUMN tokenKey INTEGER;
                 DROP INDEX activity_on_updateToken;
                 DROP INDEX activity_open_updateToken;
-                CREATE INDEX activity_on_tokenKey ON activity(\(SQLiteStore.tokenKey("updateToken")));
+                """)
+            // Keys of the tokens stored, a page of activities at a time.
+            var after = ""
+            while true {
+                let rows = try Row.fetchAll(db, sql: """
+                    SELECT id, updateToken FROM activity WHERE updateToken IS NOT NULL AND id > ? ORDER BY id LIMIT 10000
+                    """, arguments: [after])
+                guard let last = rows.last else { break }
+                let update = try db.cachedStatement(sql: "UPDATE activity SET tokenKey = ? WHERE id = ?")
+                for row in rows {
+                    let token: String = row[1]
+                    try update.execute(arguments: [SQLiteStore.tokenKey(token), row[0] as String])
+                }
+                after = last[0]
+            }
+            try db.execute(sql: """
+                CREATE INDEX activity_on_tokenKey ON activity(tokenKey);
                 CREATE TRIGGER activity_open_token_insert BEFORE INSERT ON activity
                 WHEN \(Self.tokenTaken)
                 BEGIN SELECT RAISE(ABORT, 'update token held by another open activity'); END;
@@ -344,7 +361,8 @@ extension SQLiteStore {
     private static let tokenTaken = """
         NEW.updateToken IS NOT NULL AND NEW.phase <> 'ended' AND EXISTS (
             SELECT 1 FROM activity
-            WHERE \(SQLiteStore.holdsToken("updateToken", "NEW.updateToken")) AND phase <> 'ended' AND id <> NEW.id)
+            WHERE \(SQLiteStore.holdsToken(token: "NEW.updateToken", key: "NEW.tokenKey")) AND phase <> 'ended'
+                AND id <> NEW.id)
         """
 
     /// Every activity as it reads (v7): a member of its match's shared sent state (`shared` 1) takes that state, current
@@ -365,7 +383,7 @@ extension SQLiteStore {
             CASE WHEN s.matchId IS NULL THEN a.updatedAt
                 WHEN s.boundary IS NULL OR a.id <= s.boundary THEN max(a.updatedAt, s.updatedAt)
                 ELSE max(a.updatedAt, s.prevUpdatedAt) END AS updatedAt,
-            a.shared AS shared
+            a.shared AS shared, a.tokenKey AS tokenKey
         FROM activity a LEFT JOIN fanOutState s ON a.shared = 1 AND s.matchId = a.matchId;
         """
 

@@ -1,32 +1,38 @@
+import Crypto
 internal import GRDB
 
 extension SQLiteStore {
-    /// The indexed key of an update token (schema v7, `activity_on_tokenKey`): its first 16 hex digits. Tokens are
-    /// random, so 64 bits find one row; an entry a fraction of the token's size keeps a registration to one narrow
-    /// index page.
-    static func tokenKey(_ token: String) -> String { "substr(\(token), 1, 16)" }
+    /// The indexed key of an update token (schema v7, `activity.tokenKey`): the first 64 bits of its SHA-256. An
+    /// entry a fraction of the token's size keeps a registration to one narrow index page; a hash, not a prefix, so
+    /// that no client can crowd one key with tokens of its making and make every lookup of it a scan.
+    static func tokenKey(_ token: String) -> Int64 {
+        let digest = SHA256.hash(data: Array(token.utf8))
+        return digest.withUnsafeBytes { bytes in
+            bytes.prefix(8).reduce(Int64(0)) { ($0 << 8) | Int64($1) }
+        }
+    }
 
-    /// A condition: `column` holds the token `value` (an expression), found through the key's index. The `+` keeps
-    /// SQLite from substituting `value` for `column` in the key's expression (constant propagation), which would
-    /// leave it no index to search.
-    static func holdsToken(_ column: String, _ value: String) -> String {
-        "\(tokenKey(column)) = \(tokenKey(value)) AND +\(column) = \(value)"
+    /// A condition on `activity`'s columns (or `activityView`'s): it holds the token bound at `token`, whose key is
+    /// bound at `key`. The key finds the rows; the token rules out another token of the same key.
+    static func holdsToken(token: String, key: String) -> String {
+        "tokenKey = \(key) AND updateToken = \(token)"
     }
 
     public func openHolders(updateTokens: [String]) async throws(StoreError) -> [String: String] {
         guard !updateTokens.isEmpty else { return [:] }
-        let list = Self.jsonArray(updateTokens)
+        let asked = Set(updateTokens)
+        let keys = "[" + Set(updateTokens.map(Self.tokenKey)).map(String.init).joined(separator: ",") + "]"
         return try await read("finding the holders of \(updateTokens.count) update tokens") { db in
             var holders: [String: String] = [:]
             let rows = try Row.fetchAll(
                 db.cachedStatement(sql: """
-                    SELECT a.updateToken, a.id FROM json_each(?) AS t CROSS JOIN activity AS a
-                    ON \(Self.holdsToken("a.updateToken", "t.value"))
+                    SELECT a.updateToken, a.id FROM json_each(?) AS k CROSS JOIN activity AS a ON a.tokenKey = k.value
                     WHERE a.phase <> 'ended'
                     """),
-                arguments: [list])
+                arguments: [keys])
             for row in rows {
-                holders[row[0]] = row[1] as String
+                let token: String = row[0]
+                if asked.contains(token) { holders[token] = row[1] as String }
             }
             return holders
         }
