@@ -10,6 +10,8 @@ public struct SQLiteStore: MatchcastStore {
     let writer: any DatabaseWriter
     /// Every write of the store goes through it (group commit).
     let writes: SQLiteWriteQueue
+    /// Checkpoints the file's log off the writer's path (nil in memory).
+    let checkpointer: SQLiteCheckpointer?
 
     /// Opens (creating it and its parent directories if needed) the database at `path`, and migrates it.
     public init(path: String) throws(StoreError) {
@@ -21,21 +23,22 @@ public struct SQLiteStore: MatchcastStore {
             throw .configuration("cannot create directory '\(directory.path)' for the SQLite store '\(path)': \(Self.describe(error))")
         }
         let pool: DatabasePool
+        let checkpointer = SQLiteCheckpointer(path: url.path)
         do {
-            pool = try DatabasePool(path: url.path, configuration: Self.makeConfiguration())
+            pool = try DatabasePool(path: url.path, configuration: Self.makeConfiguration(checkpointer: checkpointer))
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CANTOPEN || error.resultCode == .SQLITE_PERM {
             throw .configuration("cannot open the SQLite store '\(path)': \(Self.describe(error))")
         } catch {
             // A file that is not a database comes out as `.corrupt`.
             throw StoreError(error, while: "opening the SQLite store '\(path)'")
         }
-        try self.init(writer: pool)
+        try self.init(writer: pool, checkpointer: checkpointer)
     }
 
     /// A fresh database that lives in memory until the store is released.
     public static func inMemory() throws(StoreError) -> SQLiteStore {
         do {
-            return try SQLiteStore(writer: DatabaseQueue(configuration: makeConfiguration()))
+            return try SQLiteStore(writer: DatabaseQueue(configuration: makeConfiguration()), checkpointer: nil)
         } catch let error as StoreError {
             throw error
         } catch {
@@ -43,9 +46,10 @@ public struct SQLiteStore: MatchcastStore {
         }
     }
 
-    /// Wraps `writer` and migrates it; the writer must come from `makeConfiguration()`.
-    init(writer: any DatabaseWriter) throws(StoreError) {
+    /// Wraps `writer` and migrates it; the writer must come from `makeConfiguration(checkpointer:)`.
+    init(writer: any DatabaseWriter, checkpointer: SQLiteCheckpointer?) throws(StoreError) {
         self.writer = writer
+        self.checkpointer = checkpointer
         writes = SQLiteWriteQueue(writer: writer)
         do {
             let migrator = Self.migrator
@@ -59,7 +63,7 @@ public struct SQLiteStore: MatchcastStore {
         }
     }
 
-    static func makeConfiguration() -> Configuration {
+    static func makeConfiguration(checkpointer: SQLiteCheckpointer? = nil) -> Configuration {
         var config = Configuration()
         config.label = "MatchcastStore"
         config.foreignKeysEnabled = true
@@ -70,6 +74,8 @@ public struct SQLiteStore: MatchcastStore {
             // last commits back (never corrupts). A commit then costs no fsync of its own: a fan-out commits in
             // chunks. The page cache holds a 100,000-activity match's rows and indexes.
             try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536")
+            // The writer's connection leaves checkpoints to the checkpointer (readers never make any).
+            if !db.configuration.readonly { try checkpointer?.install(on: db) }
         }
         return config
     }
@@ -83,6 +89,7 @@ public struct SQLiteStore: MatchcastStore {
     /// Closes the database; later calls fail with `.database`. Releasing the store closes it too.
     public func close() throws(StoreError) {
         do {
+            try checkpointer?.close()
             try writer.close()
         } catch {
             throw StoreError(error, while: "closing")
