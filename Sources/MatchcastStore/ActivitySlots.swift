@@ -21,6 +21,12 @@ public struct ActivitySlots: Sendable {
     /// Every record, in no order.
     public var records: some Sequence<ActivityRecord> { slots.lazy.compactMap { $0 } }
 
+    /// Every slot in use, in the order of their records' ids by `precedes` (ids read from the index, no record
+    /// touched).
+    public func slotsSorted(by precedes: (String, String) -> Bool) -> [Int] {
+        slotById.sorted { precedes($0.key, $1.key) }.map(\.value)
+    }
+
     /// The slot of the record with this id.
     public func slot(id: String) -> Int? { slotById[id] }
 

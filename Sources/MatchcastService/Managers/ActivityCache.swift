@@ -67,15 +67,23 @@ struct ActivityCache: Sendable {
     /// would reuse slots).
     mutating func orderedSlots() -> [Int] {
         if let order { return order }
-        var sorted = Array(slots.usedSlots)
-        sorted.sort { Self.precedes(slots[$0]!.activityId, slots[$1]!.activityId) }
+        let sorted = slots.slotsSorted(by: Self.precedes)
         order = sorted
         return sorted
     }
 
-    /// Activity-id order: UTF-8 byte order, as the stores' SQL compares ids.
+    /// Activity-id order: UTF-8 byte order, as the stores' SQL compares ids. Compared in place where both are
+    /// stored contiguously (native strings), byte by byte through the generic view otherwise.
     private static func precedes(_ id: String, _ other: String) -> Bool {
-        id.utf8.lexicographicallyPrecedes(other.utf8)
+        let compared = id.utf8.withContiguousStorageIfAvailable { left in
+            other.utf8.withContiguousStorageIfAvailable { right -> Bool in
+                for index in 0..<min(left.count, right.count) where left[index] != right[index] {
+                    return left[index] < right[index]
+                }
+                return left.count < right.count
+            }
+        }
+        return (compared ?? nil) ?? id.utf8.lexicographicallyPrecedes(other.utf8)
     }
 
     /// The lowest and highest ids of the activities in `range` of `orderedSlots()`; nil when it holds none.
