@@ -58,7 +58,7 @@ extension SQLiteStore {
 
     // MARK: Reading
 
-    /// The columns `ActivityRecord(row:contents:)` reads, in its order.
+    /// The columns `ActivityRow` reads, in its order.
     static let activityColumns = """
         id, deviceId, matchId, environment, phase, updateToken, lastTimestamp, sentContent, sentAt, sentStaleDate,
         startedAt, heldContent, heldStaleness, endHeld, finalContent, channelId, updatedAt
@@ -67,12 +67,18 @@ extension SQLiteStore {
     /// The activities a clause selects, with the contents they refer to read once each.
     static func activities(_ db: Database, _ clause: String, _ arguments: StatementArguments) throws -> [ActivityRecord] {
         // Through the view: an activity that shares its match's sent state (v6) reads it from there.
-        let rows = try Row.fetchAll(db, sql: "SELECT \(activityColumns) FROM activityView \(clause)", arguments: arguments)
-        guard !rows.isEmpty else { return [] }
+        let statement = try SQLiteRawStatement(db, sql: "SELECT \(activityColumns) FROM activityView \(clause)")
+        try statement.bind(arguments)
+        defer { statement.reset() }
+        var rows: [ActivityRow] = []
         var ids = Set<Int64>()
-        for row in rows {
-            for column in [7, 11, 14] { if let id: Int64 = try row.decode(atIndex: column) { ids.insert(id) } }
+        var dates: [String: Date] = [:]
+        while try statement.step() {
+            let row = try ActivityRow(statement, dates: &dates)
+            ids.formUnion(row.contentIds)
+            rows.append(row)
         }
+        guard !rows.isEmpty else { return [] }
         var contents = LoadedContents()
         if !ids.isEmpty {
             let list = "[" + ids.map(String.init).joined(separator: ",") + "]"
@@ -84,7 +90,7 @@ extension SQLiteStore {
         }
         var records: [ActivityRecord] = []
         records.reserveCapacity(rows.count)
-        for row in rows { records.append(try ActivityRecord(row: row, contents: contents)) }
+        for row in rows { records.append(try ActivityRecord(row, contents: contents)) }
         return records
     }
 }

@@ -33,32 +33,98 @@ extension FollowRecord {
     }
 }
 
+/// One row of `SQLiteStore.activityColumns`, read straight from SQLite (`SQLiteRawStatement`): its content ids are
+/// resolved once every row has been read, with the contents they name loaded in one query.
+struct ActivityRow {
+    var id: String
+    var deviceId: String
+    var matchId: String
+    var environment: String
+    var phase: String
+    var updateToken: String?
+    var lastTimestamp: Int64
+    var sent: Int64?
+    var sentAt: Int64?
+    var sentStaleDate: Int64?
+    var startedAt: Int64?
+    var held: Int64?
+    var heldStaleness: Int64?
+    var endHeld: Bool
+    var final: Int64?
+    var channelId: String?
+    var updatedAt: Date
+
+    /// The statement's current row. Update dates are parsed once per distinct text (a fan-out gives thousands of
+    /// activities one), through `dates`.
+    init(_ statement: SQLiteRawStatement, dates: inout [String: Date]) throws(StoreError) {
+        let id = try statement.text(0, "a stored activity's id")
+        guard let id else { throw .corrupt("a stored activity has no id") }
+        func name() -> String { "stored activity '\(id)'" }
+        func text(_ column: Int32, _ field: String) throws(StoreError) -> String? {
+            try statement.text(column, "the \(field) of \(name())")
+        }
+        func integer(_ column: Int32, _ field: String) throws(StoreError) -> Int64? {
+            try statement.integer(column, "the \(field) of \(name())")
+        }
+        func required<T>(_ value: T?, _ field: String) throws(StoreError) -> T {
+            guard let value else { throw .corrupt("\(name()) has no \(field)") }
+            return value
+        }
+        self.id = id
+        deviceId = try required(text(1, "device"), "device")
+        matchId = try required(text(2, "match"), "match")
+        environment = try required(text(3, "environment"), "environment")
+        phase = try required(text(4, "phase"), "phase")
+        updateToken = try text(5, "update token")
+        lastTimestamp = try required(integer(6, "last timestamp"), "last timestamp")
+        sent = try integer(7, "sent content")
+        sentAt = try integer(8, "sent date")
+        sentStaleDate = try integer(9, "stale date")
+        startedAt = try integer(10, "start date")
+        held = try integer(11, "held content")
+        heldStaleness = try integer(12, "held staleness")
+        endHeld = try required(integer(13, "end-held flag"), "end-held flag") != 0
+        final = try integer(14, "final content")
+        channelId = try text(15, "channel")
+        let dateText = try required(text(16, "update date"), "update date")
+        if let date = dates[dateText] {
+            updatedAt = date
+        } else {
+            guard let date = Date.fromDatabaseValue(dateText.databaseValue) else {
+                throw .corrupt("\(name()) has an unreadable update date")
+            }
+            dates[dateText] = date
+            updatedAt = date
+        }
+    }
+
+    /// The content rows the activity refers to.
+    var contentIds: [Int64] { [sent, held, final].compactMap { $0 } }
+}
+
 extension ActivityRecord {
-    /// A record from the columns of `SQLiteStore.activityColumns`, in that order.
-    init(row: Row, contents: LoadedContents) throws {
-        let id: String = try row.decode(atIndex: 0)
-        let matchId: String = try row.decode(atIndex: 2)
-        guard let phase = ActivityLifecycle.Phase(rawValue: try row.decode(atIndex: 4)) else {
-            throw StoreError.corrupt("stored activity '\(id)' has an unknown phase")
+    /// The record a row holds, its contents taken from `contents`.
+    init(_ row: ActivityRow, contents: LoadedContents) throws(StoreError) {
+        guard let phase = ActivityLifecycle.Phase(rawValue: row.phase) else {
+            throw StoreError.corrupt("stored activity '\(row.id)' has an unknown phase")
         }
         let stored = ActivityLifecycle.Stored(
-            phase: phase, updateToken: try row.decode(atIndex: 5), lastTimestamp: try row.decode(atIndex: 6),
-            sent: try contents.box(row.decode(atIndex: 7), of: id), sentAt: try row.decode(atIndex: 8),
-            sentStaleDate: try row.decode(atIndex: 9), startedAt: try row.decode(atIndex: 10),
-            held: try contents.box(row.decode(atIndex: 11), of: id), heldStaleness: try row.decode(atIndex: 12),
-            endHeld: try row.decode(atIndex: 13), final: try contents.box(row.decode(atIndex: 14), of: id),
-            channelId: try row.decode(atIndex: 15))
+            phase: phase, updateToken: row.updateToken, lastTimestamp: Int(row.lastTimestamp),
+            sent: try contents.box(row.sent, of: row.id), sentAt: row.sentAt.map(Int.init),
+            sentStaleDate: row.sentStaleDate.map(Int.init), startedAt: row.startedAt.map(Int.init),
+            held: try contents.box(row.held, of: row.id), heldStaleness: row.heldStaleness,
+            endHeld: row.endHeld, final: try contents.box(row.final, of: row.id), channelId: row.channelId)
         self.init(
-            activityId: id,
-            deviceId: try row.decode(atIndex: 1),
-            matchId: matchId,
-            environment: try APNsEnvironment(column: row.decode(atIndex: 3)),
-            lifecycle: ActivityLifecycle(activityId: id, matchId: matchId, stored: stored),
-            updatedAt: try row.decode(atIndex: 16))
+            activityId: row.id,
+            deviceId: row.deviceId,
+            matchId: row.matchId,
+            environment: try APNsEnvironment(column: row.environment),
+            lifecycle: ActivityLifecycle(activityId: row.id, matchId: row.matchId, stored: stored),
+            updatedAt: row.updatedAt)
         do {
             try validate()
         } catch {
-            throw StoreError.corrupt("stored activity '\(id)': \(error.message)")
+            throw StoreError.corrupt("stored activity '\(row.id)': \(error.message)")
         }
     }
 }
