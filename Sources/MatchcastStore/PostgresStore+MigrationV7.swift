@@ -181,12 +181,7 @@ extension PostgresStore {
             ) RETURNS text
             LANGUAGE plpgsql AS $save$
             DECLARE
-                none constant bigint := -9223372036854775808;
-                lost text;
-                contents bigint[] := '{}';
-                updated integer;
-                hit_chunks bigint[];
-                hit_ordinals bigint[];
+            \(saveVariables)
             BEGIN
             \(saveFenceAndContents)
 
@@ -265,6 +260,16 @@ extension PostgresStore {
             q_match text, q_first_activity text, q_last_activity text,
             p_push_type text[], p_topic text[], p_priority integer[], p_expiration bigint[], p_payload bytea[],
             e_delivery text[], e_activity text[], e_event text[], e_kind text[], e_value text[], e_payload integer[]
+        """
+
+    /// `matchcast_save`'s variables (v7, and v8's).
+    static let saveVariables = """
+            none constant bigint := -9223372036854775808;
+            lost text;
+            contents bigint[] := '{}';
+            updated integer;
+            hit_chunks bigint[];
+            hit_ordinals bigint[];
         """
 
     /// `matchcast_save`'s first steps (v7, and v8's): the lease fence, then the contents.

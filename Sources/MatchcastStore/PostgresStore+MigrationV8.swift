@@ -144,12 +144,7 @@ extension PostgresStore {
         ) RETURNS text
         LANGUAGE plpgsql AS $save$
         DECLARE
-            none constant bigint := -9223372036854775808;
-            lost text;
-            contents bigint[] := '{}';
-            updated integer;
-            hit_chunks bigint[];
-            hit_ordinals bigint[];
+        \(saveVariables)
             st fan_out_state%ROWTYPE;
         BEGIN
         \(saveFenceAndContents)
