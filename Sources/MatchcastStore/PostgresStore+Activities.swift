@@ -34,7 +34,7 @@ extension PostgresStore {
     public func deleteActivity(id: String) async throws(StoreError) -> Bool {
         let logger = self.logger
         return try await withConnection("deleting an activity") { connection in
-            try await connection.query("DELETE FROM activity WHERE id = \(id) RETURNING 1", logger: logger).count() > 0
+            try await connection.query("DELETE FROM activity_row WHERE id = \(id) RETURNING 1", logger: logger).count() > 0
         }
     }
 

@@ -177,48 +177,13 @@ extension PostgresStore {
             """,
             """
             CREATE FUNCTION matchcast_save(
-                fence_owner text, fence_matches text[], fence_generations bigint[],
-                content_matches text[], content_texts text[],
-                a_id text[], a_device text[], a_match text[], a_environment text[], a_phase text[], a_token text[], a_stamp bigint[],
-                a_sent integer[], a_sent_at bigint[], a_stale bigint[], a_started_at bigint[], a_held integer[], a_staleness bigint[],
-                a_end_held boolean[], a_final integer[], a_channel text[], a_updated_at timestamptz[],
-                q_match text, q_first_activity text, q_last_activity text,
-                p_push_type text[], p_topic text[], p_priority integer[], p_expiration bigint[], p_payload bytea[],
-                e_delivery text[], e_activity text[], e_event text[], e_kind text[], e_value text[], e_payload integer[]
+            \(saveParameters)
             ) RETURNS text
             LANGUAGE plpgsql AS $save$
             DECLARE
-                none constant bigint := -9223372036854775808;
-                lost text;
-                contents bigint[] := '{}';
-                updated integer;
-                hit_chunks bigint[];
-                hit_ordinals bigint[];
+            \(saveVariables)
             BEGIN
-                -- The fence: the leases' rows taken for share (a takeover waits for this transaction, and it for a takeover);
-                -- nothing is written unless each is still the owner's at its generation. Returns the first match that is not.
-                IF fence_owner IS NOT NULL THEN
-                    PERFORM 1 FROM match_lease WHERE match_id = ANY(fence_matches) ORDER BY match_id FOR SHARE;
-                    SELECT f.m INTO lost FROM unnest(fence_matches, fence_generations) AS f(m, g)
-                    LEFT JOIN match_lease AS l ON l.match_id = f.m
-                    WHERE l.match_id IS NULL OR l.owner <> fence_owner OR l.generation <> f.g
-                    ORDER BY f.m COLLATE "C" LIMIT 1;
-                    IF lost IS NOT NULL THEN RETURN lost; END IF;
-                END IF;
-
-                -- Each distinct content once per match; `contents` holds their ids, and an activity refers to one by position
-                -- (0: none).
-                IF cardinality(content_texts) > 0 THEN
-                    INSERT INTO content_state (match_id, content) SELECT * FROM unnest(content_matches, content_texts)
-                    ON CONFLICT (match_id, md5(content)) DO NOTHING;
-                    contents := ARRAY(
-                        SELECT c.id FROM unnest(content_matches, content_texts) WITH ORDINALITY AS u(m, t, n)
-                        JOIN content_state AS c ON c.match_id = u.m AND md5(c.content) = md5(u.t) AND c.content = u.t
-                        ORDER BY u.n);
-                    IF cardinality(contents) <> cardinality(content_texts) THEN
-                        RAISE EXCEPTION 'a content-state row vanished while it was saved';
-                    END IF;
-                END IF;
+            \(saveFenceAndContents)
 
                 -- The activities: a column the same for every record comes as one value (the first row's; unnest pads the
                 -- others with NULL). When every record exists (a fan-out's case) they are updated in place: HOT, no index
@@ -278,32 +243,87 @@ extension PostgresStore {
                     END;
                 END IF;
 
-                -- The deliveries: one run of one match, queued as one chunk. What they replace (the same activity and event, or
-                -- the same delivery id) goes first: rows queued before v6, then entries of the match's chunks whose activity
-                -- range meets the run's, locked in id order as `matchcast_unqueue` locks them.
-                IF cardinality(e_delivery) > 0 THEN
-                    IF EXISTS (SELECT 1 FROM outbox) THEN
-                        DELETE FROM outbox
-                        WHERE (activity_id, event) IN (SELECT * FROM unnest(e_activity, e_event)) OR delivery_id = ANY(e_delivery);
-                    END IF;
-                    SELECT array_agg(c.id), array_agg(e.n) INTO hit_chunks, hit_ordinals
-                    FROM (
-                        SELECT id, delivery_ids, activity_ids, events FROM outbox_chunk
-                        WHERE match_id = q_match AND last_activity_id >= q_first_activity AND first_activity_id <= q_last_activity
-                        ORDER BY id FOR UPDATE
-                    ) AS c, unnest(c.delivery_ids, c.activity_ids, c.events) WITH ORDINALITY AS e(d, a, ev, n)
-                    WHERE (e.a, e.ev) IN (SELECT * FROM unnest(e_activity, e_event)) OR e.d IN (SELECT unnest(e_delivery));
-                    IF hit_chunks IS NOT NULL THEN
-                        PERFORM matchcast_outbox_take(hit_chunks, hit_ordinals);
-                    END IF;
-                    INSERT INTO outbox_chunk (match_id, count, first_activity_id, last_activity_id, push_types, topics, priorities,
-                        expirations, payloads, delivery_ids, activity_ids, events, target_kinds, target_values, payload_refs)
-                    VALUES (q_match, cardinality(e_delivery), q_first_activity, q_last_activity, p_push_type, p_topic, p_priority,
-                        p_expiration, p_payload, e_delivery, e_activity, e_event, e_kind, e_value, e_payload);
-                END IF;
+            \(saveDeliveries)
                 RETURN NULL;
             END
             $save$
             """,
     ])
+
+    /// `matchcast_save`'s parameters (v7), which v8's keeps first.
+    static let saveParameters = """
+            fence_owner text, fence_matches text[], fence_generations bigint[],
+            content_matches text[], content_texts text[],
+            a_id text[], a_device text[], a_match text[], a_environment text[], a_phase text[], a_token text[], a_stamp bigint[],
+            a_sent integer[], a_sent_at bigint[], a_stale bigint[], a_started_at bigint[], a_held integer[], a_staleness bigint[],
+            a_end_held boolean[], a_final integer[], a_channel text[], a_updated_at timestamptz[],
+            q_match text, q_first_activity text, q_last_activity text,
+            p_push_type text[], p_topic text[], p_priority integer[], p_expiration bigint[], p_payload bytea[],
+            e_delivery text[], e_activity text[], e_event text[], e_kind text[], e_value text[], e_payload integer[]
+        """
+
+    /// `matchcast_save`'s variables (v7, and v8's).
+    static let saveVariables = """
+            none constant bigint := -9223372036854775808;
+            lost text;
+            contents bigint[] := '{}';
+            updated integer;
+            hit_chunks bigint[];
+            hit_ordinals bigint[];
+        """
+
+    /// `matchcast_save`'s first steps (v7, and v8's): the lease fence, then the contents.
+    static let saveFenceAndContents = """
+            -- The fence: the leases' rows taken for share (a takeover waits for this transaction, and it for a takeover);
+            -- nothing is written unless each is still the owner's at its generation. Returns the first match that is not.
+            IF fence_owner IS NOT NULL THEN
+                PERFORM 1 FROM match_lease WHERE match_id = ANY(fence_matches) ORDER BY match_id FOR SHARE;
+                SELECT f.m INTO lost FROM unnest(fence_matches, fence_generations) AS f(m, g)
+                LEFT JOIN match_lease AS l ON l.match_id = f.m
+                WHERE l.match_id IS NULL OR l.owner <> fence_owner OR l.generation <> f.g
+                ORDER BY f.m COLLATE "C" LIMIT 1;
+                IF lost IS NOT NULL THEN RETURN lost; END IF;
+            END IF;
+
+            -- Each distinct content once per match; `contents` holds their ids, and an activity refers to one by position
+            -- (0: none).
+            IF cardinality(content_texts) > 0 THEN
+                INSERT INTO content_state (match_id, content) SELECT * FROM unnest(content_matches, content_texts)
+                ON CONFLICT (match_id, md5(content)) DO NOTHING;
+                contents := ARRAY(
+                    SELECT c.id FROM unnest(content_matches, content_texts) WITH ORDINALITY AS u(m, t, n)
+                    JOIN content_state AS c ON c.match_id = u.m AND md5(c.content) = md5(u.t) AND c.content = u.t
+                    ORDER BY u.n);
+                IF cardinality(contents) <> cardinality(content_texts) THEN
+                    RAISE EXCEPTION 'a content-state row vanished while it was saved';
+                END IF;
+            END IF;
+        """
+
+    /// `matchcast_save`'s last step (v7, and v8's): the deliveries, as one `outbox_chunk` row.
+    static let saveDeliveries = """
+            -- The deliveries: one run of one match, queued as one chunk. What they replace (the same activity and event, or
+            -- the same delivery id) goes first: rows queued before v6, then entries of the match's chunks whose activity
+            -- range meets the run's, locked in id order as `matchcast_unqueue` locks them.
+            IF cardinality(e_delivery) > 0 THEN
+                IF EXISTS (SELECT 1 FROM outbox) THEN
+                    DELETE FROM outbox
+                    WHERE (activity_id, event) IN (SELECT * FROM unnest(e_activity, e_event)) OR delivery_id = ANY(e_delivery);
+                END IF;
+                SELECT array_agg(c.id), array_agg(e.n) INTO hit_chunks, hit_ordinals
+                FROM (
+                    SELECT id, delivery_ids, activity_ids, events FROM outbox_chunk
+                    WHERE match_id = q_match AND last_activity_id >= q_first_activity AND first_activity_id <= q_last_activity
+                    ORDER BY id FOR UPDATE
+                ) AS c, unnest(c.delivery_ids, c.activity_ids, c.events) WITH ORDINALITY AS e(d, a, ev, n)
+                WHERE (e.a, e.ev) IN (SELECT * FROM unnest(e_activity, e_event)) OR e.d IN (SELECT unnest(e_delivery));
+                IF hit_chunks IS NOT NULL THEN
+                    PERFORM matchcast_outbox_take(hit_chunks, hit_ordinals);
+                END IF;
+                INSERT INTO outbox_chunk (match_id, count, first_activity_id, last_activity_id, push_types, topics, priorities,
+                    expirations, payloads, delivery_ids, activity_ids, events, target_kinds, target_values, payload_refs)
+                VALUES (q_match, cardinality(e_delivery), q_first_activity, q_last_activity, p_push_type, p_topic, p_priority,
+                    p_expiration, p_payload, e_delivery, e_activity, e_event, e_kind, e_value, e_payload);
+            END IF;
+        """
 }

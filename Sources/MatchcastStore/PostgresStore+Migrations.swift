@@ -248,7 +248,8 @@ extension PostgresStore {
         ]),
         // A chunk in one round trip: `PostgresStore+MigrationV7.swift`.
         v7,
-        // Later migrations go here (`v8`, ...).
+        v8,
+        // Later migrations go here (`v9`, ...).
     ]
 
     /// Applies the pending migrations, on a connection of its own (the client need not run yet).

@@ -8,9 +8,9 @@ import PostgresNIO
 
 extension PostgresStore: ReplicaStore {
     public func saveActivities(
-        _ records: [ActivityRecord], enqueue deliveries: [Delivery], fence: LeaseFence
+        _ records: [ActivityRecord], enqueue deliveries: [Delivery], fence: LeaseFence, share: FanOutShare?
     ) async throws(StoreError) {
-        try await saveActivities(records, enqueue: deliveries, fence: Optional(fence))
+        try await saveActivities(records, enqueue: deliveries, fence: Optional(fence), share: share)
     }
 
     /// Takes the fence's lease rows for share and throws `.leaseLost` unless each is the fence's owner and generation.

@@ -11,15 +11,18 @@ import PostgresNIO
 
 extension PostgresStore {
     public func saveActivities(_ records: [ActivityRecord], enqueue deliveries: [Delivery]) async throws(StoreError) {
-        try await saveActivities(records, enqueue: deliveries, fence: nil)
+        try await saveActivities(records, enqueue: deliveries, fence: nil, share: nil)
     }
 
     /// With a fence, the leases' rows are taken first (`FOR SHARE`: a takeover waits for the save, and it for a
-    /// takeover) and nothing is written unless each is still the fence's owner and generation.
-    func saveActivities(_ records: [ActivityRecord], enqueue deliveries: [Delivery], fence: LeaseFence?) async throws(StoreError) {
+    /// takeover) and nothing is written unless each is still the fence's owner and generation. With a fan-out
+    /// chunk's description, only the records that did not simply move are sent (`PostgresFanOutShare`).
+    func saveActivities(
+        _ records: [ActivityRecord], enqueue deliveries: [Delivery], fence: LeaseFence?, share: FanOutShare?
+    ) async throws(StoreError) {
         guard !records.isEmpty || !deliveries.isEmpty else { return }
         // Validated and taken apart before taking a connection: the transaction only runs SQL.
-        let batch = try PostgresActivityBatch(records)
+        let batch = if let share { try PostgresActivityBatch(records, share: share) } else { try PostgresActivityBatch(records) }
         let queued = PostgresQueuedRuns(deliveries)
         let logger = self.logger
         let what = deliveries.isEmpty
@@ -44,22 +47,25 @@ extension PostgresStore {
                 // Refused as a whole: redone row by row below, which says which record and why.
             }
         }
+        // Every record written whole with its own state, a fan-out chunk's moved ones too: right whatever the
+        // match's shared state.
+        let each = batch.share == nil ? batch : try PostgresActivityBatch(records)
         try await transaction(what) { connection in
             if let fence { try await Self.checkFence(fence, connection, logger: logger) }
             try await Self.requireDevices(records.map(\.deviceId), connection, logger: logger)
-            let contentIds = try await Self.contentIds(batch.contents.entries, connection, logger: logger)
-            try await batch.writeEach(contentIds: contentIds, connection, logger: logger)
+            let contentIds = try await Self.contentIds(each.contents.entries, connection, logger: logger)
+            try await each.writeEach(contentIds: contentIds, connection, logger: logger)
             for run in queued.runs { try await Self.save(nil, run, fence: nil, connection, logger: logger) }
         }
     }
 
-    /// One `matchcast_save`: the fence (when given), `batch`'s contents and activities (when given) and `run` (when
-    /// given). Throws `.leaseLost` when the fence no longer holds, in which case nothing was written.
+    /// One `matchcast_save`: the fence (when given), `batch`'s contents, activities and fan-out chunk (when given)
+    /// and `run` (when given). Throws `.leaseLost` when the fence no longer holds, in which case nothing was written.
     private static func save(
         _ batch: PostgresActivityBatch?, _ run: PostgresQueuedRuns.Run?, fence: LeaseFence?,
         _ connection: PostgresConnection, logger: Logger
     ) async throws {
-        var bindings = PostgresBindings(capacity: 36)
+        var bindings = PostgresBindings(capacity: 47)
         let matchIds = fence?.generations.keys.sorted() ?? []
         bindings.append(fence?.owner)
         bindings.append(matchIds)
@@ -73,6 +79,11 @@ extension PostgresStore {
             run.bind(into: &bindings)
         } else {
             PostgresQueuedRuns.Run.bindNone(into: &bindings)
+        }
+        if let share = batch?.share {
+            share.bind(into: &bindings)
+        } else {
+            PostgresFanOutShare.bindNone(into: &bindings)
         }
         var lost: String?
         for try await row in try await connection.execute(SaveStatement(bindings: bindings), logger: logger) {
@@ -91,7 +102,8 @@ extension PostgresStore {
                 $15::bigint[], $16::bigint[], $17::integer[], $18::bigint[], $19::boolean[], $20::integer[], $21::text[],
                 $22::timestamptz[], $23::text, $24::text, $25::text, $26::text[], $27::text[], $28::integer[],
                 $29::bigint[], $30::bytea[], $31::text[], $32::text[], $33::text[], $34::text[], $35::text[],
-                $36::integer[])
+                $36::integer[], $37::text, $38::text[], $39::bigint, $40::integer, $41::bigint, $42::bigint,
+                $43::integer, $44::bigint, $45::timestamptz, $46::text, $47::text)
             """
         var bindings: PostgresBindings
 
@@ -134,17 +146,47 @@ extension PostgresStore {
 /// Activity records as columns for `matchcast_save`: per column either one value per record or, when every record has
 /// the same (a fan-out chunk's match, phase, content, dates), that value once.
 struct PostgresActivityBatch: Sendable {
+    /// The records written: for a fan-out chunk, those that did not simply move with it.
     let records: [ActivityRecord]
     let contents: StoredContents
     /// Each activity at most once: one `UPDATE ... FROM` may not touch a row twice.
     let isBulkable: Bool
+    /// The fan-out chunk the records are, when they are one.
+    let share: PostgresFanOutShare?
 
     /// Nullable numbers travel in arrays as this value (`NULLIF` on the server): PostgresNIO binds no NULL elements.
     static let none = Int64.min
 
     init(_ records: [ActivityRecord]) throws(StoreError) {
+        self.init(records, contents: try StoredContents(records), share: nil)
+    }
+
+    /// A fan-out chunk: its records but the moved ones, and the chunk's state, its contents among the batch's.
+    init(_ records: [ActivityRecord], share: FanOutShare) throws(StoreError) {
+        let matchId = records.first?.matchId ?? ""
+        guard records.allSatisfy({ $0.matchId == matchId }) else {
+            throw StoreError.invalid("a fan-out chunk holds activities of more than one match")
+        }
+        var moved = [Bool](repeating: false, count: records.count)
+        var movedIds: [String] = []
+        movedIds.reserveCapacity(share.moved.count)
+        for position in share.moved where records.indices.contains(position) && !moved[position] {
+            try records[position].validate()
+            moved[position] = true
+            movedIds.append(records[position].activityId)
+        }
+        var written: [ActivityRecord] = []
+        written.reserveCapacity(records.count - movedIds.count)
+        for position in records.indices where !moved[position] { written.append(records[position]) }
+        var contents = try StoredContents(written)
+        let described = try PostgresFanOutShare(share, matchId: matchId, movedIds: movedIds, contents: &contents)
+        self.init(written, contents: contents, share: described)
+    }
+
+    private init(_ records: [ActivityRecord], contents: StoredContents, share: PostgresFanOutShare?) {
         self.records = records
-        contents = try StoredContents(records)
+        self.contents = contents
+        self.share = share
         var seen = Set<String>(minimumCapacity: records.count)
         var distinct = true
         for index in records.indices where !seen.insert(records[index].activityId).inserted {
@@ -244,7 +286,7 @@ struct PostgresActivityBatch: Sendable {
             let (sent, held, final) = (id(refs.sent), id(refs.held), id(refs.final))
             try await connection.query(
                 """
-                INSERT INTO activity (id, device_id, match_id, environment, phase, update_token, last_timestamp,
+                INSERT INTO activity_row (id, device_id, match_id, environment, phase, update_token, last_timestamp,
                     sent_content, sent_at, sent_stale_date, started_at, held_content, held_staleness, end_held,
                     final_content, channel_id, updated_at)
                 VALUES (\(record.activityId), \(record.deviceId), \(record.matchId), \(record.environment.rawValue),
@@ -258,7 +300,7 @@ struct PostgresActivityBatch: Sendable {
                     sent_stale_date = excluded.sent_stale_date, started_at = excluded.started_at,
                     held_content = excluded.held_content, held_staleness = excluded.held_staleness,
                     end_held = excluded.end_held, final_content = excluded.final_content,
-                    channel_id = excluded.channel_id, updated_at = excluded.updated_at
+                    channel_id = excluded.channel_id, updated_at = excluded.updated_at, shared = false
                 """,
                 logger: logger
             ).consume()

@@ -6,9 +6,11 @@ import MatchcastCore
 /// outbox of one match (what a dead owner left unsent). Only PostgreSQL is shared; the single-process stores do
 /// not conform, and a broker on them runs every match itself.
 public protocol ReplicaStore: MatchcastStore, MatchLeases {
-    /// Saves like `saveActivities(_:enqueue:)`, only while every match of `records` is still leased to
+    /// Saves like `saveActivities(_:enqueue:share:)`, only while every match of `records` is still leased to
     /// `fence.owner` with the generation `fence` names; otherwise nothing is written and it throws `.leaseLost`.
-    func saveActivities(_ records: [ActivityRecord], enqueue deliveries: [Delivery], fence: LeaseFence) async throws(StoreError)
+    func saveActivities(
+        _ records: [ActivityRecord], enqueue deliveries: [Delivery], fence: LeaseFence, share: FanOutShare?
+    ) async throws(StoreError)
     /// The match's queued deliveries, oldest first.
     func queuedDeliveries(matchId: String) async throws(StoreError) -> [Delivery]
     /// Matches that need a replica: followed and not over by their last stored snapshot, or with an open activity,
@@ -100,5 +102,14 @@ public struct CommandOutcome: Sendable, Hashable {
 
     public init(refusal: CommandRefusal?) {
         self.refusal = refusal
+    }
+}
+
+extension ReplicaStore {
+    /// A fenced save that is not a fan-out chunk.
+    public func saveActivities(
+        _ records: [ActivityRecord], enqueue deliveries: [Delivery], fence: LeaseFence
+    ) async throws(StoreError) {
+        try await saveActivities(records, enqueue: deliveries, fence: fence, share: nil)
     }
 }

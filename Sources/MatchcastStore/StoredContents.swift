@@ -53,7 +53,8 @@ struct StoredContents {
         }
     }
 
-    private mutating func entry(_ box: ContentBox?, _ matchId: String) throws(StoreError) -> Int32 {
+    /// The index of `box`'s content of `matchId` in `entries` (-1: none), added when it is new.
+    mutating func entry(_ box: ContentBox?, _ matchId: String) throws(StoreError) -> Int32 {
         guard let box else { return -1 }
         if box === lastBox, matchId == lastMatch { return lastIndex }
         let key = Key(box: ObjectIdentifier(box), matchId: matchId)

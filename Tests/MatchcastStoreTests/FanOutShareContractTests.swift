@@ -95,7 +95,7 @@ struct FanOutShareContractTests {
     /// Three activities moved by a fan-out, then one of them takes a new update token: it reads back as written, and
     /// the next fan-out moves it with the others. Returns the id of the activity that took the token.
     @discardableResult
-    private static func tokenBetweenFanOuts(_ store: any MatchcastStore, afterToken: () async throws -> Void = {}) async throws -> String {
+    static func tokenBetweenFanOuts(_ store: any MatchcastStore, afterToken: () async throws -> Void = {}) async throws -> String {
         try await store.createDevice(F.device("dev-a"))
         let initial = Array(Self.activities()[0..<3])
         try await store.saveActivities(initial)
@@ -155,9 +155,9 @@ struct FanOutShareContractTests {
         #expect(try shared() == ["act-1": 1, "act-2": 1, "act-3": 1])
     }
 
-    @Test
-    func sqliteRefusesAChunkOfTwoMatches() async throws {
-        try await StoreKind.sqliteFile.withStore { store in
+    @Test(arguments: StoreKind.allCases.filter { $0 != .inMemory })
+    func aChunkOfTwoMatchesIsRefused(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
             try await store.createDevice(F.device("dev-a"))
             let records = [F.activity("act-1", token: "upd-1"), F.activity("act-2", match: "other", token: "upd-2")]
             try await store.saveActivities(records)

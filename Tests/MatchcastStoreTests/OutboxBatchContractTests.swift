@@ -123,7 +123,7 @@ struct PostgresOutboxBatchTests {
             try await connection.query(
                 """
                 SELECT (SELECT count(*) FROM outbox_chunk), (SELECT count(*) FROM outbox),
-                    (SELECT array_to_string(reloptions, ',') FROM pg_class WHERE oid = 'activity'::regclass)
+                    (SELECT array_to_string(reloptions, ',') FROM pg_class WHERE oid = 'activity_row'::regclass)
                 """,
                 logger: store.logger
             ).collect((Int, Int, String).self).first ?? (0, 0, "")

@@ -119,7 +119,7 @@ struct PostgresStoreTests {
             let lifecycle = try F.drivenLifecycle()
             try await store.saveActivity(ActivityRecord(deviceId: "dev-a", environment: .production, lifecycle: lifecycle, updatedAt: F.at(23)))
             try await store.withConnection("test") { connection in
-                try await connection.query("UPDATE activity SET environment = 'staging'", logger: store.logger).consume()
+                try await connection.query("UPDATE activity_row SET environment = 'staging'", logger: store.logger).consume()
             }
             await #expect(throws: StoreError.corrupt) { _ = try await store.activity(id: "act_1") }
             await #expect(throws: StoreError.corrupt) { _ = try await store.openActivities() }
@@ -137,11 +137,11 @@ struct PostgresStoreTests {
                 try await store.withConnection("inserting behind the check") { connection in
                     try await connection.query(
                         """
-                        INSERT INTO activity (id, device_id, match_id, environment, phase, update_token, last_timestamp,
+                        INSERT INTO activity_row (id, device_id, match_id, environment, phase, update_token, last_timestamp,
                             end_held, updated_at)
                         SELECT 'act-2', device_id, match_id, environment, phase, update_token, last_timestamp, end_held,
                             updated_at
-                        FROM activity WHERE id = 'act-1'
+                        FROM activity_row WHERE id = 'act-1'
                         """,
                         logger: store.logger
                     ).consume()

@@ -931,7 +931,7 @@ public actor LifecycleManager {
         if let replicas = ownership.shared?.store, let fence = given ?? ownership.fence(for: Self.matchIds(records, deliveries)) {
             let saved = try await persist { () async throws -> Bool in
                 do {
-                    try await replicas.saveActivities(records, enqueue: deliveries, fence: fence)
+                    try await replicas.saveActivities(records, enqueue: deliveries, fence: fence, share: share)
                     return true
                 } catch let error as StoreError where error == .leaseLost {
                     return false
