@@ -94,7 +94,6 @@ let package = Package(
                 "MatchcastCore", "MatchcastFeeds", "MatchcastDelivery",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
@@ -145,7 +144,9 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Yams", package: "Yams"),
-            ]
+            ],
+            // The golden replay's files, read by path (`GoldenReplayTests`), not bundled.
+            exclude: ["Golden"]
         ),
         .testTarget(
             name: "MatchcastStoreTests",
