@@ -42,7 +42,9 @@ extension PostgresStore {
         ("end_held", "COALESCE(u.end_held, a_end_held[1])"),
         ("final_content", "contents[COALESCE(u.final, a_final[1])]"),
         ("channel_id", "NULLIF(COALESCE(u.channel, a_channel[1]), '')"),
-        ("updated_at", "COALESCE(u.updated_at, a_updated_at[1])"),
+        // At the column's precision: PostgresNIO sends a date's microseconds truncated, so a whole millisecond that a
+        // Double holds a hair low arrives as .xyz999 and would compare unequal to the stored .xyz.
+        ("updated_at", "COALESCE(u.updated_at, a_updated_at[1])::timestamptz(3)"),
     ]
 
     private static func recordValue(_ column: String) -> String {
@@ -148,6 +150,8 @@ extension PostgresStore {
             st fan_out_state%ROWTYPE;
         BEGIN
         \(saveFenceAndContents)
+            -- The state's date at the stored precision (see `recordValues`' update date).
+            s_updated_at := s_updated_at::timestamptz(3);
 
             -- A fan-out chunk (`s_match` given): its state becomes the match's current one, unless it already is (a
             -- later chunk of the same fan-out). Members the new state must not move keep theirs in their own rows

@@ -80,7 +80,7 @@ final class SQLiteCheckpointer: Sendable {
             state.running = true
             return true
         }
-        if start { queue.async { self.run() } }
+        if start { queue.async { [weak self] in self?.run() } }
     }
 
     private func run() {
@@ -109,8 +109,8 @@ final class SQLiteCheckpointer: Sendable {
         }
     }
 
-    /// Stops checkpointing and closes its connection (after a checkpoint that is running); the writer's connection,
-    /// closed last, checkpoints what is left.
+    /// Stops checkpointing and closes its connection (after a checkpoint that is running). What the log still holds
+    /// is checkpointed by the next connection to open the file.
     func close() throws {
         state.withLock { $0.closed = true }
         try connection.withLock { connection in

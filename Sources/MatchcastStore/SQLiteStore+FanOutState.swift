@@ -85,8 +85,8 @@ struct FanOutStateWrite: Sendable {
     func close(_ db: Database) throws {
         if !movedIds.isEmpty {
             try db.cachedStatement(sql: """
-                UPDATE activity SET shared = 1 WHERE id IN (SELECT value FROM json_each(?)) AND shared = 0
-                """).execute(arguments: [SQLiteStore.jsonArray(movedIds)])
+                UPDATE activity SET shared = 1 WHERE id IN (SELECT value FROM json_each(?)) AND shared = 0 AND matchId = ?
+                """).execute(arguments: [SQLiteStore.jsonArray(movedIds), matchId])
         }
         try db.cachedStatement(sql: """
             UPDATE fanOutState SET boundary = CASE

@@ -342,10 +342,10 @@ extension SQLiteStore {
                 CREATE INDEX activity_on_tokenKey ON activity(tokenKey);
                 CREATE TRIGGER activity_open_token_insert BEFORE INSERT ON activity
                 WHEN \(Self.tokenTaken)
-                BEGIN SELECT RAISE(ABORT, 'update token held by another open activity'); END;
-                CREATE TRIGGER activity_open_token_update BEFORE UPDATE OF updateToken, phase ON activity
+                BEGIN SELECT RAISE(ABORT, 'update token held by another open activity, or stored without its key'); END;
+                CREATE TRIGGER activity_open_token_update BEFORE UPDATE OF updateToken, tokenKey, phase ON activity
                 WHEN \(Self.tokenTaken)
-                BEGIN SELECT RAISE(ABORT, 'update token held by another open activity'); END;
+                BEGIN SELECT RAISE(ABORT, 'update token held by another open activity, or stored without its key'); END;
 
                 DROP VIEW activityView;
                 \(Self.activityView)
@@ -357,9 +357,10 @@ extension SQLiteStore {
         return migrator
     }
 
-    /// A trigger's condition: the row being written is open and holds a token another open activity holds.
+    /// A trigger's condition: the row being written has a token without its key (or a key without a token), or is
+    /// open and holds a token another open activity holds.
     private static let tokenTaken = """
-        NEW.updateToken IS NOT NULL AND NEW.phase <> 'ended' AND EXISTS (
+        (NEW.updateToken IS NULL) <> (NEW.tokenKey IS NULL) OR NEW.updateToken IS NOT NULL AND NEW.phase <> 'ended' AND EXISTS (
             SELECT 1 FROM activity
             WHERE \(SQLiteStore.holdsToken(token: "NEW.updateToken", key: "NEW.tokenKey")) AND phase <> 'ended'
                 AND id <> NEW.id)

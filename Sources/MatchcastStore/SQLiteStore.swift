@@ -89,8 +89,9 @@ public struct SQLiteStore: MatchcastStore {
     /// Closes the database; later calls fail with `.database`. Releasing the store closes it too.
     public func close() throws(StoreError) {
         do {
-            try checkpointer?.close()
+            // The writer first: should it fail to close, it stays usable, and so do its checkpoints.
             try writer.close()
+            try checkpointer?.close()
         } catch {
             throw StoreError(error, while: "closing")
         }

@@ -31,6 +31,43 @@ struct PostgresFanOutStateTests {
         }
     }
 
+    /// A fan-out at a time whose milliseconds a Double holds a hair low (PostgresNIO sends microseconds truncated, so
+    /// .567 arrives as .566999): its later chunks still find the state its first chunk opened, so the first chunk's
+    /// activities stay members instead of being taken out and the state opened again at every chunk.
+    @Test func aMillisecondFanOutTimeOpensTheStateOnce() async throws {
+        // As PostgresNIO encodes a date: microseconds since 2000-01-01, truncated.
+        let epoch2000 = Date(timeIntervalSince1970: 946_684_800)
+        let moment = try #require((0..<1000).lazy.map { Date(timeIntervalSince1970: (1_764_151_234_000.0 + Double($0)) / 1000) }
+            .first { date in
+                let micros = date.timeIntervalSince(epoch2000) * 1_000_000
+                return Int64(micros) != Int64(micros.rounded())
+            })
+        try await PostgresTestServer.withFreshStore { store in
+            try await store.createDevice(F.device("dev-a"))
+            let initial = (1...6).map { F.activity("act-\($0)", token: "upd-\($0)") }
+            try await store.saveActivities(initial)
+            var tracker = MatchTracker()
+            let goal = try #require(
+                try tracker.ingest(F.football(.live, 1, 0, clock: "10'", seq: 10), pollInterval: .seconds(5)))
+            let moved = initial.map { record in
+                var record = record
+                _ = record.lifecycle.matchChanged(goal, now: moment, policy: F.policy)
+                record.updatedAt = moment
+                return record
+            }
+            let state = FanOutState(moved[0])
+            try await store.saveActivities(
+                Array(moved[0..<3]), enqueue: [],
+                share: FanOutShare(state: state, moved: [0, 1, 2], from: "act-1", through: "act-3"))
+            try await store.saveActivities(
+                Array(moved[3..<6]), enqueue: [],
+                share: FanOutShare(state: state, moved: [0, 1, 2], from: "act-4", through: nil))
+            #expect(try await Self.members(store) == Dictionary(uniqueKeysWithValues: moved.map { ($0.activityId, true) }))
+            let read = try await store.activities(matchId: "epl-mun-liv")
+            #expect(read.map(\.lifecycle.stored.lastTimestamp) == moved.map(\.lifecycle.stored.lastTimestamp))
+        }
+    }
+
     /// An older build (v7's `matchcast_save` signature, reads and deletes through `activity`) keeps working on v8:
     /// what it writes whole leaves the shared state when it reads differently, and its reads see the shared state.
     @Test func anOlderBuildsWritesAndReadsStayRight() async throws {
