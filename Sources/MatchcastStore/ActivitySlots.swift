@@ -21,10 +21,24 @@ public struct ActivitySlots: Sendable {
     /// Every record, in no order.
     public var records: some Sequence<ActivityRecord> { slots.lazy.compactMap { $0 } }
 
-    /// Every slot in use, in the order of their records' ids by `precedes` (ids read from the index, no record
-    /// touched).
-    public func slotsSorted(by precedes: (String, String) -> Bool) -> [Int] {
-        slotById.sorted { precedes($0.key, $1.key) }.map(\.value)
+    /// Every slot in use, in activity-id order (`precedes`; ids read from the index, no record touched).
+    public func slotsInIdOrder() -> [Int] {
+        slotById.sorted { Self.precedes($0.key, $1.key) }.map(\.value)
+    }
+
+    /// Activity-id order: UTF-8 byte order, as the stores' SQL compares ids (a fan-out walks a match's activities in
+    /// it; `FanOutShare` ranges are in it). Compared in place where both are stored contiguously (native strings),
+    /// through the generic view otherwise.
+    public static func precedes(_ id: String, _ other: String) -> Bool {
+        let compared = id.utf8.withContiguousStorageIfAvailable { left in
+            other.utf8.withContiguousStorageIfAvailable { right -> Bool in
+                for index in 0..<min(left.count, right.count) where left[index] != right[index] {
+                    return left[index] < right[index]
+                }
+                return left.count < right.count
+            }
+        }
+        return (compared ?? nil) ?? id.utf8.lexicographicallyPrecedes(other.utf8)
     }
 
     /// The slot of the record with this id.

@@ -72,6 +72,27 @@ public struct FanOutShare: Sendable {
     /// Whether `id` is in the range this chunk has covered when it is saved (everything, for the last chunk).
     func covers(_ id: String) -> Bool {
         guard let through else { return true }
-        return !through.utf8.lexicographicallyPrecedes(id.utf8)
+        return !ActivitySlots.precedes(through, id)
+    }
+
+    /// The chunk `records` split as a store writes it: their match (one for all, or `.invalid`), the ids of those
+    /// that only moved (each validated, as a written record is), and the others, to be written.
+    func chunk(of records: [ActivityRecord]) throws(StoreError) -> (matchId: String, movedIds: [String], written: [ActivityRecord]) {
+        let matchId = records.first?.matchId ?? ""
+        guard records.allSatisfy({ $0.matchId == matchId }) else {
+            throw .invalid("a fan-out chunk holds activities of more than one match")
+        }
+        var isMoved = [Bool](repeating: false, count: records.count)
+        var movedIds: [String] = []
+        movedIds.reserveCapacity(moved.count)
+        for position in moved where records.indices.contains(position) && !isMoved[position] {
+            try records[position].validate()
+            isMoved[position] = true
+            movedIds.append(records[position].activityId)
+        }
+        var written: [ActivityRecord] = []
+        written.reserveCapacity(records.count - movedIds.count)
+        for position in records.indices where !isMoved[position] { written.append(records[position]) }
+        return (matchId, movedIds, written)
     }
 }

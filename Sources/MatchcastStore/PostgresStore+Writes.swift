@@ -163,24 +163,10 @@ struct PostgresActivityBatch: Sendable {
 
     /// A fan-out chunk: its records but the moved ones, and the chunk's state, its contents among the batch's.
     init(_ records: [ActivityRecord], share: FanOutShare) throws(StoreError) {
-        let matchId = records.first?.matchId ?? ""
-        guard records.allSatisfy({ $0.matchId == matchId }) else {
-            throw StoreError.invalid("a fan-out chunk holds activities of more than one match")
-        }
-        var moved = [Bool](repeating: false, count: records.count)
-        var movedIds: [String] = []
-        movedIds.reserveCapacity(share.moved.count)
-        for position in share.moved where records.indices.contains(position) && !moved[position] {
-            try records[position].validate()
-            moved[position] = true
-            movedIds.append(records[position].activityId)
-        }
-        var written: [ActivityRecord] = []
-        written.reserveCapacity(records.count - movedIds.count)
-        for position in records.indices where !moved[position] { written.append(records[position]) }
-        var contents = try StoredContents(written)
-        let described = try PostgresFanOutShare(share, matchId: matchId, movedIds: movedIds, contents: &contents)
-        self.init(written, contents: contents, share: described)
+        let chunk = try share.chunk(of: records)
+        var contents = try StoredContents(chunk.written)
+        let described = try PostgresFanOutShare(share, matchId: chunk.matchId, movedIds: chunk.movedIds, contents: &contents)
+        self.init(chunk.written, contents: contents, share: described)
     }
 
     private init(_ records: [ActivityRecord], contents: StoredContents, share: PostgresFanOutShare?) {

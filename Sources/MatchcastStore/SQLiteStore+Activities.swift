@@ -112,18 +112,11 @@ struct ActivityBatch: Sendable {
         joins = nil
     }
 
-    /// A fan-out chunk's records but those `share` says moved with it (`FanOutStateWrite` joins them); each one
+    /// A fan-out chunk's records but those `share` says moved with it (`FanOutShare.chunk(of:)`; `FanOutStateWrite`
+    /// joins them); each one
     /// that is open and started, in the range the chunk covers and at the shared state joins it as it is written.
     /// A waiting activity never joins, so a fan-out that leaves one waiting need not write it.
-    init(_ records: [ActivityRecord], share: FanOutShare) throws(StoreError) {
-        var written = records
-        if !share.moved.isEmpty {
-            var moved = Array(repeating: false, count: records.count)
-            for position in share.moved where records.indices.contains(position) { moved[position] = true }
-            written = []
-            written.reserveCapacity(records.count - share.moved.count)
-            for position in records.indices where !moved[position] { written.append(records[position]) }
-        }
+    init(written: [ActivityRecord], share: FanOutShare) throws(StoreError) {
         self.records = written
         contents = try StoredContents(written)
         var joins: [Bool] = []
@@ -203,10 +196,11 @@ struct ActivityBatch: Sendable {
             if try samePhase.run() == 1 { continue }
             bind(position, updatedAt: lastDateText, join: join, contentIds, to: update)
             if try run(update, position, db) == 1 { continue }
-            if token == nil { token = try SQLiteRawStatement(db, sql: Self.tokenSQL) }
-            bind(position, updatedAt: lastDateText, join: join, contentIds, to: token!)
-            token!.bind(19, contents.stored[position].updateToken.map(SQLiteStore.tokenKey))
-            if try run(token!, position, db) == 1 { continue }
+            let tokenChange = try token ?? SQLiteRawStatement(db, sql: Self.tokenSQL)
+            token = tokenChange
+            bind(position, updatedAt: lastDateText, join: join, contentIds, to: tokenChange)
+            tokenChange.bind(19, contents.stored[position].updateToken.map(SQLiteStore.tokenKey))
+            if try run(tokenChange, position, db) == 1 { continue }
             try Self.insertOrReplace(records[position], arguments(position, join: join, contentIds), db)
         }
     }

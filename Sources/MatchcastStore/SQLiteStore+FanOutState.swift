@@ -30,18 +30,11 @@ struct FanOutStateWrite: Sendable {
     private static let columns = StoredFanOutStates.columns
     private static let previous = StoredFanOutStates.previous
 
-    init(_ share: FanOutShare, records: [ActivityRecord]) throws(StoreError) {
-        let matchId = records.first?.matchId ?? ""
+    init(_ share: FanOutShare, matchId: String, movedIds: [String]) throws(StoreError) {
         self.matchId = matchId
         state = share.state
         from = share.from
         through = share.through
-        var movedIds: [String] = []
-        movedIds.reserveCapacity(share.moved.count)
-        for position in share.moved where records.indices.contains(position) {
-            try records[position].validate()
-            movedIds.append(records[position].activityId)
-        }
         self.movedIds = movedIds
         func entry(_ box: ContentBox?) throws(StoreError) -> StoredContents.Entry? {
             guard let box else { return nil }
@@ -156,7 +149,7 @@ struct StoredFanOutStates {
         guard let row else { return false }
         let count = Self.columns.count
         let boundary: String? = try row.decode(atIndex: 2 * count)
-        let current = boundary.map { !$0.utf8.lexicographicallyPrecedes(record.activityId.utf8) } ?? true
+        let current = boundary.map { !ActivitySlots.precedes($0, record.activityId) } ?? true
         let offset = current ? 0 : count
         guard let stateDate: String = try row.decode(atIndex: offset + count - 1), stateDate <= updatedAt else {
             return false
@@ -173,11 +166,9 @@ extension SQLiteStore {
         _ records: [ActivityRecord], enqueue deliveries: [Delivery], share: FanOutShare?
     ) async throws(StoreError) {
         guard let share, !records.isEmpty else { return try await saveActivities(records, enqueue: deliveries) }
-        let batch = try ActivityBatch(records, share: share)
-        let shared = try FanOutStateWrite(share, records: records)
-        guard records.allSatisfy({ $0.matchId == shared.matchId }) else {
-            throw StoreError.invalid("a fan-out chunk holds activities of more than one match")
-        }
+        let chunk = try share.chunk(of: records)
+        let batch = try ActivityBatch(written: chunk.written, share: share)
+        let shared = try FanOutStateWrite(share, matchId: chunk.matchId, movedIds: chunk.movedIds)
         let queued = QueuedDeliveries(deliveries)
         try await write("saving a fan-out chunk of \(records.count) activities with \(deliveries.count) deliveries") { db in
             try shared.open(db)

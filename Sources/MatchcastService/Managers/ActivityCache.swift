@@ -38,7 +38,7 @@ struct ActivityCache: Sendable {
 
     /// The device's open activities, in id order.
     mutating func records(deviceId: String) -> [ActivityRecord] {
-        deviceIndex()[deviceId, default: []].compactMap { slots[$0] }.sorted { Self.precedes($0.activityId, $1.activityId) }
+        deviceIndex()[deviceId, default: []].compactMap { slots[$0] }.sorted { ActivitySlots.precedes($0.activityId, $1.activityId) }
     }
 
     /// The id of the device's open activity (the lowest id, should the store have held two).
@@ -62,28 +62,14 @@ struct ActivityCache: Sendable {
 
     // MARK: Walking in place
 
-    /// The slots in activity-id order (`precedes`), for `phase(at:)`, `record(at:)`
+    /// The slots in activity-id order (`ActivitySlots.precedes`), for `phase(at:)`, `record(at:)`
     /// and `update(at:_:)`. A slot dropped while walking reads as nil; no activity is added while walking (that
     /// would reuse slots).
     mutating func orderedSlots() -> [Int] {
         if let order { return order }
-        let sorted = slots.slotsSorted(by: Self.precedes)
+        let sorted = slots.slotsInIdOrder()
         order = sorted
         return sorted
-    }
-
-    /// Activity-id order: UTF-8 byte order, as the stores' SQL compares ids. Compared in place where both are
-    /// stored contiguously (native strings), byte by byte through the generic view otherwise.
-    private static func precedes(_ id: String, _ other: String) -> Bool {
-        let compared = id.utf8.withContiguousStorageIfAvailable { left in
-            other.utf8.withContiguousStorageIfAvailable { right -> Bool in
-                for index in 0..<min(left.count, right.count) where left[index] != right[index] {
-                    return left[index] < right[index]
-                }
-                return left.count < right.count
-            }
-        }
-        return (compared ?? nil) ?? id.utf8.lexicographicallyPrecedes(other.utf8)
     }
 
     /// The lowest and highest ids of the activities in `range` of `orderedSlots()`; nil when it holds none.
