@@ -3,7 +3,9 @@ import MatchcastCore
 
 /// Deliveries grouped by payload, as the SQL outboxes keep them: the match, headers and payload of each distinct
 /// update once, and per delivery the index of its payload. Deliveries of one update share their payload by
-/// reference (`Delivery.commonIdentity`), so grouping costs one pointer comparison per delivery.
+/// reference (`Delivery.commonIdentity`), so grouping costs one pointer comparison per delivery. The starts of a
+/// kick-off cut from one template (`PushPayload.startTemplate`) with the same match and headers are one group too:
+/// the store keeps the template, and each start's payload is the template with its activity id put in.
 struct QueuedPayloads: Sendable {
     /// By delivery: the index of its payload in `firsts`.
     let payloadOf: [Int]
@@ -21,21 +23,21 @@ struct QueuedPayloads: Sendable {
         var known: [ObjectIdentifier: Int] = [:]
         var last: (ObjectIdentifier, Int)?
         for position in deliveries.indices {
-            let common = deliveries[position].commonIdentity
-            if let last, last.0 == common {
+            let identity = Self.identity(deliveries, position, firsts: firsts, known: known)
+            if let last, last.0 == identity {
                 payloadOf.append(last.1)
                 events.append(events[position - 1])
                 continue
             }
             let index: Int
-            if let found = known[common] {
+            if let found = known[identity] {
                 index = found
             } else {
                 index = firsts.count
                 firsts.append(position)
-                known[common] = index
+                known[identity] = index
             }
-            last = (common, index)
+            last = (identity, index)
             payloadOf.append(index)
             events.append(deliveries[position].event.rawValue)
         }
@@ -43,21 +45,46 @@ struct QueuedPayloads: Sendable {
         self.firsts = firsts
         self.events = events
     }
+
+    /// What the delivery at `position` is grouped by: its start template when it has one and shares match and
+    /// headers with the template's group (or starts it), its common part otherwise.
+    private static func identity(
+        _ deliveries: [Delivery], _ position: Int, firsts: [Int], known: [ObjectIdentifier: Int]
+    ) -> ObjectIdentifier {
+        guard let template = deliveries[position].payload.startTemplate else { return deliveries[position].commonIdentity }
+        let identity = ObjectIdentifier(template)
+        guard let group = known[identity] else { return identity }
+        let first = firsts[group]
+        if deliveries[first].matchId == deliveries[position].matchId, deliveries[first].apns == deliveries[position].apns {
+            return identity
+        }
+        return deliveries[position].commonIdentity
+    }
 }
 
 /// Stored outbox payloads read back (by their row id) as deliveries for queued entries to share.
 struct OutboxTemplates: Sendable {
     private(set) var byId: [Int64: Delivery] = [:]
+    /// The payloads kept as a kick-off's start template: each entry's payload is cut from it with its activity id.
+    private var starts: [Int64: StartPayloadTemplate] = [:]
 
     init() {}
 
-    /// One `outbox_payload` row's columns; a payload that cannot be read is `.corrupt`.
+    /// One `outbox_payload` row's columns; a payload that cannot be read is `.corrupt`. `activityIdAt`, when given,
+    /// says the payload is a start template with its activity id stand-in at that byte.
     mutating func add(
-        id: Int64, matchId: String, pushType: String, topic: String, priority: Int, expiration: Int, payload bytes: Data
+        id: Int64, matchId: String, pushType: String, topic: String, priority: Int, expiration: Int, payload bytes: Data,
+        activityIdAt: Int? = nil
     ) throws(StoreError) {
         let payload: PushPayload
         do {
-            payload = try PushPayload(encoded: Array(bytes))
+            if let activityIdAt {
+                let template = try StartPayloadTemplate(encoded: Array(bytes), activityIdOffset: activityIdAt)
+                starts[id] = template
+                payload = try PushPayload(encoded: template.encoded)
+            } else {
+                payload = try PushPayload(encoded: Array(bytes))
+            }
         } catch {
             throw .corrupt("stored outbox payload \(id): \(error)")
         }
@@ -74,7 +101,14 @@ struct OutboxTemplates: Sendable {
         guard let kind = PushTarget.Kind(rawValue: kind) else {
             throw .corrupt("queued delivery '\(id)' has an unknown target kind")
         }
-        return Delivery(id: id, activityId: activityId, target: PushTarget(kind: kind, value: value), sharingWith: template)
+        let target = PushTarget(kind: kind, value: value)
+        guard let start = starts[payloadId] else {
+            return Delivery(id: id, activityId: activityId, target: target, sharingWith: template)
+        }
+        guard let payload = start.payload(activityId: activityId) else {
+            throw .corrupt("queued start '\(id)' has an activity id its template cannot hold")
+        }
+        return Delivery(id: id, matchId: template.matchId, activityId: activityId, target: target, apns: template.apns, payload: payload)
     }
 
     /// A batch's entries as deliveries sharing its payload, at most `limit`, appended to `deliveries`.

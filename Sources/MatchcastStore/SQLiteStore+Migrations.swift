@@ -352,7 +352,15 @@ extension SQLiteStore {
                 """)
         }
 
-        // Later migrations go here (`v8`, ...).
+        // v8: a kick-off's starts differ only in their activity ids, so a chunk of them is queued as one payload, the
+        // start with a stand-in for its activity id (`StartPayloadTemplate`), and one batch of entries, each start's
+        // payload cut again on reading with the entry's activity id. `activityIdAt` is where the stand-in is; null for
+        // every other payload (kept whole, as before).
+        migrator.registerMigration("v8") { db in
+            try db.execute(sql: "ALTER TABLE outboxPayload ADD COLUMN activityIdAt INTEGER")
+        }
+
+        // Later migrations go here (`v9`, ...).
 
         return migrator
     }

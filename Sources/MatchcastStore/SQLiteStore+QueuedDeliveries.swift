@@ -22,15 +22,18 @@ struct QueuedDeliveries: Sendable {
         let runs = OutboxBatchRuns(deliveries, payloads)
         try supersede(runs, db)
         let insertPayload = try db.cachedStatement(sql: """
-            INSERT INTO outboxPayload (matchId, pushType, topic, priority, expiration, payload) VALUES (?, ?, ?, ?, ?, ?)
+            INSERT INTO outboxPayload (matchId, pushType, topic, priority, expiration, payload, activityIdAt)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
             """)
         var payloadIds: [Int64] = []
         payloadIds.reserveCapacity(payloads.firsts.count)
         for first in payloads.firsts {
             let delivery = deliveries[first]
+            // A kick-off's starts cut from one template keep the template, their activity ids in their entries.
+            let template = delivery.payload.startTemplate
             try insertPayload.execute(arguments: [
                 delivery.matchId, delivery.apns.pushType, delivery.apns.topic, delivery.apns.priority,
-                delivery.apns.expiration, Data(delivery.payload.bytes),
+                delivery.apns.expiration, Data(template?.encoded ?? delivery.payload.bytes), template?.activityIdOffset,
             ])
             payloadIds.append(db.lastInsertedRowID)
         }
@@ -152,14 +155,14 @@ struct QueuedDeliveries: Sendable {
         let list = "[" + ids.map(String.init).joined(separator: ",") + "]"
         for row in try Row.fetchAll(
             db.cachedStatement(sql: """
-                SELECT id, matchId, pushType, topic, priority, expiration, payload FROM outboxPayload
+                SELECT id, matchId, pushType, topic, priority, expiration, payload, activityIdAt FROM outboxPayload
                 WHERE id IN (SELECT value FROM json_each(?))
                 """),
             arguments: [list]) {
             try templates.add(
                 id: row.decode(atIndex: 0), matchId: row.decode(atIndex: 1), pushType: row.decode(atIndex: 2),
                 topic: row.decode(atIndex: 3), priority: row.decode(atIndex: 4), expiration: row.decode(atIndex: 5),
-                payload: row.decode(atIndex: 6))
+                payload: row.decode(atIndex: 6), activityIdAt: row.decode(atIndex: 7))
         }
     }
 

@@ -61,4 +61,38 @@ struct StartPayloadTemplateTests {
         }
         #expect(pairs.map(\.full.count).contains { $0 < base + event.utf8.count }, "at least one was shortened")
     }
+
+    /// What a store keeps of a kick-off (the template's bytes and where the id goes) gives back each start exactly.
+    @Test func aKeptTemplateCutsTheSameStartsAgain() throws {
+        var builder = DeliveryBuilder(bundleId: "com.example.app", seed: 1)
+        let snapshot = Self.snapshot(home: "Manchester United", away: "Liverpool", competition: "Premier League")
+        for id in ["act_0000000001_aaaa", "x", "act:1.2-3_4"] {
+            let aps = try Self.start(snapshot, activityId: id)
+            let intent = PushIntent(recipient: .pushToStart, aps: aps, priority: 10, expiration: 0)
+            let payload = try #require(try builder.build(
+                intent, matchId: snapshot.id, activityId: id, pushToStartToken: "ptst", now: Date(timeIntervalSince1970: 0))).payload
+            let template = try #require(payload.startTemplate, "a start is cut from the kick-off's template")
+            let kept = try StartPayloadTemplate(encoded: template.encoded, activityIdOffset: template.activityIdOffset)
+            let again = try #require(kept.payload(activityId: id))
+            #expect(again.bytes == payload.bytes)
+            #expect(again.aps == payload.aps)
+            #expect(again == payload)
+        }
+    }
+
+    @Test func aDamagedTemplateIsRefused() throws {
+        let key = try #require(StartPayloadTemplate.key(for: try Self.start(
+            Self.snapshot(home: "Home", away: "Away", competition: nil), activityId: "act_1")))
+        let template = try #require(try StartPayloadTemplate(key))
+        #expect(throws: InputError.self) {
+            try StartPayloadTemplate(encoded: template.encoded, activityIdOffset: template.activityIdOffset + 1)
+        }
+        #expect(throws: InputError.self) { try StartPayloadTemplate(encoded: template.encoded, activityIdOffset: -1) }
+        #expect(throws: InputError.self) {
+            try StartPayloadTemplate(encoded: Array(template.encoded.prefix(template.activityIdOffset + 5)), activityIdOffset: template.activityIdOffset)
+        }
+        #expect(throws: Never.self) {
+            try StartPayloadTemplate(encoded: template.encoded, activityIdOffset: template.activityIdOffset)
+        }
+    }
 }

@@ -42,6 +42,7 @@ extension PushPayload {
         }
         self.bytes = bytes
         wasShortened = false
+        startTemplate = nil
     }
 }
 

@@ -10,6 +10,9 @@ public struct PushPayload: Sendable, Hashable {
     public let bytes: [UInt8]
     /// True when the shortening rule had to cut the content to fit.
     public let wasShortened: Bool
+    /// The kick-off template this start was cut from (its bytes are the template's with `aps`'s activity id put
+    /// in); nil for every other payload. Not part of the value: two payloads with the same bytes are equal.
+    public let startTemplate: StartPayloadTemplate?
 
     private struct Body: Encodable { let aps: APS }
 
@@ -32,17 +35,27 @@ public struct PushPayload: Sendable, Hashable {
                 self.aps = candidate
                 self.bytes = bytes
                 self.wasShortened = shortened
+                startTemplate = nil
                 return
             }
         }
         throw PayloadTooLarge(bytes: Self.encode(candidate).count)
     }
 
-    /// Bytes already encoded for `aps` (`StartPayloadTemplate`).
-    init(aps: APS, bytes: [UInt8], wasShortened: Bool) {
+    /// Bytes already encoded for `aps` (`StartPayloadTemplate`, a decoded payload).
+    init(aps: APS, bytes: [UInt8], wasShortened: Bool, startTemplate: StartPayloadTemplate? = nil) {
         self.aps = aps
         self.bytes = bytes
         self.wasShortened = wasShortened
+        self.startTemplate = startTemplate
+    }
+
+    public static func == (lhs: PushPayload, rhs: PushPayload) -> Bool {
+        lhs.bytes == rhs.bytes && lhs.wasShortened == rhs.wasShortened && lhs.aps == rhs.aps
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(bytes)
     }
 
     static func encode(_ aps: APS) -> [UInt8] {
