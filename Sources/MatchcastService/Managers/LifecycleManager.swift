@@ -90,9 +90,6 @@ public actor LifecycleManager {
     var broadcast: BroadcastChannels?
     /// Earliest time the next push-to-start may go to each device.
     private var startGate: [String: Date] = [:]
-    /// While a fan-out chunk runs: the push-to-start tokens of its waiting activities' devices, read at once
-    /// (device id → token; a device missing has none). Nil otherwise: each start reads its device's token.
-    private var chunkTokens: [String: String]?
     /// Commands that change activities run one at a time (see `AsyncSerialGate`).
     private let serial = AsyncSerialGate()
     /// Follows waiting for `serial`, run together by the first through it.
@@ -281,35 +278,59 @@ public actor LifecycleManager {
                 if let deviceId = cache.record(at: slot)?.deviceId { waitingDevices.append(deviceId) }
             }
         }
+        var tokens: [String: String] = [:]
         if !waitingDevices.isEmpty {
             let devices = waitingDevices
-            let tokens = try await persist { try await self.store.pushToStartTokens(deviceIds: devices) }
-            chunkTokens = tokens.mapValues(\.token)
+            tokens = try await persist { try await self.store.pushToStartTokens(deviceIds: devices) }.mapValues(\.token)
         }
-        defer { chunkTokens = nil }
-        var next = slots.startIndex
-        while next < slots.endIndex {
-            // The cache is taken out of `matches` while its activities change in place (no copy of the match's
-            // state, no lookup per activity) and put back before anything that awaits.
-            guard var cache = matches[matchId]?.cache.take() else { break }
-            while next < slots.endIndex, cache.phase(at: slots[next]) != .waiting {
-                if cache.phase(at: slots[next]) != nil,
-                   !advance(&cache, at: slots[next], to: update, now: moment, into: &deliveries, changed: &changed) {
-                    unchanged.append(slots[next])
+        // The cache is taken out of `matches` while its activities change in place (no copy of the match's state, no
+        // lookup per activity), and put back after: nothing here awaits.
+        guard var cache = matches[matchId]?.cache.take() else { return (deliveries, changed, unchanged) }
+        for slot in slots {
+            switch cache.phase(at: slot) {
+            case nil:
+                continue
+            case .waiting?:
+                start(&cache, at: slot, to: update, now: moment, tokens: tokens, into: &deliveries, changed: &changed)
+            case _?:
+                if !advance(&cache, at: slot, to: update, now: moment, into: &deliveries, changed: &changed) {
+                    unchanged.append(slot)
                 }
-                next += 1
             }
-            let waiting = next < slots.endIndex ? cache.record(at: slots[next]) : nil
-            // Moved back, not copied: a copy left alive here would make the next change copy every activity.
-            matches[matchId]?.cache = consume cache
-            guard var record = waiting else { continue }
-            next += 1
-            // A waiting activity may need the store (its device's push-to-start token) before it starts.
-            guard try await mayAct(on: record) else { continue }
-            try await execute(record.lifecycle.matchChanged(update, now: moment, policy: policy),
-                              on: &record, into: &deliveries, changed: &changed, at: moment)
         }
+        // Moved back, not copied: a copy left alive here would make the next change copy every activity.
+        matches[matchId]?.cache = consume cache
         return (deliveries, changed, unchanged)
+    }
+
+    /// One waiting activity of a fan-out, changed in place in the cache as `mayAct` and `execute` would change it,
+    /// with its device's push-to-start token from `tokens` (the chunk's, read at once): started (its start a
+    /// delivery), ended with its match, or left waiting when its device has no token or its start spacing has not
+    /// passed. The record joins `changed` when it changed.
+    private func start(
+        _ cache: inout ActivityCache, at slot: Int, to update: MatchUpdate, now moment: Date, tokens: [String: String],
+        into deliveries: inout [Delivery], changed: inout ChangeSet
+    ) {
+        let started = cache.update(at: slot) { record -> ActivityRecord? in
+            if let gate = startGate[record.deviceId], gate > now() { return nil }
+            guard let token = tokens[record.deviceId] else { return nil }
+            // A waiting activity the update leaves waiting is left as it was.
+            let actions = record.lifecycle.matchChanged(update, now: moment, policy: policy)
+            guard !actions.isEmpty else { return nil }
+            for action in actions {
+                // `.finished` sends nothing; only a tick restarts an activity.
+                guard case .send(let intent) = action else { continue }
+                var pushToStart: String?
+                if case .pushToStart = intent.recipient {
+                    pushToStart = token
+                    startGate[record.deviceId] = now().addingTimeInterval(settings.pushToStartSpacing.seconds)
+                }
+                build(intent, for: record, pushToStartToken: pushToStart, now: moment, into: &deliveries)
+            }
+            record.updatedAt = moment
+            return record
+        }
+        if let started { changed.appendNew(started) }
     }
 
     /// One started activity of a fan-out, changed in place in the cache: its lifecycle takes the update, and what
@@ -819,15 +840,14 @@ public actor LifecycleManager {
         guard record.phase == .waiting else { return true }
         let deviceId = record.deviceId
         if let gate = startGate[deviceId], gate > now() { return false }
-        if let chunkTokens { return chunkTokens[deviceId] != nil }
         return try await persist { try await self.store.pushToStartToken(deviceId: deviceId) } != nil
     }
 
-    /// `moment`, when given, is the time of every change and delivery (a fan-out chunk's, so that the activities it
-    /// starts share their sent state); otherwise each takes the time it happens.
+    /// What `actions` say for `record`, each change and delivery at the time it happens. (A fan-out changes its
+    /// activities in place instead, all at the fan-out's time: `advance`, `start`.)
     private func execute(
         _ actions: [ActivityAction], on record: inout ActivityRecord,
-        into deliveries: inout [Delivery], changed: inout ChangeSet, at moment: Date? = nil
+        into deliveries: inout [Delivery], changed: inout ChangeSet
     ) async throws(ServiceError) {
         // A lifecycle may change without acting (content held, an end held for the token): that
         // change must be kept as surely as a sent push.
@@ -841,21 +861,17 @@ public actor LifecycleManager {
                 var pushToStart: String?
                 if case .pushToStart = intent.recipient {
                     let deviceId = record.deviceId
-                    if let chunkTokens {
-                        pushToStart = chunkTokens[deviceId]
-                    } else {
-                        pushToStart = try await persist { try await self.store.pushToStartToken(deviceId: deviceId) }?.token
-                    }
+                    pushToStart = try await persist { try await self.store.pushToStartToken(deviceId: deviceId) }?.token
                     startGate[record.deviceId] = now().addingTimeInterval(settings.pushToStartSpacing.seconds)
                 }
-                build(intent, for: record, pushToStartToken: pushToStart, now: moment ?? now(), into: &deliveries)
+                build(intent, for: record, pushToStartToken: pushToStart, now: now(), into: &deliveries)
             case .finished:
                 break
             case .restart:
                 restart = true
             }
         }
-        try await save(record, changed: &changed, at: moment)
+        try await save(record, changed: &changed)
         if restart {
             // Apple's 8-hour limit: the ended activity is replaced by a fresh one for the same follow.
             let lifecycle = ActivityLifecycle(activityId: builder.makeActivityId(now: now()), matchId: record.matchId)
@@ -885,9 +901,9 @@ public actor LifecycleManager {
         }
     }
 
-    private func save(_ record: ActivityRecord, changed: inout ChangeSet, at moment: Date? = nil) async throws(ServiceError) {
+    private func save(_ record: ActivityRecord, changed: inout ChangeSet) async throws(ServiceError) {
         var record = record
-        record.updatedAt = moment ?? now()
+        record.updatedAt = now()
         // Callers load the match's open activities first, so the cache is complete here. Mutated in
         // place, never read out first: reading `matches[id]` copies the whole MatchState.
         matches[record.matchId]?.cache?.put(record)
