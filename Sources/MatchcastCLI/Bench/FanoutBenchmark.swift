@@ -104,12 +104,19 @@ struct FanoutBenchmark: Sendable {
         var setup = Setup()
         var phaseStart = ContinuousClock.now
         @discardableResult
+        // The process's CPU time beside each phase's wall time: on a shared machine the wall time swings with the
+        // load, the CPU time much less.
+        var phaseCPU = processCPUMicroseconds()
         func phase(_ name: String) -> Duration {
             let end = ContinuousClock.now
             let took = end - phaseStart
+            let cpu = processCPUMicroseconds()
             setup.phases.append((name, took))
-            if options.verbose { StandardStreams.err("setup: \(name) \(Self.milliseconds(took)) ms") }
+            if options.verbose {
+                StandardStreams.err("setup: \(name) \(Self.milliseconds(took)) ms (CPU \((cpu - phaseCPU) / 1000) ms)")
+            }
             phaseStart = end
+            phaseCPU = cpu
             return took
         }
 
