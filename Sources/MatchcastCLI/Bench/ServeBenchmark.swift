@@ -67,6 +67,8 @@ struct ServeBenchmark: Sendable {
         var changeToLast: Duration
         /// serve's CPU time (user + system) from the change to the last delivery; nil where unknown.
         var serveCPU: Duration?
+        /// The fake APNs' CPU time over the same span (`--sink apns`); nil otherwise.
+        var fakeCPU: Duration?
         var deliveriesPerSecond: Double { Double(deliveries) / max(firstToLast.seconds, 1e-9) }
     }
 
@@ -218,9 +220,11 @@ struct ServeBenchmark: Sendable {
             // 3. Kick-off: N starts.
             var starts = Tally(event: .start, devices: n, cursor: tap.count)
             var cpuBefore = child.cpuTime()
+            var fakeBefore = fake?.cpuTime()
             var changed = feed.kickOff(retryAfterMs: options.pollMs)
             try await collect(&starts, what: "\(n) starts")
-            let kickOff = starts.wave(label: "kick-off (starts)", changed: changed, cpu: Self.difference(child.cpuTime(), cpuBefore))
+            var kickOff = starts.wave(label: "kick-off (starts)", changed: changed, cpu: Self.difference(child.cpuTime(), cpuBefore))
+            kickOff.fakeCPU = Self.difference(fake?.cpuTime(), fakeBefore)
             say(String(format: "kick-off: %d starts, change→last %.1f ms", n, kickOff.changeToLast.seconds * 1000))
 
             // 4. Update tokens, as the app reports them once its activity runs.
@@ -240,9 +244,11 @@ struct ServeBenchmark: Sendable {
                 try await Task.sleep(for: .milliseconds(Int64(options.pollMs) * 2))  // a poll or two of quiet
                 var updates = Tally(event: .update, priority: 10, devices: n, cursor: tap.count)
                 cpuBefore = child.cpuTime()
+                fakeBefore = fake?.cpuTime()
                 changed = feed.goal(retryAfterMs: options.pollMs)
                 try await collect(&updates, what: "goal \(goal): \(n) updates")
-                let wave = updates.wave(label: "goal \(goal)", changed: changed, cpu: Self.difference(child.cpuTime(), cpuBefore))
+                var wave = updates.wave(label: "goal \(goal)", changed: changed, cpu: Self.difference(child.cpuTime(), cpuBefore))
+                wave.fakeCPU = Self.difference(fake?.cpuTime(), fakeBefore)
                 goals.append(wave)
                 say(String(format: "goal %d: change→first %.1f ms, first→last %.1f ms", goal, wave.changeToFirst.seconds * 1000,
                            wave.firstToLast.seconds * 1000))

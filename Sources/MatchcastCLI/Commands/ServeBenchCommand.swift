@@ -185,15 +185,15 @@ enum ServeBenchTable {
             serve polls the feed every \(pollMs) ms
             """)
         let header = ["store", "devices", "wave", "change→first ms", "first→last ms", "change→last ms", "deliveries/s",
-                      "serve CPU ms", "dups", "p5 updates"]
+                      "serve CPU ms"] + (sink == .apns ? ["fake CPU ms"] : []) + ["dups", "p5 updates"]
         var lines = [header]
         for result in results {
             for wave in [result.kickOff] + result.goals {
                 lines.append([
                     result.store.rawValue, "\(result.devices)", wave.label, ms(wave.changeToFirst), ms(wave.firstToLast),
                     ms(wave.changeToLast), rate(wave),
-                    wave.serveCPU.map(ms) ?? "?", "\(wave.duplicates)", "\(wave.routine)",
-                ])
+                    wave.serveCPU.map(ms) ?? "?",
+                ] + (sink == .apns ? [wave.fakeCPU.map(ms) ?? "?"] : []) + ["\(wave.duplicates)", "\(wave.routine)"])
             }
         }
         printAligned(lines)
