@@ -8,6 +8,8 @@ let package = Package(
         .executable(name: "matchcast", targets: ["matchcast"]),
         .library(name: "MatchcastCore", targets: ["MatchcastCore"]),
         .library(name: "MatchcastTesting", targets: ["MatchcastTesting"]),
+        // A fake APNs on swift-nio-http2's server side, for `bench serve --sink apns` and by hand.
+        .executable(name: "matchcast-fake-apns", targets: ["matchcast-fake-apns"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -102,6 +104,20 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
         ),
+        // An APNs peer built on swift-nio-http2's server side, sharing no code with our hand-framed client
+        // (`MatchcastDelivery/APNs`): the independent check of it, for tests and the benchmark. Only test
+        // targets and `matchcast-fake-apns` link it, so the shipped `matchcast` does not link NIOHTTP2.
+        .target(
+            name: "APNsPeer",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+            ]
+        ),
+        .executableTarget(name: "matchcast-fake-apns", dependencies: ["APNsPeer"]),
         // Command implementations, kept apart from the executable so tests can drive them.
         .target(
             name: "MatchcastCLI",
@@ -121,6 +137,17 @@ let package = Package(
         .executableTarget(
             name: "matchcast",
             dependencies: ["MatchcastCLI", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+        .testTarget(
+            name: "MatchcastDeliveryTests",
+            dependencies: [
+                "MatchcastDelivery", "MatchcastCore", "MatchcastTesting", "APNsPeer",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+            ]
         ),
         .testTarget(name: "MatchcastCoreTests", dependencies: ["MatchcastCore", "MatchcastTesting"]),
         .testTarget(

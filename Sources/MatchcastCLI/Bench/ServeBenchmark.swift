@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Crypto
 import Foundation
 import MatchcastService
 import MatchcastTesting
@@ -30,6 +31,12 @@ struct ServeBenchmark: Sendable {
         /// The PostgreSQL server to make a scratch database on (`.postgres` only).
         var postgresServer: String?
         var serveLogLevel = "warning"
+        /// Where serve delivers: its stdout, or APNs (`fakeAPNs`, an independent fake in a process of its own).
+        var sink = ServeBenchSink.stdout
+        /// The `matchcast-fake-apns` executable (`.apns` only).
+        var fakeAPNs = ""
+        /// serve's `--apns-max-connections` (`.apns` only); serve's default when nil.
+        var apnsConnections: Int?
         /// Longest wait for any one phase.
         var phaseTimeout: Duration = .seconds(300)
         /// After the last goal: how long to wait for deliveries that should not come (duplicates, strays).
@@ -60,6 +67,8 @@ struct ServeBenchmark: Sendable {
         var changeToLast: Duration
         /// serve's CPU time (user + system) from the change to the last delivery; nil where unknown.
         var serveCPU: Duration?
+        /// The fake APNs' CPU time over the same span (`--sink apns`); nil otherwise.
+        var fakeCPU: Duration?
         var deliveriesPerSecond: Double { Double(deliveries) / max(firstToLast.seconds, 1e-9) }
     }
 
@@ -100,6 +109,7 @@ struct ServeBenchmark: Sendable {
         var scratch: ScratchPostgresDatabase?
         var feed: ControlledFeed?
         var child: ServeChild?
+        var fake: ServeChild?
         let client = HTTPClient(
             eventLoopGroupProvider: .singleton,
             configuration: HTTPClient.Configuration(
@@ -120,27 +130,37 @@ struct ServeBenchmark: Sendable {
             let controlled = try await ControlledFeed.start(matchId: ServeBenchmark.matchId, retryAfterMs: options.pollMs)
             feed = controlled
             let port = try ReservedPort.free()
+            var sinkArguments = ["--sink", "stdout"]
+            if options.sink == .apns {
+                let (started, arguments) = try await FakeAPNsChild.start(
+                    executable: options.fakeAPNs, directory: directory, maxConnections: options.apnsConnections,
+                    timeout: options.phaseTimeout)
+                fake = started
+                sinkArguments = arguments
+            }
             let started = try ServeChild.start(
                 executable: options.executable,
                 arguments: [
                     "serve", "--host", "127.0.0.1", "--port", "\(port)", "--store", storeURL, "--feed", controlled.baseURL,
-                    "--sink", "stdout", "--log-level", options.serveLogLevel,
-                ],
+                    "--log-level", options.serveLogLevel,
+                ] + sinkArguments,
                 environment: [
                     "MATCHCAST_POLLING_MIN_POLL_MS": "\(options.pollMs)", "MATCHCAST_POLLING_DEFAULT_MS": "\(options.pollMs)",
                 ],
                 directory: directory, logName: "serve.log", tap: DeliveryTap())
             child = started
             let api = DeviceAPI(client: client, base: "http://127.0.0.1:\(port)", interrupted: options.interrupted)
-            let run = Run(options: options, api: api, feed: controlled, child: started)
+            let run = Run(options: options, api: api, feed: controlled, child: started, fake: fake)
             result = try await run.measure(n: n)
         } catch {
             failure = error
         }
         // Cleanup, whatever happened: the child first (so nothing writes to the store), then the rest.
         let exit = await child?.stop() ?? "not started"
+        await fake?.stop()
         if failure != nil, let child {
             StandardStreams.err("serve's log (last lines):\n" + child.logTail())
+            if let fake { StandardStreams.err("matchcast-fake-apns's log (last lines):\n" + fake.logTail()) }
         }
         try? await client.shutdown()
         if let feed {
@@ -161,6 +181,11 @@ struct ServeBenchmark: Sendable {
         let api: DeviceAPI
         let feed: ControlledFeed
         let child: ServeChild
+        /// The fake APNs, with `--sink apns`.
+        let fake: ServeChild?
+
+        /// Where deliveries are read: what the fake APNs answered 200, or serve's stdout.
+        var tap: DeliveryTap { fake?.tap ?? child.tap }
 
         func say(_ line: String) {
             if options.verbose { StandardStreams.err("serve bench (\(options.store.rawValue)): \(line)") }
@@ -193,11 +218,13 @@ struct ServeBenchmark: Sendable {
             try await waitUntil("the broker knows the match") { try await api.matchIsKnown(devices.get(0), matchId: ServeBenchmark.matchId) }
 
             // 3. Kick-off: N starts.
-            var starts = Tally(event: .start, devices: n, cursor: child.tap.count)
+            var starts = Tally(event: .start, devices: n, cursor: tap.count)
             var cpuBefore = child.cpuTime()
+            var fakeBefore = fake?.cpuTime()
             var changed = feed.kickOff(retryAfterMs: options.pollMs)
             try await collect(&starts, what: "\(n) starts")
-            let kickOff = starts.wave(label: "kick-off (starts)", changed: changed, cpu: Self.difference(child.cpuTime(), cpuBefore))
+            var kickOff = starts.wave(label: "kick-off (starts)", changed: changed, cpu: Self.difference(child.cpuTime(), cpuBefore))
+            kickOff.fakeCPU = Self.difference(fake?.cpuTime(), fakeBefore)
             say(String(format: "kick-off: %d starts, change→last %.1f ms", n, kickOff.changeToLast.seconds * 1000))
 
             // 4. Update tokens, as the app reports them once its activity runs.
@@ -215,11 +242,13 @@ struct ServeBenchmark: Sendable {
             var goals: [Wave] = []
             for goal in 1...options.goals {
                 try await Task.sleep(for: .milliseconds(Int64(options.pollMs) * 2))  // a poll or two of quiet
-                var updates = Tally(event: .update, priority: 10, devices: n, cursor: child.tap.count)
+                var updates = Tally(event: .update, priority: 10, devices: n, cursor: tap.count)
                 cpuBefore = child.cpuTime()
+                fakeBefore = fake?.cpuTime()
                 changed = feed.goal(retryAfterMs: options.pollMs)
                 try await collect(&updates, what: "goal \(goal): \(n) updates")
-                let wave = updates.wave(label: "goal \(goal)", changed: changed, cpu: Self.difference(child.cpuTime(), cpuBefore))
+                var wave = updates.wave(label: "goal \(goal)", changed: changed, cpu: Self.difference(child.cpuTime(), cpuBefore))
+                wave.fakeCPU = Self.difference(fake?.cpuTime(), fakeBefore)
                 goals.append(wave)
                 say(String(format: "goal %d: change→first %.1f ms, first→last %.1f ms", goal, wave.changeToFirst.seconds * 1000,
                            wave.firstToLast.seconds * 1000))
@@ -228,7 +257,7 @@ struct ServeBenchmark: Sendable {
             // Anything more (a duplicate, an end) would come now.
             try await Task.sleep(for: options.settle)
             var result = Result(store: options.store, devices: n, phases: phases, kickOff: kickOff, goals: goals)
-            child.tap.withLines(from: 0) { lines in
+            tap.withLines(from: 0) { lines in
                 for line in lines {
                     if line.device < 0 || Int(line.device) >= n { result.strays += 1; continue }
                     switch line.event {
@@ -240,8 +269,8 @@ struct ServeBenchmark: Sendable {
                     }
                 }
             }
-            result.strays += child.tap.unparsed.count
-            result.stdoutBytes = child.tap.bytes
+            result.strays += tap.unparsed.count
+            result.stdoutBytes = tap.bytes
             return result
         }
 
@@ -264,7 +293,7 @@ struct ServeBenchmark: Sendable {
             let deadline = ContinuousClock.now + options.phaseTimeout
             while true {
                 let cursor = tally.cursor
-                child.tap.withLines(from: cursor) { tally.absorb($0) }
+                tap.withLines(from: cursor) { tally.absorb($0) }
                 if tally.distinct == tally.counts.count { return }
                 try check(what + " (\(tally.distinct) so far)", deadline: deadline)
                 try await Task.sleep(for: .milliseconds(2))
@@ -274,6 +303,7 @@ struct ServeBenchmark: Sendable {
         private func check(_ what: String, deadline: ContinuousClock.Instant) throws {
             if options.interrupted() { throw CommandFailure("interrupted while waiting for \(what)") }
             if !child.isRunning { throw CommandFailure("serve exited while waiting for \(what)") }
+            if let fake, !fake.isRunning { throw CommandFailure("matchcast-fake-apns exited while waiting for \(what)") }
             if ContinuousClock.now >= deadline { throw CommandFailure("timed out after \(options.phaseTimeout) waiting for \(what)") }
         }
 

@@ -32,6 +32,8 @@ struct ServeBenchCommand: AsyncParsableCommand {
               swift build -c release --product matchcast
               .build/release/matchcast bench serve --store sqlite
               .build/release/matchcast bench serve --store all --postgres-url postgres://postgres@127.0.0.1:5432/postgres
+              swift build -c release --product matchcast-fake-apns
+              .build/release/matchcast bench serve --sink apns --store memory,sqlite --devices 20000
             """
     )
 
@@ -65,12 +67,28 @@ struct ServeBenchCommand: AsyncParsableCommand {
     @Option(help: "The matchcast executable to start (default: this one).")
     var executable: String?
 
+    @Option(help: """
+        Where serve delivers: stdout (its NDJSON, piped here) or apns (matchcast-fake-apns, an APNs on \
+        swift-nio-http2 in a process of its own, which reports each 200 answer).
+        """)
+    var sink = ServeBenchSink.stdout
+
+    @Option(name: .customLong("fake-apns"), help: "The matchcast-fake-apns executable (default: beside this one).")
+    var fakeAPNs: String?
+
+    @Option(name: .customLong("apns-connections"), help: "serve's --apns-max-connections with --sink apns (default: serve's).")
+    var apnsConnections: Int?
+
     func validate() throws {
         guard (1...1_000_000).contains(devices) else { throw ValidationError("--devices must be 1...1000000") }
         guard (1...100).contains(goals) else { throw ValidationError("--goals must be 1...100") }
         guard (1...64).contains(clients) else { throw ValidationError("--clients must be 1...64") }
         guard (10...10_000).contains(pollMs) else { throw ValidationError("--poll-ms must be 10...10000") }
         guard (1...3600).contains(timeout) else { throw ValidationError("--timeout must be 1...3600 seconds") }
+        if let apnsConnections, !(1...64).contains(apnsConnections) { throw ValidationError("--apns-connections must be 1...64") }
+        if sink != .apns, apnsConnections != nil || fakeAPNs != nil {
+            throw ValidationError("--apns-connections and --fake-apns need --sink apns")
+        }
     }
 
     func run() async throws {
@@ -89,16 +107,17 @@ struct ServeBenchCommand: AsyncParsableCommand {
             let benchmark = ServeBenchmark(options: ServeBenchmark.Options(
                 devices: devices, goals: goals, clients: clients, pollMs: pollMs,
                 executable: executable ?? BenchResourcesExecutable.own, store: kind, postgresServer: postgresServer,
-                serveLogLevel: serveLogLevel, phaseTimeout: .seconds(timeout), interrupted: { signals.isSet }))
+                serveLogLevel: serveLogLevel, sink: sink, fakeAPNs: fakeAPNs ?? FakeAPNsChild.besideThisExecutable,
+                apnsConnections: apnsConnections, phaseTimeout: .seconds(timeout), interrupted: { signals.isSet }))
             do {
                 results.append(try await benchmark.run())
             } catch {
                 StandardStreams.err("matchcast bench serve: store \(kind.rawValue): \(error)")
-                if !results.isEmpty { ServeBenchTable.print(results, pollMs: pollMs) }
+                if !results.isEmpty { ServeBenchTable.print(results, pollMs: pollMs, sink: sink) }
                 throw ExitCode(signals.isSet ? 130 : 1)
             }
         }
-        ServeBenchTable.print(results, pollMs: pollMs)
+        ServeBenchTable.print(results, pollMs: pollMs, sink: sink)
         StandardStreams.err("load average (1, 5, 15 min) at the end: \(BenchTable.loadAverage) on \(ProcessInfo.processInfo.activeProcessorCount) cores")
         let inexact = results.filter { !$0.isExact }
         if !inexact.isEmpty {
@@ -155,23 +174,26 @@ final class SignalFlag: @unchecked Sendable {
 
 /// The results of `bench serve`, on stderr.
 enum ServeBenchTable {
-    static func print(_ results: [ServeBenchmark.Result], pollMs: Int) {
+    static func print(_ results: [ServeBenchmark.Result], pollMs: Int, sink: ServeBenchSink) {
         let ms = { (duration: Duration) in String(format: "%.1f", duration.seconds * 1000) }
+        let source = sink == .apns
+            ? "serve's APNs sink into matchcast-fake-apns (swift-nio-http2), whose report of each 200 answer is"
+            : "serve's stdout NDJSON (--sink stdout),"
         StandardStreams.err("""
 
-            sink: serve's stdout NDJSON (--sink stdout), piped to this process and timestamped as each read returns; \
+            sink: \(source) piped to this process and timestamped as each read returns; \
             serve polls the feed every \(pollMs) ms
             """)
         let header = ["store", "devices", "wave", "change→first ms", "first→last ms", "change→last ms", "deliveries/s",
-                      "serve CPU ms", "dups", "p5 updates"]
+                      "serve CPU ms"] + (sink == .apns ? ["fake CPU ms"] : []) + ["dups", "p5 updates"]
         var lines = [header]
         for result in results {
             for wave in [result.kickOff] + result.goals {
                 lines.append([
                     result.store.rawValue, "\(result.devices)", wave.label, ms(wave.changeToFirst), ms(wave.firstToLast),
                     ms(wave.changeToLast), rate(wave),
-                    wave.serveCPU.map(ms) ?? "?", "\(wave.duplicates)", "\(wave.routine)",
-                ])
+                    wave.serveCPU.map(ms) ?? "?",
+                ] + (sink == .apns ? [wave.fakeCPU.map(ms) ?? "?"] : []) + ["\(wave.duplicates)", "\(wave.routine)"])
             }
         }
         printAligned(lines)

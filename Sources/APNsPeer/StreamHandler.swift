@@ -1,0 +1,125 @@
+import NIOCore
+import NIOHPACK
+import NIOHTTP2
+
+/// One request stream (a child channel of NIOHTTP2's multiplexer): collects the request's headers
+/// and body, checks its shape, and answers, resets or holds it.
+final class StreamHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame.FramePayload
+    typealias OutboundOut = HTTP2Frame.FramePayload
+
+    private let state: PeerState
+    private let connection: PeerConnection
+    private var streamID = 0
+    private var headers = HPACKHeaders()
+    private var body: [UInt8] = []
+    private var done = false
+
+    init(state: PeerState, connection: PeerConnection) {
+        self.state = state
+        self.connection = connection
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        streamID = (try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID)).map { Int($0) } ?? 0
+        state.streamOpened(on: connection, stream: streamID)
+        let connection = connection
+        let stream = streamID
+        context.channel.closeFuture.whenComplete { _ in connection.closed(stream) }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !done else { return }
+        switch unwrapInboundIn(data) {
+        case .headers(let frame):
+            headers = frame.headers
+            if frame.endStream { requestEnded(context: context) }
+        case .data(let frame):
+            if case .byteBuffer(let buffer) = frame.data, body.count <= Self.maxBody {
+                body.append(contentsOf: buffer.readableBytesView)
+            }
+            if frame.endStream { requestEnded(context: context) }
+        default:
+            break
+        }
+    }
+
+    /// Bodies beyond this are not kept (APNs takes 4 KB; the check below refuses more).
+    static let maxBody = 64 << 10
+
+    private func requestEnded(context: ChannelHandlerContext) {
+        done = true
+        let path = headers.first(name: ":path") ?? ""
+        let prefix = "/3/device/"
+        let request = APNsPeer.Request(
+            method: headers.first(name: ":method") ?? "", path: path,
+            token: path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : nil,
+            apnsID: headers.first(name: "apns-id"), pushType: headers.first(name: "apns-push-type"),
+            topic: headers.first(name: "apns-topic"), priority: headers.first(name: "apns-priority").flatMap { Int($0) },
+            authorization: headers.first(name: "authorization"), body: body, connection: connection.number, stream: streamID)
+        let answer = Self.shapeProblem(request) ?? state.configuration.answer(request)
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let eventLoop = context.eventLoop
+        let held = state.arrived(request) {
+            eventLoop.execute {
+                let (handler, context) = loopBound.value
+                handler.respond(answer, to: request, context: context)
+            }
+        }
+        if !held { respond(answer, to: request, context: context) }
+    }
+
+    /// APNs' own refusals for a request of the wrong shape (checked here, independently of the client).
+    static func shapeProblem(_ request: APNsPeer.Request) -> APNsPeer.Answer? {
+        guard request.method == "POST" else { return .error(status: 405, reason: "MethodNotAllowed") }
+        guard let token = request.token, !token.isEmpty, token.utf8.allSatisfy({ $0 < 128 && isHexDigit($0) }) else {
+            return .error(status: 400, reason: "BadDeviceToken")
+        }
+        guard let authorization = request.authorization, authorization.hasPrefix("bearer ") else {
+            return .error(status: 403, reason: "MissingProviderToken")
+        }
+        guard request.topic?.isEmpty == false else { return .error(status: 400, reason: "MissingTopic") }
+        guard request.pushType != nil else { return .error(status: 400, reason: "InvalidPushType") }
+        guard !request.body.isEmpty else { return .error(status: 400, reason: "PayloadEmpty") }
+        guard request.body.count <= 4096 else { return .error(status: 413, reason: "PayloadTooLarge") }
+        return nil
+    }
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        (48...57).contains(byte) || (97...102).contains(byte) || (65...70).contains(byte)
+    }
+
+    private func respond(_ answer: APNsPeer.Answer, to request: APNsPeer.Request, context: ChannelHandlerContext) {
+        guard context.channel.isActive else { return }  // closed meanwhile (GOAWAY, the client went away)
+        var fields = HPACKHeaders()
+        let status: Int
+        switch answer {
+        case .reset(let code):
+            state.reset()
+            context.writeAndFlush(wrapOutboundOut(.rstStream(HTTP2ErrorCode(networkCode: code))), promise: nil)
+            return
+        case .ok:
+            status = 200
+        case .error(let code, _):
+            status = code
+        }
+        fields.add(name: ":status", value: String(status))
+        fields.add(name: "apns-id", value: request.apnsID ?? "00000000-0000-0000-0000-000000000000")
+        let filler = state.configuration.fillerHeaderBytes
+        if filler > 0 {
+            fields.add(name: "x-filler", value: String((0..<filler).map { _ in Self.alphabet.randomElement()! }))
+        }
+        if case .error(_, let reason) = answer {
+            fields.add(name: "content-type", value: "application/json")
+            context.write(wrapOutboundOut(.headers(.init(headers: fields))), promise: nil)
+            var buffer = context.channel.allocator.buffer(capacity: 32 + reason.utf8.count)
+            buffer.writeString(#"{"reason":"\#(reason)"}"#)
+            context.writeAndFlush(wrapOutboundOut(.data(.init(data: .byteBuffer(buffer), endStream: true))), promise: nil)
+        } else {
+            context.writeAndFlush(wrapOutboundOut(.headers(.init(headers: fields, endStream: true))), promise: nil)
+        }
+        state.answered(request, status: status)
+    }
+
+    private static let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789")
+}
