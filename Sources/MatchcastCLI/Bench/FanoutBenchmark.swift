@@ -103,10 +103,10 @@ struct FanoutBenchmark: Sendable {
 
         var setup = Setup()
         var phaseStart = ContinuousClock.now
-        @discardableResult
         // The process's CPU time beside each phase's wall time: on a shared machine the wall time swings with the
         // load, the CPU time much less.
         var phaseCPU = processCPUMicroseconds()
+        @discardableResult
         func phase(_ name: String) -> Duration {
             let end = ContinuousClock.now
             let took = end - phaseStart
