@@ -34,25 +34,30 @@ public struct PollSupervisor: Service {
         self.logger = logger
     }
 
+    /// How often the followed matches are listed again besides at every follow change here: a source learns within
+    /// this time that its match lost its followers through another replica's API.
+    static let relistInterval: Duration = .seconds(30)
+
     public func run() async throws {
         let running = RunningSources()
+        let wantedMatches = WantedMatches()
         await withDiscardingTaskGroup { group in
             group.addTask { await pollLiveList() }
+            group.addTask { await relistNow(and: wantedMatches) }
             // Sources already wanted at start (after a restart), then again on every follow change.
             var changes = service.followsChanged.cancelOnGracefulShutdown().makeAsyncIterator()
             repeat {
                 let wanted: [String]
                 do {
-                    // With replicas, only the matches whose lease this replica holds.
-                    let ownership = service.lifecycle.ownership
-                    wanted = try await service.lifecycle.matchesToPoll().filter { ownership.holds($0) }
+                    wanted = try await listWanted()
+                    wantedMatches.replace(with: wanted)
                 } catch {
                     logger.error("cannot list followed matches", metadata: ["error": "\(error)"])
                     wanted = []
                 }
                 for matchId in wanted where running.insert(matchId) {
                     group.addTask {
-                        await pollMatch(matchId)
+                        await pollMatch(matchId, wanted: wantedMatches)
                         running.remove(matchId)
                     }
                 }
@@ -61,7 +66,23 @@ public struct PollSupervisor: Service {
         }
     }
 
-    private func pollMatch(_ matchId: String) async {
+    /// The followed matches that need a source, with replicas only those whose lease this replica holds.
+    private func listWanted() async throws(ServiceError) -> [String] {
+        let ownership = service.lifecycle.ownership
+        return try await service.lifecycle.matchesToPoll().filter { ownership.holds($0) }
+    }
+
+    /// Lists the wanted matches every `relistInterval`, for the sources to look up after each poll. A list begun
+    /// before a follow change's own listing is dropped rather than put over it.
+    private func relistNow(and wanted: WantedMatches) async {
+        while (try? await cancelWhenGracefulShutdown({ try await clock.sleep(for: Self.relistInterval) })) != nil {
+            let version = wanted.version
+            guard let list = try? await listWanted() else { continue }
+            wanted.replace(with: list, ifStill: version)
+        }
+    }
+
+    private func pollMatch(_ matchId: String, wanted: WantedMatches) async {
         let source = MatchSource(matchId: matchId, transport: transport, clock: clock, policy: timing, now: now)
         logger.info("polling match", metadata: ["match": "\(matchId)"])
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
@@ -90,16 +111,17 @@ public struct PollSupervisor: Service {
                     "match": "\(matchId)", "error": "\(error)", "retry_in": "\(result.delay)",
                 ])
             }
-            guard await source.shouldPoll(), await isStillWanted(matchId) else { break }
+            guard await source.shouldPoll(), await isStillWanted(matchId, wanted: wanted) else { break }
             guard (try? await cancelWhenGracefulShutdown({ try await clock.sleep(for: await source.nextPollDelay()) })) != nil
             else { return }
         }
         logger.info("stopped polling match", metadata: ["match": "\(matchId)"])
     }
 
-    private func isStillWanted(_ matchId: String) async -> Bool {
-        guard service.lifecycle.ownership.holds(matchId) else { return false }
-        return (try? await service.lifecycle.matchesToPoll().contains(matchId)) ?? true
+    /// Held here, still followed as last listed (no store read per poll), and neither final nor postponed.
+    private func isStillWanted(_ matchId: String, wanted: WantedMatches) async -> Bool {
+        guard service.lifecycle.ownership.holds(matchId), wanted.contains(matchId) else { return false }
+        return await service.lifecycle.wantsSource(matchId: matchId)
     }
 
     /// With replicas, one polls the live list: the holder of its lease. The others wait and look again.
@@ -173,6 +195,27 @@ public final class FeedHealth: Sendable {
         state.withLock { state in
             guard let failure = state.lastFailure else { return true }
             return (state.lastSuccess ?? .distantPast) > failure
+        }
+    }
+}
+
+/// The matches wanted as last listed, shared with the source tasks; `version` counts the lists put in.
+final class WantedMatches: Sendable {
+    private let state = Mutex<(ids: Set<String>, version: Int)>(([], 0))
+
+    var version: Int { state.withLock { $0.version } }
+
+    func contains(_ id: String) -> Bool { state.withLock { $0.ids.contains(id) } }
+
+    func replace(with ids: [String]) {
+        state.withLock { $0 = (Set(ids), $0.version + 1) }
+    }
+
+    /// Puts `ids` in unless another list was put in since `version` was read.
+    func replace(with ids: [String], ifStill version: Int) {
+        state.withLock { state in
+            guard state.version == version else { return }
+            state = (Set(ids), version + 1)
         }
     }
 }
