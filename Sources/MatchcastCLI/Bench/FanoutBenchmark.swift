@@ -108,7 +108,10 @@ struct FanoutBenchmark: Sendable {
             let end = ContinuousClock.now
             let took = end - phaseStart
             setup.phases.append((name, took))
-            if options.verbose { StandardStreams.err("setup: \(name) \(Self.milliseconds(took)) ms") }
+            if options.verbose {
+                // Resident memory after each phase says what each part of the broker holds (store, cache, outbox).
+                StandardStreams.err("setup: \(name) \(Self.milliseconds(took)) ms (RSS \(ResidentMemory.current().current >> 20) MB)")
+            }
             phaseStart = end
             return took
         }
