@@ -59,13 +59,12 @@ extension ActivityTable {
         movedSlots.reserveCapacity(share.moved.count)
         for position in share.moved where records.indices.contains(position) && !isMoved[position] {
             try records[position].validate()
-            // Only an open, started activity the store holds with the same device, match and token moves; any other
-            // (and one at another state than the chunk's first moved record) is written whole.
+            // Only an open, started activity the store holds moves; any other (and one at another state than the
+            // chunk's first moved record) is written whole. The stored record is not read: that its device, token and
+            // standing are unchanged is the caller's promise, as SQLite takes it, and reading a million records in id
+            // order, stored in the order they came, is a cache miss each.
             guard records[position].lifecycle.phase != .ended, records[position].lifecycle.phase != .waiting,
-                  let slot = slots.slot(id: records[position].activityId),
-                  slots[slot]?.matchId == matchId, slots[slot]?.deviceId == records[position].deviceId,
-                  slots[slot]?.lifecycle.updateToken == records[position].lifecycle.updateToken,
-                  slots[slot]?.lifecycle.phase == records[position].lifecycle.phase
+                  let slot = slots.slot(id: records[position].activityId)
             else { continue }
             let state = MatchSentState.State(records[position])
             if reference == nil { reference = state }
