@@ -21,9 +21,6 @@ extension InMemoryStore {
     public func deleteActivity(id: String) -> Bool { activityTable.remove(id: id) }
 
     public func openActivities() -> [ActivityRecord] { activityTable.openRecords() }
-
-    /// A fan-out's moved activities share their match's sent state (`ActivityTable+FanOutState.swift`).
-    public nonisolated var keepsFanOutState: Bool { true }
 }
 
 /// The activities of `InMemoryStore`, with indexes by match, device and update token, so that every call costs
@@ -33,14 +30,10 @@ extension InMemoryStore {
 /// Saving a batch follows SQLite's rules: the records are checked one after the other, each against the
 /// store as the batch's earlier records leave it, and nothing is written unless all of them pass.
 struct ActivityTable: Sendable {
-    var slots = ActivitySlots()
+    private var slots = ActivitySlots()
     /// By slot: the number of the last batch that saw a record of this slot take the slow path.
     private var seenInBatch: [UInt64] = []
-    /// By slot: whether the activity reads its sent state from its match's shared one (`ActivityTable+FanOutState`).
-    var isMember: [Bool] = []
-    /// By match: the sent state its member activities share.
-    var sharedByMatch: [String: MatchSentState] = [:]
-    var slotsByMatch: [String: SlotSet] = [:]
+    private var slotsByMatch: [String: SlotSet] = [:]
     private var slotsByDevice: [String: SlotSet] = [:]
     /// Update token → the open activity holding it (at most one, the rule a save checks).
     private var openHolder: [String: Int] = [:]
@@ -53,11 +46,8 @@ struct ActivityTable: Sendable {
 
     // MARK: Saving
 
-    /// Saves the records all or nothing. `devices` tells which device ids exist; `beforeWriting` runs once every
-    /// record passed its checks, before the first is written.
-    mutating func save(
-        _ records: [ActivityRecord], devices: DeviceTable, beforeWriting: (inout ActivityTable) -> Void = { _ in }
-    ) throws(StoreError) {
+    /// Saves the records all or nothing. `devices` tells which device ids exist.
+    mutating func save(_ records: [ActivityRecord], devices: DeviceTable) throws(StoreError) {
         guard !records.isEmpty else { return }
         // Records are read in place, through a span: reading an array's element, even to call a method on it,
         // copies it, and a copy of a record is a dozen retains (cache misses, for 100,000 activities).
@@ -103,10 +93,8 @@ struct ActivityTable: Sendable {
             claimed[token] = id
             claimOf[id] = token
         }
-        beforeWriting(&self)
         for index in records.indices {
             if plan[index] >= 0 {
-                isMember[plan[index]] = false
                 // Only what changed is written: the stored record already holds the same id, device and token strings.
                 slots.update(at: plan[index]) { stored in
                     stored.environment = records[index].environment
@@ -122,18 +110,13 @@ struct ActivityTable: Sendable {
     /// Writes a record that passed the checks, and updates the indexes.
     private mutating func apply(_ record: ActivityRecord) {
         if let slot = slots.slot(id: record.activityId), let old = slots[slot] {
-            isMember[slot] = false
             unindex(old, slot)
             slots.update(at: slot) { $0 = record }
             index(record, slot)
             return
         }
         let slot = slots.add(record)
-        if seenInBatch.count < slots.capacity {
-            seenInBatch.append(0)
-            isMember.append(false)
-        }
-        isMember[slot] = false
+        if seenInBatch.count < slots.capacity { seenInBatch.append(0) }
         index(record, slot)
     }
 
@@ -165,9 +148,7 @@ struct ActivityTable: Sendable {
     @discardableResult
     mutating func remove(id: String) -> Bool {
         guard let slot = slots.slot(id: id), let old = slots.remove(at: slot) else { return false }
-        isMember[slot] = false
         unindex(old, slot)
-        if slotsByMatch[old.matchId] == nil { sharedByMatch[old.matchId] = nil }
         return true
     }
 
@@ -181,7 +162,7 @@ struct ActivityTable: Sendable {
     // MARK: Reading
 
     func record(id: String) -> ActivityRecord? {
-        slots.slot(id: id).flatMap(record(at:))
+        slots.slot(id: id).flatMap { slots[$0] }
     }
 
     /// Sorted by activity id.
@@ -192,18 +173,17 @@ struct ActivityTable: Sendable {
 
     /// The open activity holding the token; failing that, the most recently updated ended one (ties: lowest id).
     func record(updateToken: String) -> ActivityRecord? {
-        if let slot = openHolder[updateToken], let open = record(at: slot) { return open }
-        return (endedHolders[updateToken]?.slots ?? []).compactMap(record(at:))
+        if let slot = openHolder[updateToken], let open = slots[slot] { return open }
+        return (endedHolders[updateToken]?.slots ?? []).compactMap { slots[$0] }
             .max { ($0.updatedAt, $1.activityId) < ($1.updatedAt, $0.activityId) }
     }
 
     /// Every open activity, sorted by activity id.
     func openRecords() -> [ActivityRecord] {
-        (0..<slots.capacity).compactMap { slots[$0]?.lifecycle.phase == .ended ? nil : record(at: $0) }
-            .sorted { $0.activityId < $1.activityId }
+        slots.records.filter(\.isOpen).sorted { $0.activityId < $1.activityId }
     }
 
     private func sorted(_ slots: SlotSet?) -> [ActivityRecord] {
-        (slots?.slots ?? []).compactMap(record(at:)).sorted { $0.activityId < $1.activityId }
+        (slots?.slots ?? []).compactMap { self.slots[$0] }.sorted { $0.activityId < $1.activityId }
     }
 }

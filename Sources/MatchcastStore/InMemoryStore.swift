@@ -132,14 +132,6 @@ public actor InMemoryStore: MatchcastStore {
         outbox.enqueue(deliveries)
     }
 
-    public func saveActivities(
-        _ records: [ActivityRecord], enqueue deliveries: [Delivery], share: FanOutShare?
-    ) throws(StoreError) {
-        guard let share else { return try saveActivities(records, enqueue: deliveries) }
-        try activityTable.save(records, share: share, devices: devices)
-        outbox.enqueue(deliveries)
-    }
-
     public func queuedDeliveries(limit: Int) -> [Delivery] { outbox.queued(limit: limit) }
 
     public func removeQueuedDeliveries(ids: [String]) { outbox.remove(ids: ids) }
