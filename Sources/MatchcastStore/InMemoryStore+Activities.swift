@@ -33,12 +33,12 @@ struct ActivityTable: Sendable {
     private var slots = ActivitySlots()
     /// By slot: the number of the last batch that saw a record of this slot take the slow path.
     private var seenInBatch: [UInt64] = []
-    private var slotsByMatch: [String: Set<Int>] = [:]
-    private var slotsByDevice: [String: Set<Int>] = [:]
+    private var slotsByMatch: [String: SlotSet] = [:]
+    private var slotsByDevice: [String: SlotSet] = [:]
     /// Update token → the open activity holding it (at most one, the rule a save checks).
     private var openHolder: [String: Int] = [:]
     /// Update token → the ended activities that held it, for a lookup when no open one does.
-    private var endedHolders: [String: Set<Int>] = [:]
+    private var endedHolders: [String: SlotSet] = [:]
     private var batch: UInt64 = 0
 
     /// Update tokens held by open activities.
@@ -47,7 +47,7 @@ struct ActivityTable: Sendable {
     // MARK: Saving
 
     /// Saves the records all or nothing. `devices` tells which device ids exist.
-    mutating func save(_ records: [ActivityRecord], devices: [String: DeviceRecord]) throws(StoreError) {
+    mutating func save(_ records: [ActivityRecord], devices: DeviceTable) throws(StoreError) {
         guard !records.isEmpty else { return }
         // Records are read in place, through a span: reading an array's element, even to call a method on it,
         // copies it, and a copy of a record is a dozen retains (cache misses, for 100,000 activities).
@@ -78,7 +78,7 @@ struct ActivityTable: Sendable {
             let record = records[index]
             let id = record.activityId
             plan.append(-1)
-            guard devices[record.deviceId] != nil else { throw .notFound("no device '\(record.deviceId)'") }
+            guard devices.contains(id: record.deviceId) else { throw .notFound("no device '\(record.deviceId)'") }
             if let slot {
                 seenInBatch[slot] = batch
                 // What the stored record held is let go (it may claim it again below).
@@ -121,32 +121,25 @@ struct ActivityTable: Sendable {
     }
 
     private mutating func index(_ record: ActivityRecord, _ slot: Int) {
-        slotsByMatch[record.matchId, default: []].insert(slot)
-        slotsByDevice[record.deviceId, default: []].insert(slot)
+        slotsByMatch.insert(slot, under: record.matchId)
+        slotsByDevice.insert(slot, under: record.deviceId)
         guard let token = record.updateToken else { return }
         if record.isOpen {
             openHolder[token] = slot
         } else {
-            endedHolders[token, default: []].insert(slot)
+            endedHolders.insert(slot, under: token)
         }
     }
 
     private mutating func unindex(_ record: ActivityRecord, _ slot: Int) {
-        Self.remove(slot, from: &slotsByMatch, record.matchId)
-        Self.remove(slot, from: &slotsByDevice, record.deviceId)
+        slotsByMatch.remove(slot, under: record.matchId)
+        slotsByDevice.remove(slot, under: record.deviceId)
         guard let token = record.updateToken else { return }
         if record.isOpen {
             if openHolder[token] == slot { openHolder[token] = nil }
         } else {
-            Self.remove(slot, from: &endedHolders, token)
+            endedHolders.remove(slot, under: token)
         }
-    }
-
-    /// Removes the slot from the key's set, and the key once its set is empty.
-    private static func remove(_ slot: Int, from index: inout [String: Set<Int>], _ key: String) {
-        guard let position = index.index(forKey: key) else { return }
-        index.values[position].remove(slot)
-        if index.values[position].isEmpty { index.remove(at: position) }
     }
 
     // MARK: Removing
@@ -161,7 +154,7 @@ struct ActivityTable: Sendable {
 
     /// Removes every activity of the device.
     mutating func remove(deviceId: String) {
-        for slot in slotsByDevice[deviceId] ?? [] {
+        for slot in slotsByDevice[deviceId]?.slots ?? [] {
             if let id = slots[slot]?.activityId { remove(id: id) }
         }
     }
@@ -181,7 +174,7 @@ struct ActivityTable: Sendable {
     /// The open activity holding the token; failing that, the most recently updated ended one (ties: lowest id).
     func record(updateToken: String) -> ActivityRecord? {
         if let slot = openHolder[updateToken], let open = slots[slot] { return open }
-        return (endedHolders[updateToken] ?? []).compactMap { slots[$0] }
+        return (endedHolders[updateToken]?.slots ?? []).compactMap { slots[$0] }
             .max { ($0.updatedAt, $1.activityId) < ($1.updatedAt, $0.activityId) }
     }
 
@@ -190,7 +183,7 @@ struct ActivityTable: Sendable {
         slots.records.filter(\.isOpen).sorted { $0.activityId < $1.activityId }
     }
 
-    private func sorted(_ slots: Set<Int>?) -> [ActivityRecord] {
-        (slots ?? []).compactMap { self.slots[$0] }.sorted { $0.activityId < $1.activityId }
+    private func sorted(_ slots: SlotSet?) -> [ActivityRecord] {
+        (slots?.slots ?? []).compactMap { self.slots[$0] }.sorted { $0.activityId < $1.activityId }
     }
 }

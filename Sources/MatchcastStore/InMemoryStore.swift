@@ -7,16 +7,15 @@ import MatchcastCore
 /// indexes (activities: `InMemoryStore+Activities.swift`), so such a call costs what its arguments and its
 /// answer cost, not what the store holds: `matchcast bench fanout` runs it with 100,000 activities.
 public actor InMemoryStore: MatchcastStore {
-    var devices: [String: DeviceRecord] = [:]
-    /// By device id.
-    private var tokens: [String: PushToStartTokenRecord] = [:]
-    /// Push-to-start token → the device holding it (at most one), so setting a token is not a scan.
-    private var tokenOwners: [String: String] = [:]
-    /// By device id, then match id.
-    private var followsByDevice: [String: [String: FollowRecord]] = [:]
-    /// Match id → the devices following it; a match nobody follows has no entry.
-    private var followersByMatch: [String: Set<String>] = [:]
+    /// Devices with their push-to-start tokens and follows (`DeviceTable`).
+    var devices = DeviceTable()
+    /// Push-to-start token → the slot of the device holding it (at most one), so setting a token is not a scan.
+    private var tokenOwners: [String: Int] = [:]
+    /// Match id → the slots of the devices following it; a match nobody follows has no entry. Its keys are the match
+    /// id strings the follows keep (one per match).
+    private var followersByMatch: [String: Set<Int>] = [:]
     private var followCount = 0
+    private var tokenCount = 0
     /// Activities and their indexes (`InMemoryStore+Activities.swift`).
     var activityTable = ActivityTable()
     private var matchesById: [String: MatchRecord] = [:]
@@ -30,17 +29,20 @@ public actor InMemoryStore: MatchcastStore {
     // MARK: Devices
 
     public func createDevice(_ device: DeviceRecord) throws(StoreError) {
-        guard devices[device.id] == nil else { throw .conflict("device '\(device.id)' exists") }
-        devices[device.id] = device
+        guard !devices.contains(id: device.id) else { throw .conflict("device '\(device.id)' exists") }
+        devices.add(device)
     }
 
-    public func device(id: String) -> DeviceRecord? { devices[id] }
+    public func device(id: String) -> DeviceRecord? { devices.slot(id: id).flatMap { devices[$0]?.record } }
 
     @discardableResult
     public func deleteDevice(id: String) -> Bool {
-        guard devices.removeValue(forKey: id) != nil else { return false }
-        if let token = tokens.removeValue(forKey: id)?.token { tokenOwners[token] = nil }
-        for matchId in followsByDevice.removeValue(forKey: id)?.keys ?? [:].keys { removeFollower(id, of: matchId) }
+        guard let slot = devices.slot(id: id), let entry = devices.remove(id: id) else { return false }
+        if let token = entry.token?.token {
+            tokenOwners[token] = nil
+            tokenCount -= 1
+        }
+        for follow in entry.follows { removeFollower(slot, of: follow.matchId) }
         activityTable.remove(deviceId: id)
         return true
     }
@@ -48,50 +50,67 @@ public actor InMemoryStore: MatchcastStore {
     // MARK: Push-to-start tokens
 
     public func setPushToStartToken(_ record: PushToStartTokenRecord) throws(StoreError) {
-        try requireDevice(record.deviceId)
-        if let owner = tokenOwners[record.token], owner != record.deviceId { tokens[owner] = nil }
-        if let previous = tokens[record.deviceId]?.token { tokenOwners[previous] = nil }
-        tokens[record.deviceId] = record
-        tokenOwners[record.token] = record.deviceId
+        let slot = try requireDevice(record.deviceId)
+        if let owner = tokenOwners[record.token], owner != slot {
+            devices.update(at: owner) { $0.token = nil }
+            tokenCount -= 1
+        }
+        let previous = devices.update(at: slot) { entry in
+            defer { entry.token = .init(token: record.token, environment: record.environment, updatedAt: record.updatedAt) }
+            return entry.token?.token
+        }
+        if let previous { tokenOwners[previous] = nil } else { tokenCount += 1 }
+        tokenOwners[record.token] = slot
     }
 
-    public func pushToStartToken(deviceId: String) -> PushToStartTokenRecord? { tokens[deviceId] }
+    public func pushToStartToken(deviceId: String) -> PushToStartTokenRecord? {
+        devices.slot(id: deviceId).flatMap { devices[$0]?.tokenRecord }
+    }
 
     public func pushToStartTokens(deviceIds: [String]) -> [String: PushToStartTokenRecord] {
         var found: [String: PushToStartTokenRecord] = [:]
-        for deviceId in deviceIds { found[deviceId] = tokens[deviceId] }
+        for deviceId in deviceIds { found[deviceId] = pushToStartToken(deviceId: deviceId) }
         return found
     }
 
     public func removePushToStartToken(token: String) -> String? {
-        guard let deviceId = tokenOwners.removeValue(forKey: token) else { return nil }
-        tokens[deviceId] = nil
-        return deviceId
+        guard let slot = tokenOwners.removeValue(forKey: token) else { return nil }
+        tokenCount -= 1
+        return devices.update(at: slot) { entry in
+            entry.token = nil
+            return entry.record.id
+        }
     }
 
     // MARK: Follows
 
     public func addFollow(_ follow: FollowRecord) throws(StoreError) -> Bool {
-        try requireDevice(follow.deviceId)
-        guard followsByDevice[follow.deviceId]?[follow.matchId] == nil else { return false }
-        followsByDevice[follow.deviceId, default: [:]][follow.matchId] = follow
-        followersByMatch[follow.matchId, default: []].insert(follow.deviceId)
+        let slot = try requireDevice(follow.deviceId)
+        guard devices[slot]?.follow(matchId: follow.matchId) == nil else { return false }
+        // The match id string the match's other follows keep, if it has any: one per match, not one per follow.
+        var matchId = follow.matchId
+        if let known = followersByMatch.index(forKey: matchId) { matchId = followersByMatch.keys[known] }
+        devices.update(at: slot) { $0.addFollow(.init(matchId: matchId, createdAt: follow.createdAt)) }
+        followersByMatch[matchId, default: []].insert(slot)
         followCount += 1
         return true
     }
 
     public func removeFollow(deviceId: String, matchId: String) -> Bool {
-        guard followsByDevice[deviceId]?.removeValue(forKey: matchId) != nil else { return false }
-        removeFollower(deviceId, of: matchId)
+        guard let slot = devices.slot(id: deviceId), devices.update(at: slot, { $0.removeFollow(matchId: matchId) }) else {
+            return false
+        }
+        removeFollower(slot, of: matchId)
         return true
     }
 
     public func follows(deviceId: String) -> [FollowRecord] {
-        (followsByDevice[deviceId] ?? [:]).values.sorted { $0.matchId < $1.matchId }
+        guard let slot = devices.slot(id: deviceId) else { return [] }
+        return (devices[slot]?.follows ?? []).sorted { $0.matchId < $1.matchId }
     }
 
     public func followers(matchId: String) -> [FollowRecord] {
-        (followersByMatch[matchId] ?? []).compactMap { followsByDevice[$0]?[matchId] }.sorted { $0.deviceId < $1.deviceId }
+        (followersByMatch[matchId] ?? []).compactMap { devices[$0]?.follow(matchId: matchId) }.sorted { $0.deviceId < $1.deviceId }
     }
 
     public func followedMatchIds() -> [String] {
@@ -99,10 +118,10 @@ public actor InMemoryStore: MatchcastStore {
     }
 
     /// The index side of a removed follow.
-    private func removeFollower(_ deviceId: String, of matchId: String) {
+    private func removeFollower(_ slot: Int, of matchId: String) {
         followCount -= 1
         guard let position = followersByMatch.index(forKey: matchId) else { return }
-        followersByMatch.values[position].remove(deviceId)
+        followersByMatch.values[position].remove(slot)
         if followersByMatch.values[position].isEmpty { followersByMatch.remove(at: position) }
     }
 
@@ -148,11 +167,13 @@ public actor InMemoryStore: MatchcastStore {
     public func census() -> StoreCensus {
         StoreCensus(
             devices: devices.count, follows: followCount,
-            pushToStartTokens: tokens.count,
+            pushToStartTokens: tokenCount,
             updateTokens: activityTable.openTokenCount)
     }
 
-    private func requireDevice(_ id: String) throws(StoreError) {
-        guard devices[id] != nil else { throw .notFound("no device '\(id)'") }
+    /// The device's slot.
+    private func requireDevice(_ id: String) throws(StoreError) -> Int {
+        guard let slot = devices.slot(id: id) else { throw .notFound("no device '\(id)'") }
+        return slot
     }
 }

@@ -113,7 +113,9 @@ struct FanoutBenchmark: Sendable {
             let cpu = processCPUMicroseconds()
             setup.phases.append((name, took))
             if options.verbose {
-                StandardStreams.err("setup: \(name) \(Self.milliseconds(took)) ms (CPU \((cpu - phaseCPU) / 1000) ms)")
+                // Resident memory after each phase says what each part of the broker holds (store, cache, outbox).
+                StandardStreams.err("setup: \(name) \(Self.milliseconds(took)) ms (CPU \((cpu - phaseCPU) / 1000) ms, "
+                    + "RSS \(ResidentMemory.current().current >> 20) MB)")
             }
             phaseStart = end
             phaseCPU = cpu

@@ -25,9 +25,28 @@ final class MeasuringSink: DeliverySink, Sendable {
         /// `deliver` calls made to the inner sink.
         var calls = 0
         var failures = 0
-        /// The batches themselves, kept until the window closes so their payloads can be checked
-        /// after the timed part (checking them inside it would be measured too).
-        var batches: [[Delivery]] = []
+        /// The payload buffers the deliveries carried, told apart by address: one pointer comparison per delivery
+        /// (the deliveries of one update share their payload, so the set grows only when it changes). Keeping the
+        /// batches themselves until the window closes would hold a whole fan-out's deliveries (a million, with their
+        /// id strings) and count them in the resident memory measured.
+        var payloadBuffers: Set<UInt> = []
+        var lastPayloadBuffer: UInt?
+        var firstPayload: PushPayload?
+
+        /// How many distinct payload buffers the window's deliveries share: 1 when the payload was
+        /// built once for the update, N when it was built per device.
+        var distinctPayloads: Int { payloadBuffers.count }
+
+        mutating func note(_ batch: [Delivery]) {
+            if firstPayload == nil { firstPayload = batch.first?.payload }
+            for index in batch.indices {
+                let buffer = batch[index].payload.bytes.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
+                if buffer != lastPayloadBuffer {
+                    payloadBuffers.insert(buffer)
+                    lastPayloadBuffer = buffer
+                }
+            }
+        }
     }
 
     let name: String
@@ -48,7 +67,7 @@ final class MeasuringSink: DeliverySink, Sendable {
             guard state.window != nil else { return false }
             if state.window!.firstCall == nil { state.window!.firstCall = arrived }
             state.window!.calls += chunk.map { (batch.count + $0 - 1) / $0 } ?? 1
-            state.window!.batches.append(batch)
+            state.window!.note(batch)
             return true
         }
         if !measuring { noteStarts(batch) }
@@ -107,23 +126,6 @@ final class MeasuringSink: DeliverySink, Sendable {
         guard !started.isEmpty else { return }
         state.withLock { $0.started.append(contentsOf: started) }
     }
-}
-
-extension MeasuringSink.Window {
-    /// How many distinct payload buffers the window's deliveries share: 1 when the payload was
-    /// built once for the update, N when it was built per device.
-    var distinctPayloads: Int {
-        var seen = Set<UInt>()
-        for batch in batches {
-            for delivery in batch {
-                _ = delivery.payload.bytes.withUnsafeBufferPointer { seen.insert(UInt(bitPattern: $0.baseAddress)) }
-            }
-        }
-        return seen.count
-    }
-
-    /// The payload of the window's first delivery.
-    var firstPayload: PushPayload? { batches.first?.first?.payload }
 }
 
 /// CPU time used by this process so far, all threads (`CLOCK_PROCESS_CPUTIME_ID`). Compared with

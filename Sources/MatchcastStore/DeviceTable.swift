@@ -1,0 +1,110 @@
+import Foundation
+
+/// The devices of `InMemoryStore` with what each holds (its push-to-start token and its follows), in numbered slots
+/// found through one index by id.
+///
+/// A million devices in four dictionaries of their own (device, token, follows, follows' index) cost four hash tables
+/// of a million entries each, a table's buckets a power of two in size, and per device a small dictionary of its
+/// follows; here there is one table (id → slot) and per device one entry in an array. What every record of a device
+/// repeats (its id) is kept once: a token or a follow is stored without it and given the device's own id string when
+/// read, so the strings of requests that named the device are not kept.
+struct DeviceTable: Sendable {
+    /// A follow as kept beside its device.
+    struct Follow: Sendable {
+        var matchId: String
+        var createdAt: Date
+    }
+
+    /// A push-to-start token as kept beside its device.
+    struct Token: Sendable {
+        var token: String
+        var environment: APNsEnvironment
+        var updatedAt: Date
+    }
+
+    struct Entry: Sendable {
+        var record: DeviceRecord
+        var token: Token?
+        /// The device's follows, in no order: the first inline (most devices follow one match), the rest beside it.
+        var firstFollow: Follow?
+        var moreFollows: [Follow] = []
+
+        /// The device's follow of the match, as a record.
+        func follow(matchId: String) -> FollowRecord? {
+            if let first = firstFollow, first.matchId == matchId { return followRecord(first) }
+            return moreFollows.first { $0.matchId == matchId }.map(followRecord)
+        }
+
+        var follows: [FollowRecord] {
+            guard let firstFollow else { return [] }
+            return [followRecord(firstFollow)] + moreFollows.map(followRecord)
+        }
+
+        var tokenRecord: PushToStartTokenRecord? {
+            token.map {
+                PushToStartTokenRecord(deviceId: record.id, token: $0.token, environment: $0.environment, updatedAt: $0.updatedAt)
+            }
+        }
+
+        private func followRecord(_ follow: Follow) -> FollowRecord {
+            FollowRecord(deviceId: record.id, matchId: follow.matchId, createdAt: follow.createdAt)
+        }
+
+        /// False when the device did not follow the match.
+        mutating func removeFollow(matchId: String) -> Bool {
+            if let first = firstFollow, first.matchId == matchId {
+                firstFollow = moreFollows.popLast()
+                return true
+            }
+            guard let position = moreFollows.firstIndex(where: { $0.matchId == matchId }) else { return false }
+            moreFollows.remove(at: position)
+            return true
+        }
+
+        mutating func addFollow(_ follow: Follow) {
+            if firstFollow == nil { firstFollow = follow } else { moreFollows.append(follow) }
+        }
+    }
+
+    private var slotById: [String: Int] = [:]
+    private var entries: [Entry?] = []
+    private var freeSlots: [Int] = []
+
+    var count: Int { slotById.count }
+
+    func slot(id: String) -> Int? { slotById[id] }
+
+    func contains(id: String) -> Bool { slotById[id] != nil }
+
+    subscript(slot: Int) -> Entry? {
+        _read { yield entries[slot] }
+    }
+
+    /// Adds a device whose id is not here yet; returns its slot.
+    @discardableResult
+    mutating func add(_ record: DeviceRecord) -> Int {
+        let slot: Int
+        if let free = freeSlots.popLast() {
+            slot = free
+            entries[slot] = Entry(record: record)
+        } else {
+            slot = entries.count
+            entries.append(Entry(record: record))
+        }
+        slotById[record.id] = slot
+        return slot
+    }
+
+    /// Changes the device in `slot` in place.
+    mutating func update<R>(at slot: Int, _ body: (inout Entry) -> R) -> R {
+        body(&entries[slot]!)
+    }
+
+    /// Removes the device; returns what it held.
+    mutating func remove(id: String) -> Entry? {
+        guard let slot = slotById.removeValue(forKey: id), let entry = entries[slot] else { return nil }
+        entries[slot] = nil
+        freeSlots.append(slot)
+        return entry
+    }
+}
