@@ -810,12 +810,12 @@ public actor LifecycleManager {
         return (state.tracker.current?.snapshot.status.isFinal ?? false) && (state.cache?.isEmpty ?? true)
     }
 
-    /// Match ids with open activities whose match is not known to be final: what needs polling.
     /// Whether a followed match needs a source of its own (not final, not postponed): answered from memory.
     public func wantsSource(matchId: String) -> Bool {
         !needsNoSource(matchId)
     }
 
+    /// Match ids with open activities whose match is not known to be final: what needs polling.
     public func matchesToPoll() async throws(ServiceError) -> [String] {
         let followed = try await persist { try await self.store.followedMatchIds() }
         return followed.filter { !needsNoSource($0) }
