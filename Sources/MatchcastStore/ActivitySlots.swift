@@ -3,27 +3,25 @@
 /// reused by the next record added. Shared by the in-memory store's activity table and the lifecycle manager's
 /// per-match cache.
 public struct ActivitySlots: Sendable {
-    @usableFromInline var slots: [ActivityRecord?] = []
-    private var freeSlots: [Int] = []
-    private var slotById: [String: Int] = [:]
+    @usableFromInline var table = SlotTable<ActivityRecord>()
 
     public init() {}
 
-    public var count: Int { slotById.count }
-    public var isEmpty: Bool { slotById.isEmpty }
+    public var count: Int { table.count }
+    public var isEmpty: Bool { table.isEmpty }
 
     /// One past the highest slot ever used: an array kept beside the slots needs this many entries.
-    public var capacity: Int { slots.count }
+    public var capacity: Int { table.capacity }
 
     /// Every slot in use, in no order.
-    public var usedSlots: Dictionary<String, Int>.Values { slotById.values }
+    public var usedSlots: Dictionary<String, Int>.Values { table.slotsById.values }
 
     /// Every record, in no order.
-    public var records: some Sequence<ActivityRecord> { slots.lazy.compactMap { $0 } }
+    public var records: some Sequence<ActivityRecord> { table.all }
 
     /// Every slot in use, in activity-id order (`precedes`; ids read from the index, no record touched).
     public func slotsInIdOrder() -> [Int] {
-        slotById.sorted { Self.precedes($0.key, $1.key) }.map(\.value)
+        table.slotsById.sorted { Self.precedes($0.key, $1.key) }.map(\.value)
     }
 
     /// Activity-id order: UTF-8 byte order, as the stores' SQL compares ids (a fan-out walks a match's activities in
@@ -42,44 +40,31 @@ public struct ActivitySlots: Sendable {
     }
 
     /// The slot of the record with this id.
-    public func slot(id: String) -> Int? { slotById[id] }
+    public func slot(id: String) -> Int? { table.slot(id: id) }
 
     /// The record in `slot`; nil for a free slot. Read in place: `self[slot]?.phase` copies the phase, not the
     /// record (a plain getter would copy the record, a dozen retains, to read one field of it).
     @inlinable
     public subscript(slot: Int) -> ActivityRecord? {
-        _read { yield slots.span[slot] }
+        _read { yield table[slot] }
     }
 
     /// Adds a record whose id is not here yet; returns its slot.
     @discardableResult
     public mutating func add(_ record: ActivityRecord) -> Int {
-        precondition(slotById[record.activityId] == nil, "activity '\(record.activityId)' already has a slot")
-        let slot: Int
-        if let free = freeSlots.popLast() {
-            slot = free
-            slots[slot] = record
-        } else {
-            slot = slots.count
-            slots.append(record)
-        }
-        slotById[record.activityId] = slot
-        return slot
+        table.add(record, id: record.activityId)
     }
 
     /// Changes the record in `slot` in place; its id must stay the same.
     @inlinable
     public mutating func update<R>(at slot: Int, _ body: (inout ActivityRecord) -> R) -> R {
-        body(&slots[slot]!)
+        table.update(at: slot, body)
     }
 
     /// Frees `slot`; returns the record it held.
     @discardableResult
     public mutating func remove(at slot: Int) -> ActivityRecord? {
-        guard let record = slots[slot] else { return nil }
-        slots[slot] = nil
-        slotById[record.activityId] = nil
-        freeSlots.append(slot)
-        return record
+        guard let id = table[slot]?.activityId else { return nil }
+        return table.remove(id: id)
     }
 }

@@ -1,7 +1,6 @@
 import Foundation
 
-/// The devices of `InMemoryStore` with what each holds (its push-to-start token and its follows), in numbered slots
-/// found through one index by id.
+/// The devices of `InMemoryStore` with what each holds (its push-to-start token and its follows), in a `SlotTable`.
 ///
 /// A million devices in four dictionaries of their own (device, token, follows, follows' index) cost four hash tables
 /// of a million entries each, a table's buckets a power of two in size, and per device a small dictionary of its
@@ -66,45 +65,31 @@ struct DeviceTable: Sendable {
         }
     }
 
-    private var slotById: [String: Int] = [:]
-    private var entries: [Entry?] = []
-    private var freeSlots: [Int] = []
+    private var table = SlotTable<Entry>()
 
-    var count: Int { slotById.count }
+    var count: Int { table.count }
 
-    func slot(id: String) -> Int? { slotById[id] }
+    func slot(id: String) -> Int? { table.slot(id: id) }
 
-    func contains(id: String) -> Bool { slotById[id] != nil }
+    func contains(id: String) -> Bool { table.slot(id: id) != nil }
 
     subscript(slot: Int) -> Entry? {
-        _read { yield entries[slot] }
+        _read { yield table[slot] }
     }
 
     /// Adds a device whose id is not here yet; returns its slot.
     @discardableResult
     mutating func add(_ record: DeviceRecord) -> Int {
-        let slot: Int
-        if let free = freeSlots.popLast() {
-            slot = free
-            entries[slot] = Entry(record: record)
-        } else {
-            slot = entries.count
-            entries.append(Entry(record: record))
-        }
-        slotById[record.id] = slot
-        return slot
+        table.add(Entry(record: record), id: record.id)
     }
 
     /// Changes the device in `slot` in place.
     mutating func update<R>(at slot: Int, _ body: (inout Entry) -> R) -> R {
-        body(&entries[slot]!)
+        table.update(at: slot, body)
     }
 
     /// Removes the device; returns what it held.
     mutating func remove(id: String) -> Entry? {
-        guard let slot = slotById.removeValue(forKey: id), let entry = entries[slot] else { return nil }
-        entries[slot] = nil
-        freeSlots.append(slot)
-        return entry
+        table.remove(id: id)
     }
 }
