@@ -117,7 +117,10 @@ let package = Package(
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
             ]
         ),
-        .executableTarget(name: "matchcast-fake-apns", dependencies: ["APNsPeer"]),
+        .executableTarget(
+            name: "matchcast-fake-apns",
+            dependencies: ["APNsPeer", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         // Command implementations, kept apart from the executable so tests can drive them.
         .target(
             name: "MatchcastCLI",

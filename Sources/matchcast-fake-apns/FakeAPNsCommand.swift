@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import APNsPeer
+import ArgumentParser
 import Foundation
 import Synchronization
 
@@ -18,51 +19,32 @@ import Synchronization
 /// listens. With `--report` it writes one NDJSON line per 200 answer to stdout, in the fields
 /// `bench serve` reads from serve's stdout sink (`activityId` for starts, `target.value`,
 /// `apns.priority`, the payload's `event`), written in batches every millisecond.
-struct Options {
-    var port = 0
-    var readyFile: String?
-    var cert = ""
-    var key = ""
-    var report = false
-    var threads = 1
-    var maxConcurrentStreams = 1000
+@main
+struct FakeAPNsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "matchcast-fake-apns",
+        abstract: "A fake APNs on swift-nio-http2, for `matchcast bench serve --sink apns` or by hand.")
+
+    @Option(help: "The server certificate chain (PEM).") var cert: String
+    @Option(help: "The server certificate's private key (PEM).") var key: String
+    @Option(help: "The port to listen on (0: a free one).") var port = 0
+    @Option(help: "A file to write the port to once listening.") var readyFile: String?
+    @Flag(help: "One NDJSON line per 200 answer on stdout.") var report = false
+    @Option(help: "Event-loop threads.") var threads = 1
+    @Option(help: "SETTINGS_MAX_CONCURRENT_STREAMS announced.") var maxConcurrentStreams = 1000
+    @Option(help: "The share of tokens (0...1, by a hash of the token) answered 410 Unregistered.")
     var unregisteredShare = 0.0
 
-    static func parse(_ arguments: [String]) -> Options {
-        var options = Options()
-        var index = 0
-        func value() -> String {
-            index += 1
-            guard index < arguments.count else { fail("\(arguments[index - 1]) needs a value") }
-            return arguments[index]
+    func validate() throws {
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535") }
+        guard threads >= 1, maxConcurrentStreams >= 1 else {
+            throw ValidationError("--threads and --max-concurrent-streams must be at least 1")
         }
-        func number(_ text: String, _ flag: String) -> Int {
-            guard let number = Int(text), number >= 0 else { fail("\(flag): not a number: \(text)") }
-            return number
-        }
-        while index < arguments.count {
-            let flag = arguments[index]
-            switch flag {
-            case "--port": options.port = number(value(), flag)
-            case "--ready-file": options.readyFile = value()
-            case "--cert": options.cert = value()
-            case "--key": options.key = value()
-            case "--report": options.report = true
-            case "--threads": options.threads = max(1, number(value(), flag))
-            case "--max-concurrent-streams": options.maxConcurrentStreams = max(1, number(value(), flag))
-            case "--unregistered-share":
-                guard let share = Double(value()), (0...1).contains(share) else { fail("--unregistered-share must be 0...1") }
-                options.unregisteredShare = share
-            case "-h", "--help":
-                print("usage: matchcast-fake-apns --cert PEM --key PEM [--port N] [--ready-file F] [--report] [--threads N] "
-                      + "[--max-concurrent-streams N] [--unregistered-share 0...1]")
-                exit(0)
-            default: fail("unknown argument \(flag)")
-            }
-            index += 1
-        }
-        guard !options.cert.isEmpty, !options.key.isEmpty else { fail("--cert and --key are required") }
-        return options
+        guard (0...1).contains(unregisteredShare) else { throw ValidationError("--unregistered-share must be 0...1") }
+    }
+
+    func run() async throws {
+        try await serve(self)
     }
 }
 
@@ -150,41 +132,42 @@ func isInShare(_ token: String, _ share: Double) -> Bool {
     return Double(hash % 10_000) < share * 10_000
 }
 
-let options = Options.parse(Array(CommandLine.arguments.dropFirst()))
-let certificate: String
-let key: String
-do {
-    certificate = try String(contentsOfFile: options.cert, encoding: .utf8)
-    key = try String(contentsOfFile: options.key, encoding: .utf8)
-} catch {
-    fail("cannot read --cert or --key: \(error.localizedDescription)")
-}
-var configuration = APNsPeer.Configuration(certificateChainPEM: certificate, privateKeyPEM: key)
-configuration.recording = false
-configuration.threads = options.threads
-configuration.maxConcurrentStreams = options.maxConcurrentStreams
-let share = options.unregisteredShare
-configuration.answer = { request in
-    isInShare(request.token ?? "", share) ? .error(status: 410, reason: "Unregistered") : .ok
-}
-if options.report {
-    let writer = ReportWriter()
-    writer.start()
-    configuration.onAnswer = { request, status in if status == 200 { writer.add(request) } }
-}
-let peer: APNsPeer
-do {
-    peer = try await APNsPeer.start(configuration, port: options.port)
-} catch {
-    fail("cannot start: \(error)")
-}
-if let readyFile = options.readyFile {
+func serve(_ options: FakeAPNsCommand) async throws {
+    let certificate: String
+    let key: String
     do {
-        try "\(peer.port)\n".write(toFile: readyFile + ".tmp", atomically: false, encoding: .utf8)
-        try FileManager.default.moveItem(atPath: readyFile + ".tmp", toPath: readyFile)
+        certificate = try String(contentsOfFile: options.cert, encoding: .utf8)
+        key = try String(contentsOfFile: options.key, encoding: .utf8)
     } catch {
-        fail("cannot write \(readyFile): \(error.localizedDescription)")
+        fail("cannot read --cert or --key: \(error.localizedDescription)")
     }
+    var configuration = APNsPeer.Configuration(certificateChainPEM: certificate, privateKeyPEM: key)
+    configuration.recording = false
+    configuration.threads = options.threads
+    configuration.maxConcurrentStreams = options.maxConcurrentStreams
+    let share = options.unregisteredShare
+    configuration.answer = { request in
+        isInShare(request.token ?? "", share) ? .error(status: 410, reason: "Unregistered") : .ok
+    }
+    if options.report {
+        let writer = ReportWriter()
+        writer.start()
+        configuration.onAnswer = { request, status in if status == 200 { writer.add(request) } }
+    }
+    let peer: APNsPeer
+    do {
+        peer = try await APNsPeer.start(configuration, port: options.port)
+    } catch {
+        fail("cannot start: \(error)")
+    }
+    if let readyFile = options.readyFile {
+        do {
+            try "\(peer.port)\n".write(toFile: readyFile + ".tmp", atomically: false, encoding: .utf8)
+            try FileManager.default.moveItem(atPath: readyFile + ".tmp", toPath: readyFile)
+        } catch {
+            fail("cannot write \(readyFile): \(error.localizedDescription)")
+        }
+    }
+    FileHandle.standardError.write(Data("matchcast-fake-apns: listening on \(peer.url)\n".utf8))
+    while true { try await Task.sleep(for: .seconds(3600)) }
 }
-FileHandle.standardError.write(Data("matchcast-fake-apns: listening on \(peer.url)\n".utf8))
-while true { try await Task.sleep(for: .seconds(3600)) }
