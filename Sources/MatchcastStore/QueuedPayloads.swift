@@ -21,23 +21,26 @@ struct QueuedPayloads: Sendable {
         var events: [String] = []
         events.reserveCapacity(deliveries.count)
         var known: [ObjectIdentifier: Int] = [:]
-        var last: (ObjectIdentifier, Int)?
+        // The previous delivery's common part and payload index: a delivery sharing its common part (the deliveries
+        // of one update) joins it on one pointer comparison, its payload not looked at.
+        var last: (common: ObjectIdentifier, index: Int)?
         for position in deliveries.indices {
-            let identity = Self.identity(deliveries, position, firsts: firsts, known: known)
-            if let last, last.0 == identity {
-                payloadOf.append(last.1)
+            let common = deliveries[position].commonIdentity
+            if let last, last.common == common {
+                payloadOf.append(last.index)
                 events.append(events[position - 1])
                 continue
             }
+            let group = Self.group(deliveries, position, firsts: firsts, known: known)
             let index: Int
-            if let found = known[identity] {
+            if let found = known[group] {
                 index = found
             } else {
                 index = firsts.count
                 firsts.append(position)
-                known[identity] = index
+                known[group] = index
             }
-            last = (identity, index)
+            last = (common, index)
             payloadOf.append(index)
             events.append(deliveries[position].event.rawValue)
         }
@@ -48,10 +51,10 @@ struct QueuedPayloads: Sendable {
 
     /// What the delivery at `position` is grouped by: its start template when it has one and shares match and
     /// headers with the template's group (or starts it), its common part otherwise.
-    private static func identity(
+    private static func group(
         _ deliveries: [Delivery], _ position: Int, firsts: [Int], known: [ObjectIdentifier: Int]
     ) -> ObjectIdentifier {
-        guard let template = deliveries[position].payload.startTemplate else { return deliveries[position].commonIdentity }
+        guard let template = deliveries[position].startTemplate else { return deliveries[position].commonIdentity }
         let identity = ObjectIdentifier(template)
         guard let group = known[identity] else { return identity }
         let first = firsts[group]

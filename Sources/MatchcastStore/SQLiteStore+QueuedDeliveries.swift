@@ -30,7 +30,7 @@ struct QueuedDeliveries: Sendable {
         for first in payloads.firsts {
             let delivery = deliveries[first]
             // A kick-off's starts cut from one template keep the template, their activity ids in their entries.
-            let template = delivery.payload.startTemplate
+            let template = delivery.startTemplate
             try insertPayload.execute(arguments: [
                 delivery.matchId, delivery.apns.pushType, delivery.apns.topic, delivery.apns.priority,
                 delivery.apns.expiration, Data(template?.encoded ?? delivery.payload.bytes), template?.activityIdOffset,

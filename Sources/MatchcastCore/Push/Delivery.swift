@@ -48,6 +48,10 @@ public struct Delivery: Sendable, Hashable {
     /// the deliveries of one update): a store keeps the payload once per distinct value of this, not per delivery.
     public var commonIdentity: ObjectIdentifier { ObjectIdentifier(common) }
 
+    /// The kick-off template this delivery's start was cut from (`PushPayload.startTemplate`), read through the
+    /// shared part without copying the payload out.
+    public var startTemplate: StartPayloadTemplate? { common.payload.startTemplate }
+
     /// Whether this delivery shares its match, headers and payload with `other` by reference, not just equal (tests).
     func sharesCommonPart(with other: borrowing Delivery) -> Bool { common === other.common }
 
