@@ -102,7 +102,24 @@ struct ScratchPostgresDatabase: Sendable {
         let database = ScratchPostgresDatabase(name: name, url: url, configuration: configuration, server: server)
         // A name of our own making (letters, digits, underscores): safe to splice, as DDL takes no bind parameters.
         try await database.execute("CREATE DATABASE \"\(name)\"")
+        let settings = try await database.durability()
+        StandardStreams.err("postgres server: \(settings.map { "\($0.name) = \($0.value)" }.joined(separator: ", "))")
+        if settings.contains(where: { $0.value != "on" }) {
+            StandardStreams.err(
+                "warning: this PostgreSQL server does not wait for the disk at commit: its figures are not those of a "
+                    + "durable deployment (Scripts/postgres start --durable starts one that does)")
+        }
         return database
+    }
+
+    /// What a commit waits for on this server: `fsync` and `synchronous_commit`, as `SHOW` gives them.
+    private func durability() async throws -> [(name: String, value: String)] {
+        var result: [(name: String, value: String)] = []
+        for name in ["fsync", "synchronous_commit"] {
+            let rows = try await query("SHOW \(name)")
+            result.append((name, rows.first ?? "?"))
+        }
+        return result
     }
 
     /// Drops the database, closing connections a killed broker may have left; failures are only reported.
@@ -116,13 +133,22 @@ struct ScratchPostgresDatabase: Sendable {
 
     /// One statement on the server's own database, through a pool of one connection run for just this.
     private func execute(_ statement: String) async throws {
+        _ = try await query(statement)
+    }
+
+    /// One statement on the server's own database: the first column of each row it returns, as text.
+    private func query(_ statement: String) async throws -> [String] {
         var quiet = Logger(label: "matchcast.bench.scratch-database", factory: { _ in SwiftLogNoOpLogHandler() })
         quiet.logLevel = .critical
         var single = server
         single.maximumConnections = 1
         let store = try PostgresStore(configuration: single, logger: quiet)
+        var values: [String] = []
         try await withStoreRunning(store) {
-            _ = try await store.client.query(PostgresQuery(unsafeSQL: statement), logger: quiet).collect()
+            for try await row in try await store.client.query(PostgresQuery(unsafeSQL: statement), logger: quiet) {
+                values.append(try row.decode(String.self))
+            }
         }
+        return values
     }
 }
