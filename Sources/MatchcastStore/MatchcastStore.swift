@@ -1,3 +1,4 @@
+import Foundation
 import MatchcastCore
 
 /// Everything the broker must find again after a restart: devices, push-to-start tokens, follows,
@@ -34,6 +35,10 @@ public protocol MatchcastStore: Sendable {
     func addFollow(_ follow: FollowRecord) async throws(StoreError) -> Bool
     /// True when there was such a follow.
     func removeFollow(deviceId: String, matchId: String) async throws(StoreError) -> Bool
+    /// Adds the follows (each as `addFollow`) with the new activities they bring (each as `saveActivity`): what the
+    /// API's follows queued together write, in one transaction where the store has them (then on error none is
+    /// saved). Each follow's `createdAt` as stored (a repeat keeps its first), in order.
+    func addFollows(_ follows: [NewFollow]) async throws(StoreError) -> [Date]
     /// The device's follows, sorted by match id.
     func follows(deviceId: String) async throws(StoreError) -> [FollowRecord]
     /// The match's followers, sorted by device id.

@@ -17,6 +17,45 @@ extension PostgresStore {
         }
     }
 
+    /// Two round trips for the batch: one statement adds every follow row (or none, when a device is gone), then the
+    /// activities are saved as `saveActivities` saves them. Should that save fail, the follows stay: adding them again
+    /// changes nothing.
+    public func addFollows(_ follows: [NewFollow]) async throws(StoreError) -> [Date] {
+        guard !follows.isEmpty else { return [] }
+        let deviceIds = follows.map(\.follow.deviceId), matchIds = follows.map(\.follow.matchId)
+        let milliseconds = follows.map { Int64(($0.follow.createdAt.timeIntervalSince1970 * 1000).rounded(.down)) }
+        let logger = self.logger
+        let rows = try await withConnection("adding \(follows.count) follows") { connection in
+            try await connection.query(
+                """
+                WITH input AS (
+                    SELECT * FROM unnest(\(deviceIds)::text[], \(matchIds)::text[], \(milliseconds)::bigint[])
+                        WITH ORDINALITY AS t(device_id, match_id, ms, n)),
+                missing AS (
+                    SELECT input.device_id FROM input WHERE NOT EXISTS (SELECT 1 FROM device WHERE id = input.device_id)
+                    LIMIT 1),
+                added AS (
+                    INSERT INTO follow (device_id, match_id, created_at)
+                    SELECT DISTINCT ON (device_id, match_id) device_id, match_id, to_timestamp(ms::float8 / 1000)
+                    FROM input WHERE NOT EXISTS (SELECT 1 FROM missing) ORDER BY device_id, match_id, n
+                    ON CONFLICT DO NOTHING RETURNING device_id, match_id, created_at)
+                SELECT (SELECT device_id FROM missing), COALESCE(added.created_at, follow.created_at)
+                FROM input
+                    LEFT JOIN added ON added.device_id = input.device_id AND added.match_id = input.match_id
+                    LEFT JOIN follow ON follow.device_id = input.device_id AND follow.match_id = input.match_id
+                ORDER BY input.n
+                """,
+                logger: logger
+            ).collect((String?, Date?).self)
+        }
+        if let missing = rows.lazy.compactMap(\.0).first { throw StoreError.notFound("no device '\(missing)'") }
+        guard rows.count == follows.count else {
+            throw StoreError.database("adding \(follows.count) follows read back \(rows.count)")
+        }
+        try await saveActivities(follows.compactMap(\.activity))
+        return zip(follows, rows).map { item, row in row.1?.readBack ?? item.follow.createdAt }
+    }
+
     public func removeFollow(deviceId: String, matchId: String) async throws(StoreError) -> Bool {
         let logger = self.logger
         return try await withConnection("removing a follow") { connection in

@@ -1,3 +1,4 @@
+import Foundation
 internal import GRDB
 
 extension SQLiteStore {
@@ -7,6 +8,32 @@ extension SQLiteStore {
             try db.cachedStatement(sql: "INSERT INTO follow (deviceId, matchId, createdAt) VALUES (?, ?, ?) ON CONFLICT DO NOTHING")
                 .execute(arguments: [follow.deviceId, follow.matchId, follow.createdAt])
             return db.changesCount > 0
+        }
+    }
+
+    /// One write of the group-commit queue: every follow row, then the activities, or nothing.
+    public func addFollows(_ follows: [NewFollow]) async throws(StoreError) -> [Date] {
+        guard !follows.isEmpty else { return [] }
+        let activities = follows.compactMap(\.activity)
+        let batch = try ActivityBatch(activities)
+        return try await write("adding \(follows.count) follows") { db in
+            let insert = try db.cachedStatement(
+                sql: "INSERT INTO follow (deviceId, matchId, createdAt) VALUES (?, ?, ?) ON CONFLICT DO NOTHING")
+            let stored = try db.cachedStatement(sql: "SELECT createdAt FROM follow WHERE deviceId = ? AND matchId = ?")
+            var followedAt: [Date] = []
+            followedAt.reserveCapacity(follows.count)
+            for item in follows {
+                let follow = item.follow
+                try Self.requireDevice(follow.deviceId, db)
+                try insert.execute(arguments: [follow.deviceId, follow.matchId, follow.createdAt])
+                if db.changesCount > 0 {
+                    followedAt.append(follow.createdAt)
+                } else {
+                    followedAt.append(try Date.fetchOne(stored, arguments: [follow.deviceId, follow.matchId]) ?? follow.createdAt)
+                }
+            }
+            if !activities.isEmpty { try batch.write(db) }
+            return followedAt
         }
     }
 

@@ -18,6 +18,33 @@ struct FollowContractTests {
     }
 
     @Test(arguments: StoreKind.allCases)
+    func followsAddedTogetherWithTheirActivities(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            for id in ["dev-a", "dev-b"] { try await store.createDevice(F.device(id)) }
+            _ = try await store.addFollow(F.follow("dev-a", "m1", at: 1))
+            let dates = try await store.addFollows([
+                NewFollow(follow: F.follow("dev-a", "m1", at: 5), activity: nil),
+                NewFollow(follow: F.follow("dev-b", "m1", at: 5), activity: F.activity("act-b", device: "dev-b", match: "m1")),
+            ])
+            // A repeat keeps the time it was first made; a new follow has its own.
+            #expect(dates == [F.follow("dev-a", "m1", at: 1).createdAt, F.follow("dev-b", "m1", at: 5).createdAt])
+            #expect(try await store.followers(matchId: "m1").map(\.deviceId) == ["dev-a", "dev-b"])
+            #expect(try await store.activities(deviceId: "dev-b").map(\.activityId) == ["act-b"])
+
+            // A follow whose device is gone is refused (its activity with it), and the others of the call are not saved.
+            await #expect(throws: StoreError.notFound) {
+                _ = try await store.addFollows([
+                    NewFollow(follow: F.follow("dev-a", "m2"), activity: F.activity("act-a2", device: "dev-a", match: "m2")),
+                    NewFollow(follow: F.follow("ghost", "m2"), activity: F.activity("act-g", device: "ghost", match: "m2")),
+                ])
+            }
+            #expect(try await store.followers(matchId: "m2").isEmpty)
+            #expect(try await store.activity(id: "act-a2") == nil)
+            #expect(try await store.addFollows([]).isEmpty)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func listsAreSortedAndDistinct(_ kind: StoreKind) async throws {
         try await kind.withStore { store in
             for id in ["dev-c", "dev-a", "dev-b"] { try await store.createDevice(F.device(id)) }

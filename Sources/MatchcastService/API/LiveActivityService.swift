@@ -99,8 +99,7 @@ public final class LiveActivityService: Sendable {
 
     /// Follows a match (idempotent): an activity starts as soon as the match is live.
     public func follow(deviceId: String, matchId: String) async throws(ServiceError) -> FollowView {
-        let environment = try await tokens.environment(deviceId: deviceId) ?? .production
-        let (view, _) = try await followManager.follow(deviceId: deviceId, matchId: matchId, environment: environment)
+        let view = try await followManager.follow(deviceId: deviceId, matchId: matchId)
         changes.yield()
         return view
     }

@@ -28,6 +28,9 @@ struct ActivityCache: Sendable {
         slots.slot(id: id).flatMap { slots[$0] }
     }
 
+    /// The slot of the open activity with this id, for `record(at:)` and `update(at:_:)`.
+    func slot(id: String) -> Int? { slots.slot(id: id) }
+
     /// Every record, in no order.
     var records: some Sequence<ActivityRecord> { slots.records }
 

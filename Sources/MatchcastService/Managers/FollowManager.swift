@@ -3,32 +3,33 @@ import MatchcastCore
 import MatchcastStore
 
 /// Who follows what: follow and unfollow (both idempotent) and the list the app syncs from.
-/// A follow hands the lifecycle a waiting activity; an unfollow ends it.
+/// A follow is saved by the lifecycle with its waiting activity; an unfollow ends it.
 struct FollowManager: Sendable {
     let access: StoreAccess
     let router: MatchRouter
     let now: @Sendable () -> Date
 
-    /// True when the follow is new.
-    @discardableResult
-    func follow(deviceId: String, matchId: String, environment: APNsEnvironment) async throws(ServiceError) -> (FollowView, created: Bool) {
+    /// Saved with the waiting activity it brings by the lifecycle running the match (`LifecycleManager.following`),
+    /// in one store write with the other follows queued with it.
+    func follow(deviceId: String, matchId: String) async throws(ServiceError) -> FollowView {
         try Validation.identifier(matchId, field: "matchId")
-        let record = FollowRecord(deviceId: deviceId, matchId: matchId, createdAt: now())
-        let created = try await access { try await $0.addFollow(record) }
+        // No environment: the lifecycle takes the device's push-to-start token's, read with the batch's tokens.
+        let command = MatchCommand(.follow, matchId: matchId, deviceId: deviceId)
+        let routed = try await router.route(command) { lifecycle throws(ServiceError) in
+            try await lifecycle.following(deviceId: deviceId, matchId: matchId, environment: nil)
+        }
         let activity: ActivityRecord?
-        switch try await router.perform(MatchCommand(.follow, matchId: matchId, deviceId: deviceId, environment: environment)) {
-        case .here(let record): activity = record
+        let followedAt: Date?
+        switch routed {
+        case .here(let following):
+            (activity, followedAt) = (following.activity, following.followedAt)
         case .byOwner:
             activity = try await access { try await $0.activities(deviceId: deviceId) }
                 .first { $0.matchId == matchId && $0.isOpen }
+            followedAt = try await access { try await $0.follows(deviceId: deviceId) }.first { $0.matchId == matchId }?.createdAt
         }
-        // A new follow was made just now; a repeat keeps the time it was first made.
-        let followedAt = created
-            ? record.createdAt
-            : try await access { try await $0.follows(deviceId: deviceId) }.first { $0.matchId == matchId }?.createdAt
-        let view = FollowView(matchId: matchId, followedAt: followedAt ?? now(),
-                              activityId: activity?.activityId, activityState: activity?.phase.rawValue)
-        return (view, created)
+        return FollowView(matchId: matchId, followedAt: followedAt ?? now(),
+                          activityId: activity?.activityId, activityState: activity?.phase.rawValue)
     }
 
     /// Records the follow only (an adopted activity implies one); true when it is new.

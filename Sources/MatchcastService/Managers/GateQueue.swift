@@ -3,8 +3,9 @@ import MatchcastStore
 
 /// Commands of one kind waiting for `LifecycleManager`'s serial gate. The first of them to get through the gate runs
 /// every one queued by then, their records saved in one store write; the others find their outcome when their turn
-/// comes. So commands from many API clients at once cost one transaction, not one each.
-struct GateQueue<Command> {
+/// comes. So commands from many API clients at once cost one transaction, not one each. `Output` is what a command
+/// that succeeds answers with.
+struct GateQueue<Command, Output> {
     /// A queued command; its ticket names its outcome.
     @dynamicMemberLookup
     struct Request {
@@ -15,7 +16,7 @@ struct GateQueue<Command> {
     }
 
     private var waiting: [Request] = []
-    private var outcomes: [Int: Result<ActivityRecord, ServiceError>] = [:]
+    private var outcomes: [Int: Result<Output, ServiceError>] = [:]
     private var nextTicket = 0
 
     /// Commands queued and not yet run.
@@ -34,12 +35,12 @@ struct GateQueue<Command> {
         return waiting
     }
 
-    mutating func settle(_ ticket: Int, _ outcome: Result<ActivityRecord, ServiceError>) {
+    mutating func settle(_ ticket: Int, _ outcome: Result<Output, ServiceError>) {
         outcomes[ticket] = outcome
     }
 
     /// The outcome of a command another caller ran, once (nil while it has not run).
-    mutating func outcome(_ ticket: Int) -> Result<ActivityRecord, ServiceError>? {
+    mutating func outcome(_ ticket: Int) -> Result<Output, ServiceError>? {
         outcomes.removeValue(forKey: ticket)
     }
 }
@@ -53,7 +54,8 @@ protocol QueuedForMatch {
 struct QueuedFollow: QueuedForMatch {
     let deviceId: String
     let matchId: String
-    let environment: APNsEnvironment
+    /// Nil: that of the device's push-to-start token (production without one), read when the follow runs.
+    let environment: APNsEnvironment?
 }
 
 /// An update token reported by an app, waiting for the gate.

@@ -93,9 +93,9 @@ public actor LifecycleManager {
     /// Commands that change activities run one at a time (see `AsyncSerialGate`).
     private let serial = AsyncSerialGate()
     /// Follows waiting for `serial`, run together by the first through it.
-    private var followQueue = GateQueue<QueuedFollow>()
+    private var followQueue = GateQueue<QueuedFollow, Following>()
     /// Update tokens waiting for `serial`, registered together by the first through it.
-    private var tokenQueue = GateQueue<QueuedToken>()
+    private var tokenQueue = GateQueue<QueuedToken, ActivityRecord>()
 
     /// Delivers through `relay` (the broker's, in the background).
     public init(
@@ -365,10 +365,20 @@ public actor LifecycleManager {
 
     /// A follow: a waiting activity for (device, match), unless one is already open. It starts by
     /// push-to-start as soon as the match is in progress and the device has a token.
+    /// `environment` nil: that of the device's push-to-start token, production without one.
+    @discardableResult
+    public func follow(
+        deviceId: String, matchId: String, environment: APNsEnvironment? = nil
+    ) async throws(ServiceError) -> ActivityRecord {
+        try await following(deviceId: deviceId, matchId: matchId, environment: environment).activity
+    }
+
+    /// `follow`, which also saves the follow itself (idempotent): the activity, and when the device first followed.
     ///
     /// Follows that arrive while the gate is held queue up (`GateQueue`); the first through the gate runs them all.
-    @discardableResult
-    public func follow(deviceId: String, matchId: String, environment: APNsEnvironment) async throws(ServiceError) -> ActivityRecord {
+    public func following(
+        deviceId: String, matchId: String, environment: APNsEnvironment?
+    ) async throws(ServiceError) -> Following {
         let ticket = followQueue.add(QueuedFollow(deviceId: deviceId, matchId: matchId, environment: environment))
         await serial.enter()
         defer { serial.leave() }
@@ -382,90 +392,126 @@ public actor LifecycleManager {
         return try outcome.get()
     }
 
-    /// New activities saved in one write, or one by one when that fails (so one bad follow fails alone):
-    /// those saved, and the error of each that was not.
-    private nonisolated func saveNew(_ records: [ActivityRecord]) async -> ([ActivityRecord], [String: ServiceError]) {
+    /// Follow rows with their new activities saved in one store call (`addFollows`), or one by one when that fails
+    /// (so one bad follow fails alone): for each, when the device first followed, or why it was not saved.
+    private nonisolated func addFollows(_ follows: [NewFollow]) async -> [Result<Date, ServiceError>] {
         do {
-            if records.count == 1 {
-                try await persist { try await self.store.saveActivity(records[0]) }
-            } else {
-                try await persist { try await self.store.saveActivities(records) }
-            }
-            return (records, [:])
+            let dates = try await persist { try await self.store.addFollows(follows) }
+            return zip(follows, dates).map { .success($1) }
         } catch {
-            guard records.count > 1 else { return ([], [records[0].activityId: error]) }
-            var saved: [ActivityRecord] = []
-            var failures: [String: ServiceError] = [:]
-            for record in records {
+            guard follows.count > 1 else { return [.failure(error)] }
+            var outcomes: [Result<Date, ServiceError>] = []
+            for follow in follows {
                 do {
-                    try await persist { try await self.store.saveActivity(record) }
-                    saved.append(record)
+                    let dates = try await persist { try await self.store.addFollows([follow]) }
+                    outcomes.append(.success(dates.first ?? follow.follow.createdAt))
                 } catch {
-                    failures[record.activityId] = error
+                    outcomes.append(.failure(error))
                 }
             }
-            return (saved, failures)
+            return outcomes
         }
     }
 
     /// Follows waiting for the gate (tests).
     package var queuedFollowCount: Int { followQueue.count }
 
-    /// Queued follows of one match: their new waiting activities are saved in one write (one by one when that
-    /// fails, so a bad one fails alone), then those that may start do, their starts saved and sent together.
-    private func runFollows(_ requests: [GateQueue<QueuedFollow>.Request], matchId: String) async {
+    /// Queued follows of one match. The devices' push-to-start tokens are read at once (a new activity's environment,
+    /// and whether it may start); the follows with their new waiting activities are saved in one write (one by one
+    /// when that fails, so a bad one fails alone); then those that may start do, their starts saved and sent together.
+    private func runFollows(_ requests: [GateQueue<QueuedFollow, Following>.Request], matchId: String) async {
+        func failAll(_ error: ServiceError) {
+            for request in requests { followQueue.settle(request.ticket, .failure(error)) }
+        }
         do {
             try await loadActivities(matchId: matchId)
         } catch {
-            for request in requests { followQueue.settle(request.ticket, .failure(error)) }
-            return
+            return failAll(error)
         }
-        var created: [ActivityRecord] = []
-        var createdFor: [String: ActivityRecord] = [:]  // device id → its activity made in this batch
-        var tickets: [String: [Int]] = [:]  // activity id → the follows it answers
-        for request in requests {
-            if let openId = matches[matchId]?.cache?.openActivityId(deviceId: request.deviceId),
-               let open = matches[matchId]?.cache?[openId] {
-                followQueue.settle(request.ticket, .success(open))
-                continue
-            }
-            if let made = createdFor[request.deviceId] {
-                tickets[made.activityId, default: []].append(request.ticket)
-                continue
-            }
-            let lifecycle = ActivityLifecycle(activityId: builder.makeActivityId(now: now()), matchId: matchId)
-            let record = ActivityRecord(
-                deviceId: request.deviceId, environment: request.environment, lifecycle: lifecycle, updatedAt: now())
-            created.append(record)
-            createdFor[request.deviceId] = record
-            tickets[record.activityId] = [request.ticket]
+        let latest = latest(matchId: matchId)
+        // Devices that get a new activity: those with none open (each once, a repeat in the batch answered with it).
+        var newDevices: [String] = []
+        var seen: Set<String> = []
+        var tokensNeeded = latest != nil
+        for request in requests where seen.insert(request.deviceId).inserted {
+            guard matches[matchId]?.cache?.openActivityId(deviceId: request.deviceId) == nil else { continue }
+            newDevices.append(request.deviceId)
+            if request.environment == nil { tokensNeeded = true }
         }
-        guard !created.isEmpty else { return }
-        let (saved, failures) = await saveNew(created)
-        for (activityId, error) in failures {
-            for ticket in tickets[activityId] ?? [] { followQueue.settle(ticket, .failure(error)) }
-        }
-        for record in saved { matches[matchId]?.cache?.put(record) }
-        var failure: ServiceError?
-        if let latest = latest(matchId: matchId) {
+        var tokens: [String: PushToStartTokenRecord] = [:]
+        if tokensNeeded, !newDevices.isEmpty {
             do {
-                var deliveries: [Delivery] = []
-                var changed = ChangeSet()
-                for var record in saved {
-                    guard try await mayAct(on: record) else { continue }
-                    try await execute(record.lifecycle.matchChanged(latest, now: now(), policy: policy),
-                                      on: &record, into: &deliveries, changed: &changed)
-                }
+                let devices = newDevices
+                tokens = try await persist { try await self.store.pushToStartTokens(deviceIds: devices) }
+            } catch {
+                return failAll(error)
+            }
+        }
+        var follows: [NewFollow] = []
+        var position: [String: Int] = [:]  // device id → its entry in `follows`
+        var tickets: [[Int]] = []  // by entry of `follows`: the follows it answers
+        for request in requests {
+            if let at = position[request.deviceId] {
+                tickets[at].append(request.ticket)
+                continue
+            }
+            var activity: ActivityRecord?
+            if matches[matchId]?.cache?.openActivityId(deviceId: request.deviceId) == nil {
+                let lifecycle = ActivityLifecycle(activityId: builder.makeActivityId(now: now()), matchId: matchId)
+                let environment = request.environment ?? tokens[request.deviceId]?.environment ?? .production
+                activity = ActivityRecord(
+                    deviceId: request.deviceId, environment: environment, lifecycle: lifecycle, updatedAt: now())
+            }
+            position[request.deviceId] = follows.count
+            follows.append(NewFollow(
+                follow: FollowRecord(deviceId: request.deviceId, matchId: matchId, createdAt: now()), activity: activity))
+            tickets.append([request.ticket])
+        }
+        let added = await addFollows(follows)
+        var saved: [ActivityRecord] = []
+        for (follow, outcome) in zip(follows, added) {
+            if case .success = outcome, let activity = follow.activity {
+                matches[matchId]?.cache?.put(activity)
+                saved.append(activity)
+            }
+        }
+        var failure: ServiceError?
+        if let latest, !saved.isEmpty, var cache = matches[matchId]?.cache.take() {
+            // Started in place, as a kick-off starts them, with the tokens read above.
+            let moment = now()
+            let tokenOf = tokens.mapValues(\.token)
+            var deliveries: [Delivery] = []
+            var changed = ChangeSet(capacity: saved.count)
+            for record in saved {
+                guard let slot = cache.slot(id: record.activityId) else { continue }
+                start(&cache, at: slot, to: latest, now: moment, tokens: tokenOf, into: &deliveries, changed: &changed)
+            }
+            matches[matchId]?.cache = consume cache
+            do {
                 try await finish(deliveries, changed)
             } catch {
-                // The activities are saved and wait: the next tick starts them. Their follows report the failure.
+                // The activities are saved and wait; the cache, ahead of the store, is read again, and the next tick
+                // starts them. Their follows report the failure.
+                fanOutFailed(matchId)
                 failure = error
             }
         }
-        for record in saved {
-            let outcome: Result<ActivityRecord, ServiceError> = failure.map { .failure($0) }
-                ?? .success(matches[matchId]?.cache?[record.activityId] ?? record)
-            for ticket in tickets[record.activityId] ?? [] { followQueue.settle(ticket, outcome) }
+        for (at, follow) in follows.enumerated() {
+            let outcome: Result<Following, ServiceError>
+            switch added[at] {
+            case .failure(let error):
+                outcome = .failure(error)
+            case .success(let followedAt):
+                let activityId = follow.activity?.activityId ?? matches[matchId]?.cache?.openActivityId(deviceId: follow.follow.deviceId)
+                if follow.activity != nil, let failure {
+                    outcome = .failure(failure)
+                } else if let activityId, let activity = matches[matchId]?.cache?[activityId] ?? follow.activity {
+                    outcome = .success(Following(activity: activity, followedAt: followedAt))
+                } else {
+                    outcome = .failure(ServiceError(.unavailable, "the activity of the follow of \(matchId) was not kept; retry"))
+                }
+            }
+            for ticket in tickets[at] { followQueue.settle(ticket, outcome) }
         }
     }
 
@@ -505,7 +551,7 @@ public actor LifecycleManager {
 
     /// Queued update tokens of one match, registered together (`registerTogether`); when that fails as a whole, each
     /// again alone, from the store's state, so a bad one fails alone with its own error.
-    private func runTokens(_ requests: [GateQueue<QueuedToken>.Request]) async {
+    private func runTokens(_ requests: [GateQueue<QueuedToken, ActivityRecord>.Request]) async {
         let together = await registerTogether(requests.map(\.command))
         if case .success(let outcomes) = together {
             for (request, outcome) in zip(requests, outcomes) { tokenQueue.settle(request.ticket, outcome) }

@@ -14,17 +14,27 @@ struct MatchRouter: Sendable {
     let answerTimeout: Duration
     let logger: Logger
 
-    /// What `perform` did.
-    enum Outcome: Sendable {
-        /// Run here; the activity the command made or changed, when it names one.
-        case here(ActivityRecord?)
+    /// What `route` did.
+    enum Routed<Value: Sendable>: Sendable {
+        /// Run here, with what `here` answered.
+        case here(Value)
         /// Run by the replica that owns the match (read the result from the store).
         case byOwner
     }
 
+    /// What `perform` did: run here, with the activity the command made or changed when it names one, or by the owner.
+    typealias Outcome = Routed<ActivityRecord?>
+
     func perform(_ command: MatchCommand) async throws(ServiceError) -> Outcome {
-        guard let shared = ownership.shared else { return .here(try await execute(command)) }
-        if try await runsHere(command.matchId) { return .here(try await execute(command)) }
+        try await route(command) { _ throws(ServiceError) in try await execute(command) }
+    }
+
+    /// The command run here by `here` (on this replica's lifecycle), or posted to the match's owner as `perform` does.
+    func route<Value: Sendable>(
+        _ command: MatchCommand, here: (LifecycleManager) async throws(ServiceError) -> Value
+    ) async throws(ServiceError) -> Routed<Value> {
+        guard let shared = ownership.shared else { return .here(try await here(lifecycle)) }
+        if try await runsHere(command.matchId) { return .here(try await here(lifecycle)) }
         let store = shared.store
         let id = try await access(store) { try await $0.postCommand(command) }
         logger.debug("command posted to the match's owner", metadata: [
@@ -82,7 +92,7 @@ struct MatchRouter: Sendable {
         case .follow:
             return try await lifecycle.follow(
                 deviceId: try required(command.deviceId, "deviceId"), matchId: command.matchId,
-                environment: command.environment ?? .production)
+                environment: command.environment)
         case .unfollow:
             try await lifecycle.unfollow(deviceId: try required(command.deviceId, "deviceId"), matchId: command.matchId)
             return nil
