@@ -93,6 +93,10 @@ public protocol MatchcastStore: Sendable {
     func saveActivities(_ records: [ActivityRecord], enqueue deliveries: [Delivery], share: FanOutShare?) async throws(StoreError)
     /// Whether this store uses a fan-out chunk's `FanOutShare`: when not, a fan-out does not work one out.
     var keepsFanOutState: Bool { get }
+    /// Whether a fan-out's chunks that queue behind a save are best saved together, in one call: true when each save
+    /// costs a round trip and a commit that waits for the disk (PostgreSQL), false when the store joins concurrent
+    /// writes into one commit itself (SQLite's write queue) or has nothing to commit (`CommitPipeline`).
+    var savesChunksTogether: Bool { get }
     /// Queued deliveries, oldest first (the order they were queued; a replaced update counts as queued anew),
     /// at most `limit`, payload bytes exactly as queued.
     func queuedDeliveries(limit: Int) async throws(StoreError) -> [Delivery]
@@ -117,6 +121,9 @@ public protocol MatchcastStore: Sendable {
 extension MatchcastStore {
     /// Every activity keeps its state in its own row.
     public var keepsFanOutState: Bool { false }
+
+    /// Each chunk saved on its own.
+    public var savesChunksTogether: Bool { false }
 
     /// Every record written whole: for stores that keep each activity's sent state in its own row.
     public func saveActivities(

@@ -11,6 +11,9 @@ import PostgresNIO
 extension PostgresStore {
     public var keepsFanOutState: Bool { true }
 
+    /// Each save is a round trip and a commit that waits for the WAL's flush (`synchronous_commit` on).
+    public var savesChunksTogether: Bool { true }
+
     public func saveActivities(
         _ records: [ActivityRecord], enqueue deliveries: [Delivery], share: FanOutShare?
     ) async throws(StoreError) {

@@ -4,96 +4,171 @@ import Synchronization
 
 /// Commits a fan-out chunk by chunk, off the lifecycle manager's actor.
 ///
-/// Each chunk is saved (its activities with its deliveries, in the store's outbox) in the order given, one after
-/// the other. Sending runs beside saving: whatever has been saved and not yet sent goes to the relay as one batch as
-/// soon as the relay has taken the previous one. So saving runs ahead of sending, the first devices are sent the
-/// update after one chunk, and a sink slower than the store (a webhook, APNs) gets large batches, with all its
-/// connections busy, rather than one chunk at a time. Nothing is sent before it is saved; a chunk that fails to
-/// save stops every chunk after it, and what was saved before it is still sent.
+/// Chunks are saved (their activities with their deliveries, in the store's outbox) in the order added, one save
+/// after the other. The first chunk is saved alone, so the first devices are sent the update after one chunk; the
+/// chunks added while a save runs may be saved together in the next one, up to `groupLimit` activities (`ChunkGroup`:
+/// one transaction and one commit for several chunks, fewer and larger as the store is slower than the lifecycle
+/// work). The manager joins them only for a store whose every save waits for the disk
+/// (`MatchcastStore.savesChunksTogether`).
+///
+/// Sending runs beside saving: whatever has been saved and not yet sent goes to the relay as one batch as soon as the
+/// relay has taken the previous one. So saving runs ahead of sending, and a sink slower than the store (a webhook,
+/// APNs) gets large batches, with all its connections busy, rather than one chunk at a time. Nothing is sent before
+/// it is saved; a save that fails stops every chunk after it, and what was saved before it is still sent.
+///
+/// No task runs before the first chunk, nor after `finish` returns.
 final class CommitPipeline: Sendable {
     typealias Save = @Sendable (
         _ records: [ActivityRecord], _ deliveries: [Delivery], _ share: FanOutShare?
     ) async throws(ServiceError) -> Void
     typealias Send = @Sendable (_ deliveries: [Delivery]) async -> Void
 
+    /// The most activities one save takes when chunks are saved together (a chunk larger than that is saved alone).
+    let groupLimit: Int
+
     private struct State {
+        /// Added, not yet taken by the saver, in order.
+        var pending: [ChunkGroup] = []
         /// Saved, not yet taken by the sender, in order.
         var ready: [[Delivery]] = []
-        /// The last save handed on; the next one waits for it.
-        var lastSave: Task<Void, any Error>?
-        var closed = false
-    }
-
-    /// What the save tasks, the sender and the caller share.
-    private final class Shared: Sendable {
-        let state = Mutex(State())
-        let wakes: AsyncStream<Void>
-        let wake: AsyncStream<Void>.Continuation
-
-        init() {
-            (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        }
+        /// Runs while chunks are pending; started by the first chunk added after it ended.
+        var saver: Task<Void, Never>?
+        /// Runs while saved deliveries wait to be sent.
+        var sender: Task<Void, Never>?
+        /// The first save's error: the chunks after it are dropped, unsaved.
+        var failure: ServiceError?
+        var finished = false
     }
 
     private let save: Save
-    private let shared = Shared()
-    private let sender: Task<Void, Never>
+    private let send: Send
+    private let state = Mutex(State())
 
-    init(save: @escaping Save, send: @escaping Send) {
+    init(groupLimit: Int = 8 * 1024, save: @escaping Save, send: @escaping Send) {
+        self.groupLimit = groupLimit
         self.save = save
-        let shared = shared
-        sender = Task.detached {
-            for await _ in shared.wakes {
-                while true {
-                    let batches = shared.state.withLock { state in
-                        defer { state.ready.removeAll(keepingCapacity: true) }
-                        return state.ready
-                    }
-                    guard !batches.isEmpty else { break }
-                    // One chunk goes as it is; several are joined into one batch for the relay.
-                    await send(batches.count == 1 ? batches[0] : Array(batches.joined()))
-                }
-                if shared.state.withLock({ $0.closed && $0.ready.isEmpty }) { return }
-            }
-        }
-    }
-
-    deinit {
-        // A pipeline dropped without `finish` (never the case in the manager) still lets its sender end.
-        shared.wake.finish()
+        self.send = send
     }
 
     /// Queues one chunk (described to the store by `share`, when given): saved after every chunk added before it, then
     /// sent. Not after `finish`.
     func add(records: [ActivityRecord], deliveries: [Delivery], share: FanOutShare? = nil) {
         guard !records.isEmpty || !deliveries.isEmpty else { return }
-        let (save, shared) = (save, shared)
-        shared.state.withLock { current in
-            precondition(!current.closed, "a chunk added to a finished commit pipeline would be saved and never sent")
-            let previous = current.lastSave
-            current.lastSave = Task.detached {
-                try await previous?.value
-                try await save(records, deliveries, share)
-                guard !deliveries.isEmpty else { return }
-                shared.state.withLock { $0.ready.append(deliveries) }
-                shared.wake.yield()
+        state.withLock { state in
+            precondition(!state.finished, "a chunk added to a finished commit pipeline would be saved and never sent")
+            guard state.failure == nil else { return }  // a save failed: nothing after it is saved
+            state.pending.append(ChunkGroup(records: records, deliveries: deliveries, share: share))
+            if state.saver == nil {
+                state.saver = Task.detached { [self] in await runSaves() }
             }
         }
     }
 
     /// Waits until every chunk is saved and what was saved is sent; throws the first save's error, if any.
     func finish() async throws(ServiceError) {
-        let lastSave = shared.state.withLock { $0.lastSave }
-        var failure: (any Error)?
-        do {
-            try await lastSave?.value
-        } catch {
-            failure = error
+        while let saver = state.withLock({ $0.saver }) {
+            await saver.value
         }
-        shared.state.withLock { $0.closed = true }
-        shared.wake.yield()
-        shared.wake.finish()
-        await sender.value
-        if let failure { throw failure as? ServiceError ?? ServiceError(.unavailable, "\(failure)") }
+        let sender = state.withLock { state in
+            state.finished = true
+            return state.sender
+        }
+        await sender?.value
+        if let failure = state.withLock({ $0.failure }) { throw failure }
+    }
+
+    /// Saves what is pending, group by group, until nothing is; then ends (the next chunk starts another).
+    private func runSaves() async {
+        while true {
+            let taken = state.withLock { state -> [ChunkGroup]? in
+                guard !state.pending.isEmpty, state.failure == nil else {
+                    state.saver = nil
+                    return nil
+                }
+                defer { state.pending.removeAll(keepingCapacity: true) }
+                return state.pending
+            }
+            guard let taken else { return }
+            for group in ChunkGroup.joined(taken, limit: groupLimit) {
+                do {
+                    try await save(group.records, group.deliveries, group.share)
+                } catch {
+                    state.withLock { state in
+                        state.failure = error
+                        state.pending.removeAll()
+                        state.saver = nil
+                    }
+                    return
+                }
+                guard !group.deliveries.isEmpty else { continue }
+                state.withLock { state in
+                    state.ready.append(group.deliveries)
+                    if state.sender == nil {
+                        state.sender = Task.detached { [self] in await runSends() }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sends what is saved, all of it at once each time, until nothing is; then ends (the next save starts another).
+    private func runSends() async {
+        while true {
+            let batches = state.withLock { state -> [[Delivery]]? in
+                guard !state.ready.isEmpty else {
+                    state.sender = nil
+                    return nil
+                }
+                defer { state.ready.removeAll(keepingCapacity: true) }
+                return state.ready
+            }
+            guard let batches else { return }
+            // One batch goes as it is; several are joined into one for the relay.
+            await send(batches.count == 1 ? batches[0] : Array(batches.joined()))
+        }
+    }
+}
+
+/// Chunks of a fan-out saved as one: their records and deliveries in order, and one description covering their
+/// ranges (`FanOutShare`).
+struct ChunkGroup: Sendable {
+    var records: [ActivityRecord]
+    var deliveries: [Delivery]
+    var share: FanOutShare?
+
+    /// `chunks` in order, each joined to the group before it when `join` allows and the group stays within
+    /// `limit` activities.
+    static func joined(_ chunks: [ChunkGroup], limit: Int) -> [ChunkGroup] {
+        var groups: [ChunkGroup] = []
+        for chunk in chunks {
+            if let last = groups.indices.last, groups[last].records.count + chunk.records.count <= limit,
+               groups[last].join(chunk) {
+                continue
+            }
+            groups.append(chunk)
+        }
+        return groups
+    }
+
+    /// Appends `next`, the chunk after this group in the same fan-out, when the two may be saved as one: both
+    /// undescribed, or both described with the same state (the group's range then runs on through `next`'s, and
+    /// `next`'s moved records keep their place). False, and nothing changed, otherwise: the group ends the fan-out (no
+    /// `through`), or the states differ.
+    mutating func join(_ next: ChunkGroup) -> Bool {
+        switch (share, next.share) {
+        case (nil, nil):
+            break
+        case (var joined?, let following?):
+            guard joined.through != nil, joined.state == following.state else { return false }
+            let offset = records.count
+            joined.moved += following.moved.map { $0 + offset }
+            joined.through = following.through
+            share = joined
+        default:
+            return false
+        }
+        records += next.records
+        deliveries += next.deliveries
+        return true
     }
 }

@@ -193,10 +193,12 @@ public actor LifecycleManager {
 
     /// A fan-out is saved and handed to the relay in chunks of this many activities, each while the next one is
     /// worked out: the first devices are sent the update after one chunk rather than after every activity, and the
-    /// store's writes run beside the lifecycle work instead of after it.
-    /// (`bench fanout`, 100,000 activities on 2 cores, interleaved runs: medians 259–300 ms with 1,024 against
-    /// 278–304 ms with 512, 290–376 ms with 2,048 and 318–344 ms with 4,096.)
+    /// store's writes run beside the lifecycle work instead of after it. Chunks worked out while a save runs are saved
+    /// together in the next (`CommitPipeline`). How the size was chosen: docs/performance.md.
     static let fanOutChunk = 1024
+    /// The most activities a fan-out saves at once when its chunks queue behind a save, on a store that saves them
+    /// together (`MatchcastStore.savesChunksTogether`).
+    static let fanOutSaveLimit = 8 * fanOutChunk
 
     private func fanOut(_ update: MatchUpdate, to matchId: String) async throws(ServiceError) {
         try await loadActivities(matchId: matchId)
@@ -210,6 +212,7 @@ public actor LifecycleManager {
         // One fence for the whole fan-out: every chunk is worked out from the cache as this lease left it.
         let fence = ownership.fence(for: [matchId])
         let pipeline = CommitPipeline(
+            groupLimit: store.savesChunksTogether ? Self.fanOutSaveLimit : Self.fanOutChunk,
             save: { [self] records, deliveries, share async throws(ServiceError) in
                 try await save(records, deliveries, fence: fence, share: share)
             },
