@@ -36,6 +36,7 @@ public final class LiveActivityService: Sendable {
         now: @escaping @Sendable () -> Date = { Date() },
         metrics: BrokerMetrics = BrokerMetrics(),
         commandAnswerTimeout: Duration = .seconds(5),
+        clock: any Clock<Duration> = ContinuousClock(),
         logger: Logger = Logger(label: "matchcast.service")
     ) {
         self.metrics = metrics
@@ -44,7 +45,7 @@ public final class LiveActivityService: Sendable {
         let (followsChanged, changes) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let router = MatchRouter(
             lifecycle: lifecycle, ownership: lifecycle.ownership, gained: { changes.yield() },
-            answerTimeout: commandAnswerTimeout, logger: logger)
+            answerTimeout: commandAnswerTimeout, clock: clock, logger: logger)
         self.router = router
         tokens = TokenManager(access: access, router: router, now: now, logger: logger)
         followManager = FollowManager(access: access, router: router, now: now)

@@ -37,7 +37,7 @@ public struct Broker: Sendable {
         let health = FeedHealth()
         let service = LiveActivityService(
             store: store, lifecycle: lifecycle, feedReachable: { health.isReachable },
-            sinksHealthy: { sinks.allSatisfy(\.isHealthy) }, now: now, metrics: metrics,
+            sinksHealthy: { sinks.allSatisfy(\.isHealthy) }, now: now, metrics: metrics, clock: clock,
             logger: logger)
         self.service = service
         feedHealth = health

@@ -12,6 +12,8 @@ struct MatchRouter: Sendable {
     /// Called when this replica gained a match, so the poll supervisor starts polling it.
     let gained: @Sendable () -> Void
     let answerTimeout: Duration
+    /// What `answerTimeout` and the waits between looks at the owner's answer are measured on.
+    let clock: any Clock<Duration>
     let logger: Logger
 
     /// What `route` did.
@@ -40,19 +42,28 @@ struct MatchRouter: Sendable {
         logger.debug("command posted to the match's owner", metadata: [
             "match": "\(command.matchId)", "command": "\(command.kind.rawValue)", "id": "\(id)",
         ])
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: answerTimeout)
-        while clock.now < deadline {
+        if try await answered(id, store: store) { return .byOwner }
+        throw ServiceError(.unavailable, "the replica running match \(command.matchId) has not answered yet; the change is queued, retry to see it")
+    }
+
+    /// Looks for the owner's outcome of posted command `id`, then again after each wait of 25 ms on `clock` until
+    /// the waits add up to `answerTimeout`: true once done, thrown when the owner refused it, false when it has not
+    /// answered in time.
+    private func answered(_ id: Int64, store: any ReplicaStore) async throws(ServiceError) -> Bool {
+        let step = Duration.milliseconds(25)
+        var waited = Duration.zero
+        while true {
             if let outcome = try await access(store, { try await $0.commandOutcome(id: id) }) {
                 try? await store.forgetCommand(id: id)
                 if let refusal = outcome.refusal {
                     throw ServiceError(ServiceError.Code(rawValue: refusal.code) ?? .unavailable, refusal.message)
                 }
-                return .byOwner
+                return true
             }
-            try? await Task.sleep(for: .milliseconds(25))
+            guard waited < answerTimeout else { return false }
+            try? await clock.sleep(for: step)
+            waited += step
         }
-        throw ServiceError(.unavailable, "the replica running match \(command.matchId) has not answered yet; the change is queued, retry to see it")
     }
 
     /// Posts without waiting (a push-to-start token for the matches other replicas run).
