@@ -1,6 +1,6 @@
 import Hummingbird
 import MatchcastService
-import MatchcastStore
+import MatchcastCore
 
 /// `/v1/activities`: update tokens of activities, and their dismissal.
 extension APIRoutes {

@@ -2,7 +2,6 @@ import Foundation
 import Hummingbird
 import MatchcastCore
 import MatchcastService
-import MatchcastStore
 
 /// Calls made by the operator or a downstream push service, with the admin key.
 extension APIRoutes {

@@ -1,6 +1,6 @@
 import Hummingbird
 import MatchcastService
-import MatchcastStore
+import MatchcastCore
 
 /// `/v1/devices`: registration, the push-to-start token and follows.
 extension APIRoutes {

@@ -1,4 +1,5 @@
 import Foundation
+import MatchcastCore
 
 /// The devices of `InMemoryStore` with what each holds (its push-to-start token and its follows), in a `SlotTable`.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import MatchcastCore
 import PostgresNIO
 
 extension PostgresStore {

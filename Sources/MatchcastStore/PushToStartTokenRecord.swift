@@ -1,4 +1,5 @@
 import Foundation
+import MatchcastCore
 
 /// A device's current push-to-start token. A device has at most one, and a token belongs to at
 /// most one device.
