@@ -112,7 +112,8 @@ struct ESPNConformanceTests {
         var teamIds: [String: String] = [:]
         for competitor in competitors {
             let side = try #require(competitor["homeAway"] as? String)
-            totals[side] = try #require(Self.count(competitor["score"]), "\(name): \(side) score")
+            let score = try #require(Self.count(competitor["score"]), "\(name): \(side) score")
+            totals[side] = score
             teamIds[side] = try #require((competitor["team"] as? [String: Any])?["id"] as? String)
         }
         let snapshot = try ESPNEventConverter.snapshot(fromSummary: data, league: league)

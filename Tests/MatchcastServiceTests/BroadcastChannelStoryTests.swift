@@ -171,7 +171,7 @@ struct BroadcastChannelStoryTests {
             _ = try await second.broker.service.putActivity(
                 activityId: start.activityId, deviceId: devices[3].deviceId, matchId: "tennis-bo3", updateToken: tennisToken, environment: nil)
             try await second.drive { server.accepted.contains { $0.token == tennisToken } }
-            try await second.drive { try await (second.channels.all()).isEmpty }
+            try await second.drive { await second.channels.all().isEmpty }
             let all = firstLife + second.capture.deliveries
             try await second.stop()
 

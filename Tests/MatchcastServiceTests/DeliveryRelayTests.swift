@@ -61,7 +61,7 @@ struct DeliveryRelayTests {
     @Test func aStartLeavesTheOutboxBeforeItIsSentOthersOnlyAfter() async throws {
         let store = InMemoryStore()
         // A sink that looks at the outbox while it is being handed the batch.
-        let seen = ObservingSink { _ in try await store.queuedDeliveries(limit: 10).map(\.id) }
+        let seen = ObservingSink { _ in await store.queuedDeliveries(limit: 10).map(\.id) }
         let relay = F.relay(store, [seen], mode: .inline)
         try await F.queue([F.delivery("s1", activity: "a1", .start), F.delivery("u1", activity: "a2", .update)], store, relay)
 

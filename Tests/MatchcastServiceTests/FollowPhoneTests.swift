@@ -28,7 +28,7 @@ struct FollowPhoneTests {
             process.arguments = ["follow"] + arguments
             process.currentDirectoryURL = folder
             stderrURL = folder.appendingPathComponent("follow-\(UUID().uuidString).log")
-            FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
             process.standardOutput = FileHandle.nullDevice
             process.standardError = try FileHandle(forWritingTo: stderrURL)
             try process.run()

@@ -29,7 +29,7 @@ final class MatchcastProcess: @unchecked Sendable {
         process.arguments = arguments
         process.currentDirectoryURL = directory
         let logURL = directory.appendingPathComponent("\(name).log")
-        FileManager.default.createFile(atPath: logURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
         let log = try FileHandle(forWritingTo: logURL)
         process.standardOutput = FileHandle.nullDevice
         process.standardError = log

@@ -202,8 +202,8 @@ struct ServeAPNsTests {
             // (it never reached the phone) rather than waiting for an update token that cannot come.
             try await Self.drive(clock, idle: idle) {
                 let starts = Set(server.accepted.filter { Self.event($0) == "start" }.map(\.token))
-                let forgotten = try await store.pushToStartToken(deviceId: c.deviceId) == nil
-                let waiting = try await store.activity(id: activityC)?.phase == .waiting
+                let forgotten = await store.pushToStartToken(deviceId: c.deviceId) == nil
+                let waiting = await store.activity(id: activityC)?.phase == .waiting
                 return starts.isSuperset(of: [startA, startB]) && forgotten && waiting
             }
             #expect(server.accepted.allSatisfy { $0.topic == "com.example.scores.push-type.liveactivity" })
@@ -214,7 +214,7 @@ struct ServeAPNsTests {
                 activityId: activityA, deviceId: a.deviceId, matchId: "football", updateToken: updateA, environment: nil)
             _ = try await service.putActivity(
                 activityId: activityB, deviceId: b.deviceId, matchId: "football", updateToken: updateB, environment: nil)
-            try await Self.drive(clock, idle: idle) { try await store.activity(id: activityA)?.phase == .ended }
+            try await Self.drive(clock, idle: idle) { await store.activity(id: activityA)?.phase == .ended }
             // What was queued before the token was invalidated goes out; after that nothing can be made for it.
             try await Self.drive(clock, idle: idle, advance: false) {
                 guard await idle() else { return false }

@@ -27,7 +27,7 @@ struct WebhookOutageTests {
                 try await sink.deliver(F.deliveries(3))
             }
         }
-        let stored = try await http.store.deadLetters(limit: 10)
+        let stored = await http.store.deadLetters(limit: 10)
         #expect(stored.map(\.delivery.id).sorted() == ["dlv_000000", "dlv_000001", "dlv_000002"])
         #expect(stored.allSatisfy { $0.status == 400 && $0.sink == "webhook" && $0.reason.contains("injected 400") })
 
