@@ -132,6 +132,18 @@ struct CommitPipelineTests {
         #expect(store.sent.flatMap { $0 } == (0..<12).map { "del-\($0)" }, "everything sent once, in order")
     }
 
+    @Test("the first chunk is saved alone even when the others are queued before the saver takes it")
+    func firstChunkAloneWhateverIsPending() async throws {
+        let store = HeldSaves()
+        let pipeline = store.pipeline()
+        for index in 0..<4 { F.add(index, of: 4, size: 3, to: pipeline) }
+        store.release()
+        try await pipeline.finish()
+
+        #expect(store.saves.map(\.ids) == [(0..<3).map(F.id), (3..<12).map(F.id)])
+        #expect(store.sent.flatMap { $0 } == (0..<12).map { "del-\($0)" })
+    }
+
     @Test("a group stops at the limit; chunks of another state start a group of their own")
     func groupsKeepToTheLimitAndTheState() async throws {
         let store = HeldSaves()

@@ -35,6 +35,8 @@ final class CommitPipeline: Sendable {
         var saver: Task<Void, Never>?
         /// Runs while saved deliveries wait to be sent.
         var sender: Task<Void, Never>?
+        /// Whether the first chunk has been taken: it is saved alone, however many are pending by then.
+        var tookFirst = false
         /// The first save's error: the chunks after it are dropped, unsaved.
         var failure: ServiceError?
         var finished = false
@@ -84,6 +86,10 @@ final class CommitPipeline: Sendable {
                 guard !state.pending.isEmpty, state.failure == nil else {
                     state.saver = nil
                     return nil
+                }
+                if !state.tookFirst {
+                    state.tookFirst = true
+                    return [state.pending.removeFirst()]
                 }
                 defer { state.pending.removeAll(keepingCapacity: true) }
                 return state.pending
