@@ -13,9 +13,12 @@ import MatchcastStore
 /// deliveries they produced (the store's outbox, one transaction), then hands the deliveries to the
 /// `DeliveryRelay`: what the devices were sent and what the store says they were sent never part.
 /// A fan-out does this in chunks, in order, each saved and handed on while the next is worked out.
+///
+/// This file holds the state, match updates, restart, replicas and the internals every command shares; the fan-out,
+/// follows and update tokens are in `LifecycleManager+FanOut.swift`, `+Follows.swift` and `+Tokens.swift`.
 public actor LifecycleManager {
     /// Activities changed by one operation, each once (the last version), in the order first changed.
-    private struct ChangeSet {
+    struct ChangeSet {
         private var records: [ActivityRecord] = []
         /// Where each activity is in `records`.
         private var positions: [String: Int] = [:]
@@ -65,7 +68,7 @@ public actor LifecycleManager {
         var all: [ActivityRecord] { records }
     }
 
-    private struct MatchState {
+    struct MatchState {
         var tracker = MatchTracker()
         var lastSeq: Int?
         /// The match's open activities, once loaded from the store.
@@ -76,26 +79,26 @@ public actor LifecycleManager {
         var fanOutPending = false
     }
 
-    private let store: any MatchcastStore
-    private let relay: DeliveryRelay
+    let store: any MatchcastStore
+    let relay: DeliveryRelay
     /// The matches this replica runs (every match, solo); writes about a match carry its lease as a fence.
     public nonisolated let ownership: MatchOwnership
-    private let settings: BrokerSettings
-    private let metrics: BrokerMetrics
-    private let now: @Sendable () -> Date
-    private let logger: Logger
-    private var builder: DeliveryBuilder
-    private var matches: [String: MatchState] = [:]
+    let settings: BrokerSettings
+    let metrics: BrokerMetrics
+    let now: @Sendable () -> Date
+    let logger: Logger
+    var builder: DeliveryBuilder
+    var matches: [String: MatchState] = [:]
     /// Broadcast channel mode, when on (`useBroadcastChannels`, LifecycleManager+Broadcast.swift).
     var broadcast: BroadcastChannels?
     /// Earliest time the next push-to-start may go to each device.
-    private var startGate: [String: Date] = [:]
+    var startGate: [String: Date] = [:]
     /// Commands that change activities run one at a time (see `AsyncSerialGate`).
-    private let serial = AsyncSerialGate()
+    let serial = AsyncSerialGate()
     /// Follows waiting for `serial`, run together by the first through it.
-    private var followQueue = GateQueue<QueuedFollow, Following>()
+    var followQueue = GateQueue<QueuedFollow, Following>()
     /// Update tokens waiting for `serial`, registered together by the first through it.
-    private var tokenQueue = GateQueue<QueuedToken, ActivityRecord>()
+    var tokenQueue = GateQueue<QueuedToken, ActivityRecord>()
 
     /// Delivers through `relay` (the broker's, in the background).
     public init(
@@ -123,7 +126,7 @@ public actor LifecycleManager {
             ownership: ownership, settings: settings, metrics: metrics, now: now, logger: logger)
     }
 
-    private var policy: ActivityPolicy { settings.activityPolicy }
+    var policy: ActivityPolicy { settings.activityPolicy }
 
     // MARK: Matches
 
@@ -170,7 +173,7 @@ public actor LifecycleManager {
     }
 
     /// Whether the match's feed answered within the minimum staleness window.
-    private func feedIsFresh(_ matchId: String, at moment: Date) -> Bool {
+    func feedIsFresh(_ matchId: String, at moment: Date) -> Bool {
         guard let answer = matches[matchId]?.lastAnswer else { return false }
         return moment.timeIntervalSince(answer) < policy.minimumStaleness.seconds
     }
@@ -186,468 +189,12 @@ public actor LifecycleManager {
     }
 
     /// Final or postponed: no source of its own (the live list shows it again if it goes live).
-    private func needsNoSource(_ matchId: String) -> Bool {
+    func needsNoSource(_ matchId: String) -> Bool {
         guard let status = matches[matchId]?.tracker.current?.snapshot.status else { return false }
         return status.isFinal || status == .postponed
     }
 
-    /// A fan-out is saved and handed to the relay in chunks of this many activities, each while the next one is
-    /// worked out: the first devices are sent the update after one chunk rather than after every activity, and the
-    /// store's writes run beside the lifecycle work instead of after it. Chunks worked out while a save runs are saved
-    /// together in the next (`CommitPipeline`). How the size was chosen: docs/performance.md.
-    static let fanOutChunk = 1024
-    /// The most activities a fan-out saves at once when its chunks queue behind a save, on a store that saves them
-    /// together (`MatchcastStore.savesChunksTogether`).
-    static let fanOutSaveLimit = 8 * fanOutChunk
-
-    private func fanOut(_ update: MatchUpdate, to matchId: String) async throws(ServiceError) {
-        try await loadActivities(matchId: matchId)
-        var update = update
-        if let broadcast {
-            // Channel mode: the match's broadcast channel (made now if the rule says so) rides on the update.
-            update = await broadcast.attach(update, matchId: matchId, followers: matches[matchId]?.cache?.count ?? 0)
-            matches[matchId]?.tracker.attach(channelId: update.channelId)
-        }
-        guard let slots = matches[matchId]?.cache?.orderedSlots() else { return }
-        // One fence for the whole fan-out: every chunk is worked out from the cache as this lease left it.
-        let fence = ownership.fence(for: [matchId])
-        let pipeline = CommitPipeline(
-            groupLimit: store.savesChunksTogether ? Self.fanOutSaveLimit : Self.fanOutChunk,
-            save: { [self] records, deliveries, share async throws(ServiceError) in
-                try await save(records, deliveries, fence: fence, share: share)
-            },
-            send: { [relay] deliveries in await relay.submit(deliveries) })
-        do {
-            var start = 0
-            // The sent state the fan-out's activities share (`FanOutShare`), from its first chunk that changed one;
-            // worked out only for a store that keeps it once per match.
-            let describes = store.keepsFanOutState
-            var shared: FanOutState?
-            // One time for the whole fan-out: its activities then share their sent state from chunk to chunk.
-            let moment = now()
-            repeat {
-                let end = min(start + Self.fanOutChunk, slots.count)
-                let range = matches[matchId]?.cache?.idRange(of: slots[start..<end])
-                var (deliveries, changed, unchanged) = try await advance(slots[start..<end], of: matchId, to: update, at: moment)
-                start = end
-                if start == slots.count, let broadcast { deliveries += await broadcast.matchChanged(update, matchId: matchId) }
-                if describes { shared = shared ?? changed.sharedState }
-                var share: FanOutShare?
-                if let shared, let range {
-                    // Described to the store, the chunk holds every open activity of its range: those it left as
-                    // they were are written whole, so that they do not move with the others.
-                    for slot in unchanged {
-                        if let record = matches[matchId]?.cache?.record(at: slot) { changed.append(record) }
-                    }
-                    share = changed.share(shared, from: range.from, through: start == slots.count ? nil : range.through)
-                }
-                pipeline.add(records: changed.all, deliveries: deliveries, share: share)
-            } while start < slots.count
-            try await pipeline.finish()
-        } catch {
-            // What was handed on finishes (or fails) before the error is reported: nothing runs on behind it.
-            _ = try? await pipeline.finish()
-            fanOutFailed(matchId)
-            await broadcast?.rollBack()
-            throw error
-        }
-        matches[matchId]?.fanOutPending = false
-        await broadcast?.commit()
-    }
-
-    /// A fan-out that failed part-way left the cache ahead of the store: activities changed (started, updated, ended)
-    /// whose change was never saved nor sent. The cache is dropped, to be read again from the store, and the next
-    /// tick fans the latest update out again from there, as after a restart: nothing is lost, nothing started twice.
-    private func fanOutFailed(_ matchId: String) {
-        guard matches[matchId] != nil else { return }  // forgotten (the lease was lost): its new owner takes over
-        matches[matchId]?.cache = nil
-        matches[matchId]?.fanOutPending = true
-    }
-
-    /// The activities in `slots` take `update`, in order: what they send, how they changed, and the slots of those
-    /// that did not change and may share their match's fan-out state (open, started: a waiting activity never
-    /// shares it, `ActivityBatch`).
-    private func advance(
-        _ slots: ArraySlice<Int>, of matchId: String, to update: MatchUpdate, at moment: Date
-    ) async throws(ServiceError) -> ([Delivery], ChangeSet, [Int]) {
-        var deliveries: [Delivery] = []
-        deliveries.reserveCapacity(slots.count)
-        var changed = ChangeSet(capacity: slots.count)
-        var unchanged: [Int] = []
-        // A kick-off starts every waiting activity: their devices' push-to-start tokens come in one read.
-        var waitingDevices: [String] = []
-        if let cache = matches[matchId]?.cache {
-            for slot in slots where cache.phase(at: slot) == .waiting {
-                if let deviceId = cache.record(at: slot)?.deviceId { waitingDevices.append(deviceId) }
-            }
-        }
-        var tokens: [String: String] = [:]
-        if !waitingDevices.isEmpty {
-            let devices = waitingDevices
-            tokens = try await persist { try await self.store.pushToStartTokens(deviceIds: devices) }.mapValues(\.token)
-        }
-        // The cache is taken out of `matches` while its activities change in place (no copy of the match's state, no
-        // lookup per activity), and put back after: nothing here awaits.
-        guard var cache = matches[matchId]?.cache.take() else { return (deliveries, changed, unchanged) }
-        for slot in slots {
-            switch cache.phase(at: slot) {
-            case nil:
-                continue
-            case .waiting?:
-                start(&cache, at: slot, to: update, now: moment, tokens: tokens, into: &deliveries, changed: &changed)
-            case _?:
-                if !advance(&cache, at: slot, to: update, now: moment, into: &deliveries, changed: &changed) {
-                    unchanged.append(slot)
-                }
-            }
-        }
-        // Moved back, not copied: a copy left alive here would make the next change copy every activity.
-        matches[matchId]?.cache = consume cache
-        return (deliveries, changed, unchanged)
-    }
-
-    /// One waiting activity of a fan-out, changed in place in the cache as `mayAct` and `execute` would change it,
-    /// with its device's push-to-start token from `tokens` (the chunk's, read at once): started (its start a
-    /// delivery), ended with its match, or left waiting when its device has no token or its start spacing has not
-    /// passed. The record joins `changed` when it changed.
-    private func start(
-        _ cache: inout ActivityCache, at slot: Int, to update: MatchUpdate, now moment: Date, tokens: [String: String],
-        into deliveries: inout [Delivery], changed: inout ChangeSet
-    ) {
-        let started = cache.update(at: slot) { record -> ActivityRecord? in
-            if let gate = startGate[record.deviceId], gate > now() { return nil }
-            guard let token = tokens[record.deviceId] else { return nil }
-            // A waiting activity the update leaves waiting is left as it was.
-            let actions = record.lifecycle.matchChanged(update, now: moment, policy: policy)
-            guard !actions.isEmpty else { return nil }
-            for action in actions {
-                // `.finished` sends nothing; only a tick restarts an activity.
-                guard case .send(let intent) = action else { continue }
-                var pushToStart: String?
-                if case .pushToStart = intent.recipient {
-                    pushToStart = token
-                    startGate[record.deviceId] = now().addingTimeInterval(settings.pushToStartSpacing.seconds)
-                }
-                build(intent, for: record, pushToStartToken: pushToStart, now: moment, into: &deliveries)
-            }
-            record.updatedAt = moment
-            return record
-        }
-        if let started { changed.appendNew(started) }
-    }
-
-    /// One started activity of a fan-out, changed in place in the cache: its lifecycle takes the update, and what
-    /// it sends (an update or an end, to its update token: never a start, which only a waiting activity sends)
-    /// becomes a delivery; the record joins `changed` unless the update left it as it was (false then). It joins as
-    /// moved when only what it shows or holds changed (`FanOutShare`).
-    private func advance(
-        _ cache: inout ActivityCache, at slot: Int, to update: MatchUpdate, now moment: Date,
-        into deliveries: inout [Delivery], changed: inout ChangeSet
-    ) -> Bool {
-        let change = cache.update(at: slot) { record -> (ActivityRecord, moved: Bool)? in
-            let before = record.lifecycle.quietState
-            let standing = record.lifecycle.standing
-            let actions = record.lifecycle.matchChanged(update, now: moment, policy: policy)
-            if actions.isEmpty, record.lifecycle.quietState == before { return nil }
-            for action in actions {
-                switch action {
-                case .send(let intent): build(intent, for: record, pushToStartToken: nil, now: moment, into: &deliveries)
-                case .finished: break
-                case .restart: assertionFailure("a match update never restarts an activity")
-                }
-            }
-            record.updatedAt = moment
-            return (record, record.isOpen && record.lifecycle.standing == standing)
-        }
-        guard let change else { return false }
-        changed.appendNew(change.0, moved: change.moved)
-        return true
-    }
-
     // MARK: Activities
-
-    /// A follow: a waiting activity for (device, match), unless one is already open. It starts by
-    /// push-to-start as soon as the match is in progress and the device has a token.
-    /// `environment` nil: that of the device's push-to-start token, production without one.
-    @discardableResult
-    public func follow(
-        deviceId: String, matchId: String, environment: APNsEnvironment? = nil
-    ) async throws(ServiceError) -> ActivityRecord {
-        try await following(deviceId: deviceId, matchId: matchId, environment: environment).activity
-    }
-
-    /// `follow`, which also saves the follow itself (idempotent): the activity, and when the device first followed.
-    ///
-    /// Follows that arrive while the gate is held queue up (`GateQueue`); the first through the gate runs them all.
-    public func following(
-        deviceId: String, matchId: String, environment: APNsEnvironment?
-    ) async throws(ServiceError) -> Following {
-        let ticket = followQueue.add(QueuedFollow(deviceId: deviceId, matchId: matchId, environment: environment))
-        await serial.enter()
-        defer { serial.leave() }
-        if let outcome = followQueue.outcome(ticket) { return try outcome.get() }
-        for (matchId, requests) in followQueue.takeAllByMatch() {
-            await runFollows(requests, matchId: matchId)
-        }
-        guard let outcome = followQueue.outcome(ticket) else {
-            throw ServiceError(.unavailable, "the follow of \(matchId) was not run; retry")
-        }
-        return try outcome.get()
-    }
-
-    /// Follow rows with their new activities saved in one store call (`addFollows`), or one by one when that fails
-    /// (so one bad follow fails alone): for each, when the device first followed, or why it was not saved.
-    private nonisolated func addFollows(_ follows: [NewFollow]) async -> [Result<Date, ServiceError>] {
-        do {
-            let dates = try await persist { try await self.store.addFollows(follows) }
-            return zip(follows, dates).map { .success($1) }
-        } catch {
-            guard follows.count > 1 else { return [.failure(error)] }
-            var outcomes: [Result<Date, ServiceError>] = []
-            for follow in follows {
-                do {
-                    let dates = try await persist { try await self.store.addFollows([follow]) }
-                    outcomes.append(.success(dates.first ?? follow.follow.createdAt))
-                } catch {
-                    outcomes.append(.failure(error))
-                }
-            }
-            return outcomes
-        }
-    }
-
-    /// Follows waiting for the gate (tests).
-    package var queuedFollowCount: Int { followQueue.count }
-
-    /// Queued follows of one match. The devices' push-to-start tokens are read at once (a new activity's environment,
-    /// and whether it may start); the follows with their new waiting activities are saved in one write (one by one
-    /// when that fails, so a bad one fails alone); then those that may start do, their starts saved and sent together.
-    private func runFollows(_ requests: [GateQueue<QueuedFollow, Following>.Request], matchId: String) async {
-        func failAll(_ error: ServiceError) {
-            for request in requests { followQueue.settle(request.ticket, .failure(error)) }
-        }
-        do {
-            try await loadActivities(matchId: matchId)
-        } catch {
-            return failAll(error)
-        }
-        let latest = latest(matchId: matchId)
-        // Devices that get a new activity: those with none open (each once, a repeat in the batch answered with it).
-        var newDevices: [String] = []
-        var seen: Set<String> = []
-        var tokensNeeded = latest != nil
-        for request in requests where seen.insert(request.deviceId).inserted {
-            guard matches[matchId]?.cache?.openActivityId(deviceId: request.deviceId) == nil else { continue }
-            newDevices.append(request.deviceId)
-            if request.environment == nil { tokensNeeded = true }
-        }
-        var tokens: [String: PushToStartTokenRecord] = [:]
-        if tokensNeeded, !newDevices.isEmpty {
-            do {
-                let devices = newDevices
-                tokens = try await persist { try await self.store.pushToStartTokens(deviceIds: devices) }
-            } catch {
-                return failAll(error)
-            }
-        }
-        var follows: [NewFollow] = []
-        var position: [String: Int] = [:]  // device id → its entry in `follows`
-        var tickets: [[Int]] = []  // by entry of `follows`: the follows it answers
-        for request in requests {
-            if let at = position[request.deviceId] {
-                tickets[at].append(request.ticket)
-                continue
-            }
-            var activity: ActivityRecord?
-            if matches[matchId]?.cache?.openActivityId(deviceId: request.deviceId) == nil {
-                let lifecycle = ActivityLifecycle(activityId: builder.makeActivityId(now: now()), matchId: matchId)
-                let environment = request.environment ?? tokens[request.deviceId]?.environment ?? .production
-                activity = ActivityRecord(
-                    deviceId: request.deviceId, environment: environment, lifecycle: lifecycle, updatedAt: now())
-            }
-            position[request.deviceId] = follows.count
-            follows.append(NewFollow(
-                follow: FollowRecord(deviceId: request.deviceId, matchId: matchId, createdAt: now()), activity: activity))
-            tickets.append([request.ticket])
-        }
-        let added = await addFollows(follows)
-        var saved: [ActivityRecord] = []
-        for (follow, outcome) in zip(follows, added) {
-            if case .success = outcome, let activity = follow.activity {
-                matches[matchId]?.cache?.put(activity)
-                saved.append(activity)
-            }
-        }
-        var failure: ServiceError?
-        if let latest, !saved.isEmpty, var cache = matches[matchId]?.cache.take() {
-            // Started in place, as a kick-off starts them, with the tokens read above.
-            let moment = now()
-            let tokenOf = tokens.mapValues(\.token)
-            var deliveries: [Delivery] = []
-            var changed = ChangeSet(capacity: saved.count)
-            for record in saved {
-                guard let slot = cache.slot(id: record.activityId) else { continue }
-                start(&cache, at: slot, to: latest, now: moment, tokens: tokenOf, into: &deliveries, changed: &changed)
-            }
-            matches[matchId]?.cache = consume cache
-            do {
-                try await finish(deliveries, changed)
-            } catch {
-                // The activities are saved and wait; the cache, ahead of the store, is read again, and the next tick
-                // starts them. Their follows report the failure.
-                fanOutFailed(matchId)
-                failure = error
-            }
-        }
-        for (at, follow) in follows.enumerated() {
-            let outcome: Result<Following, ServiceError>
-            switch added[at] {
-            case .failure(let error):
-                outcome = .failure(error)
-            case .success(let followedAt):
-                let activityId = follow.activity?.activityId ?? matches[matchId]?.cache?.openActivityId(deviceId: follow.follow.deviceId)
-                if follow.activity != nil, let failure {
-                    outcome = .failure(failure)
-                } else if let activityId, let activity = matches[matchId]?.cache?[activityId] ?? follow.activity {
-                    outcome = .success(Following(activity: activity, followedAt: followedAt))
-                } else {
-                    outcome = .failure(ServiceError(.unavailable, "the activity of the follow of \(matchId) was not kept; retry"))
-                }
-            }
-            for ticket in tickets[at] { followQueue.settle(ticket, outcome) }
-        }
-    }
-
-    /// Unfollow: the device's open activity for the match ends at once.
-    public func unfollow(deviceId: String, matchId: String) async throws(ServiceError) {
-        await serial.enter()
-        defer { serial.leave() }
-        try await loadActivities(matchId: matchId)
-        for record in matches[matchId]?.cache?.records(deviceId: deviceId) ?? [] {
-            try await end(record, reason: .unfollowed)
-        }
-    }
-
-    /// The app reported the update token of an activity: the one the broker started, or one it
-    /// started itself (adopted; any other open activity of that device for the match is replaced).
-    ///
-    /// Tokens reported while the gate is held queue up (`GateQueue`); the first through the gate registers them all.
-    public func registerUpdateToken(
-        activityId: String, deviceId: String, matchId: String, token: String, environment: APNsEnvironment
-    ) async throws(ServiceError) -> ActivityRecord {
-        let ticket = tokenQueue.add(QueuedToken(
-            activityId: activityId, deviceId: deviceId, matchId: matchId, token: token, environment: environment))
-        await serial.enter()
-        defer { serial.leave() }
-        if let outcome = tokenQueue.outcome(ticket) { return try outcome.get() }
-        for (_, requests) in tokenQueue.takeAllByMatch() {
-            await runTokens(requests)
-        }
-        guard let outcome = tokenQueue.outcome(ticket) else {
-            throw ServiceError(.unavailable, "the update token of \(activityId) was not registered; retry")
-        }
-        return try outcome.get()
-    }
-
-    /// Update tokens waiting for the gate (tests).
-    package var queuedTokenCount: Int { tokenQueue.count }
-
-    /// Queued update tokens of one match, registered together (`registerTogether`); when that fails as a whole, each
-    /// again alone, from the store's state, so a bad one fails alone with its own error.
-    private func runTokens(_ requests: [GateQueue<QueuedToken, ActivityRecord>.Request]) async {
-        let together = await registerTogether(requests.map(\.command))
-        if case .success(let outcomes) = together {
-            for (request, outcome) in zip(requests, outcomes) { tokenQueue.settle(request.ticket, outcome) }
-            return
-        }
-        if case .failure(let error) = together, requests.count == 1 {
-            tokenQueue.settle(requests[0].ticket, .failure(error))
-            return
-        }
-        for request in requests {
-            switch await registerTogether([request.command]) {
-            case .success(let outcomes): tokenQueue.settle(request.ticket, outcomes[0])
-            case .failure(let error): tokenQueue.settle(request.ticket, .failure(error))
-            }
-        }
-    }
-
-    /// Registers the tokens in order, each as `registerUpdateToken` says and seeing what the earlier ones did (a
-    /// conflict, or nothing new), their holders read in one store call and their changes saved and sent in one
-    /// `finish`: the outcome of each. A token refused (conflict, forbidden) fails alone before it changes anything.
-    /// The batch fails as a whole when the read or the save fails, or a token fails after changing activities;
-    /// the caches it touched are then dropped, to be read again from the store.
-    private func registerTogether(
-        _ commands: [QueuedToken]
-    ) async -> Result<[Result<ActivityRecord, ServiceError>], ServiceError> {
-        var outcomes: [Result<ActivityRecord, ServiceError>] = []
-        var deliveries: [Delivery] = []
-        var changed = ChangeSet(capacity: commands.count)
-        do throws(ServiceError) {
-            let holders = try await persist { try await self.store.openHolders(updateTokens: commands.map(\.token)) }
-            var batch = TokenBatch(stored: holders)
-            for command in commands {
-                var own = ChangeSet()
-                var sent: [Delivery] = []
-                do {
-                    outcomes.append(.success(try await register(command, in: batch, into: &sent, changed: &own)))
-                } catch {
-                    guard own.isEmpty, sent.isEmpty else { throw error }
-                    outcomes.append(.failure(error))
-                }
-                batch.note(own.all)
-                for record in own.all { changed.append(record) }
-                deliveries += sent
-            }
-            try await finish(deliveries, changed)
-        } catch {
-            for matchId in Set(commands.map(\.matchId)) where matches[matchId] != nil { matches[matchId]?.cache = nil }
-            return .failure(error)
-        }
-        return .success(outcomes)
-    }
-
-    /// One reported update token, its changes and deliveries put into those given (`registerTogether` saves them).
-    private func register(
-        _ command: QueuedToken, in batch: TokenBatch, into deliveries: inout [Delivery], changed: inout ChangeSet
-    ) async throws(ServiceError) -> ActivityRecord {
-        let (activityId, deviceId, matchId) = (command.activityId, command.deviceId, command.matchId)
-        try await loadActivities(matchId: matchId)
-        if let holder = batch.holder(of: command.token), holder != activityId {
-            throw ServiceError(.conflict, "this update token belongs to another activity")
-        }
-        if var record = matches[matchId]?.cache?[activityId] {
-            guard record.deviceId == deviceId else { throw ServiceError(.forbidden, "activity belongs to another device") }
-            record.environment = command.environment
-            let actions = record.lifecycle.updateTokenRegistered(command.token, now: now(), policy: policy)
-            try await execute(actions, on: &record, into: &deliveries, changed: &changed)
-            return matches[matchId]?.cache?[activityId] ?? record
-        }
-        // Not open here: ended earlier in this batch, ended before, or not known at all.
-        var known = batch.changed(activityId)
-        if known == nil { known = try await persist { try await self.store.activity(id: activityId) } }
-        if let known {
-            guard known.deviceId == deviceId else { throw ServiceError(.forbidden, "activity belongs to another device") }
-            throw ServiceError(.conflict, "activity \(activityId) has ended")
-        }
-        // Adopted: the app started this activity itself. It replaces the broker's own, unstarted or not.
-        for other in matches[matchId]?.cache?.records(deviceId: deviceId) ?? [] {
-            // An end (dismissed at once) if it ever reached the device, so no frozen twin stays.
-            try await end(other, reason: .unfollowed, into: &deliveries, changed: &changed)
-        }
-        var record = ActivityRecord(
-            deviceId: deviceId, environment: command.environment,
-            lifecycle: .adopted(activityId: activityId, matchId: matchId, updateToken: command.token, now: now()),
-            updatedAt: now())
-        try await save(record, changed: &changed)
-        if let latest = latest(matchId: matchId) {
-            var quiet = latest
-            quiet.keyEvents = []  // the device shows its own state; bring it up to date without an alert
-            try await execute(record.lifecycle.matchChanged(quiet, now: now(), policy: policy),
-                              on: &record, into: &deliveries, changed: &changed)
-        }
-        return matches[matchId]?.cache?[activityId] ?? record
-    }
 
     /// The user dismissed the activity: stop pushing, send nothing.
     public func dismiss(activityId: String, deviceId: String) async throws(ServiceError) {
@@ -800,7 +347,7 @@ public actor LifecycleManager {
     }
 
     /// The match's tracker picks up from its last stored snapshot.
-    private func resume(from record: MatchRecord) {
+    func resume(from record: MatchRecord) {
         var state = matches[record.matchId] ?? MatchState()
         // The sticky event text is the one the devices last got, not a fresh "has started".
         let newest = state.cache?.records.max { $0.lifecycle.lastTimestamp < $1.lifecycle.lastTimestamp }
@@ -832,7 +379,7 @@ public actor LifecycleManager {
     /// As after a restart, for one match: its open activities, its last snapshot and its broadcast channel are read
     /// again from the store, then every activity (and the channel) is brought up to date from there: what the store
     /// says was not sent goes out, nothing is started twice.
-    private func reload(matchId: String) async throws(ServiceError) {
+    func reload(matchId: String) async throws(ServiceError) {
         matches[matchId]?.cache = nil
         try await loadActivities(matchId: matchId)
         if let record = try await persist({ try await self.store.match(id: matchId) }) { resume(from: record) }
@@ -848,7 +395,7 @@ public actor LifecycleManager {
     }
 
     /// Drops what this process knew of the match (its cache, its broadcast channel).
-    private func forget(matchId: String) async {
+    func forget(matchId: String) async {
         matches[matchId] = nil
         await broadcast?.forget(matchId: matchId)
     }
@@ -882,7 +429,7 @@ public actor LifecycleManager {
     // MARK: Internals
 
     /// Loads the match's open activities into its cache, unless they are there already.
-    private func loadActivities(matchId: String) async throws(ServiceError) {
+    func loadActivities(matchId: String) async throws(ServiceError) {
         if matches[matchId]?.cache != nil { return }
         let loaded = try await persist { try await self.store.activities(matchId: matchId) }
         matches[matchId, default: MatchState()].cache = ActivityCache(loaded)
@@ -890,7 +437,7 @@ public actor LifecycleManager {
 
     /// A waiting activity may only start when the device has a push-to-start token and the
     /// spacing since its last start has passed; every other phase may always act.
-    private func mayAct(on record: ActivityRecord) async throws(ServiceError) -> Bool {
+    func mayAct(on record: ActivityRecord) async throws(ServiceError) -> Bool {
         guard record.phase == .waiting else { return true }
         let deviceId = record.deviceId
         if let gate = startGate[deviceId], gate > now() { return false }
@@ -899,7 +446,7 @@ public actor LifecycleManager {
 
     /// What `actions` say for `record`, each change and delivery at the time it happens. (A fan-out changes its
     /// activities in place instead, all at the fan-out's time: `advance`, `start`.)
-    private func execute(
+    func execute(
         _ actions: [ActivityAction], on record: inout ActivityRecord,
         into deliveries: inout [Delivery], changed: inout ChangeSet
     ) async throws(ServiceError) {
@@ -939,7 +486,7 @@ public actor LifecycleManager {
     }
 
     /// The delivery of one intent of `record`, appended to `deliveries` (nothing when there is no token to send to).
-    private func build(
+    func build(
         _ intent: PushIntent, for record: borrowing ActivityRecord, pushToStartToken: String?, now moment: Date,
         into deliveries: inout [Delivery]
     ) {
@@ -955,7 +502,7 @@ public actor LifecycleManager {
         }
     }
 
-    private func save(_ record: ActivityRecord, changed: inout ChangeSet) async throws(ServiceError) {
+    func save(_ record: ActivityRecord, changed: inout ChangeSet) async throws(ServiceError) {
         var record = record
         record.updatedAt = now()
         // Callers load the match's open activities first, so the cache is complete here. Mutated in
@@ -964,7 +511,7 @@ public actor LifecycleManager {
         changed.append(record)
     }
 
-    private func end(_ record: ActivityRecord, reason: ActivityEndReason) async throws(ServiceError) {
+    func end(_ record: ActivityRecord, reason: ActivityEndReason) async throws(ServiceError) {
         var deliveries: [Delivery] = []
         var changed = ChangeSet()
         try await end(record, reason: reason, into: &deliveries, changed: &changed)
@@ -973,7 +520,7 @@ public actor LifecycleManager {
 
     /// The activity ends: its end (if it sends one) and its record, saved even when the end is silent, go into
     /// those given.
-    private func end(
+    func end(
         _ record: ActivityRecord, reason: ActivityEndReason, into deliveries: inout [Delivery], changed: inout ChangeSet
     ) async throws(ServiceError) {
         var record = record
@@ -985,7 +532,7 @@ public actor LifecycleManager {
     /// Saves the changed activities with their deliveries in one transaction, then hands the deliveries to the
     /// relay. A crash before the save loses the operation whole (the next poll or restore redoes it); after it,
     /// the outbox still has the deliveries and the relay sends them after the restart with the same ids.
-    private func finish(_ deliveries: [Delivery], _ changed: ChangeSet) async throws(ServiceError) {
+    func finish(_ deliveries: [Delivery], _ changed: ChangeSet) async throws(ServiceError) {
         try await save(changed.all, deliveries)
         await relay.submit(deliveries)
     }
@@ -994,7 +541,7 @@ public actor LifecycleManager {
     /// Needs nothing of the actor's state: a fan-out runs it off the actor, chunk by chunk (`CommitPipeline`).
     /// `fence`, when given, is the one to write under (a fan-out takes it once); otherwise the records' matches' own.
     /// `share` describes a fan-out chunk to the store (`FanOutShare`).
-    private nonisolated func save(
+    nonisolated func save(
         _ records: [ActivityRecord], _ deliveries: [Delivery], fence given: LeaseFence? = nil, share: FanOutShare? = nil
     ) async throws(ServiceError) {
         guard !records.isEmpty || !deliveries.isEmpty else { return }
@@ -1023,7 +570,7 @@ public actor LifecycleManager {
 
     /// The distinct match ids of an operation's records and deliveries: one or a few, in long runs, so a
     /// repeat of the previous id is skipped before it is hashed. Each element is read in place, not copied out.
-    private static func matchIds(_ records: [ActivityRecord], _ deliveries: [Delivery]) -> Set<String> {
+    static func matchIds(_ records: [ActivityRecord], _ deliveries: [Delivery]) -> Set<String> {
         var ids: Set<String> = []
         var previous: String?
         func note(_ id: String) {
@@ -1036,7 +583,7 @@ public actor LifecycleManager {
         return ids
     }
 
-    private nonisolated func persist<T: Sendable>(_ operation: @Sendable () async throws -> T) async throws(ServiceError) -> T {
+    nonisolated func persist<T: Sendable>(_ operation: @Sendable () async throws -> T) async throws(ServiceError) -> T {
         let access = StoreAccess(store: store, logger: logger)
         return try await access { _ in try await operation() }
     }
