@@ -40,7 +40,7 @@ struct BroadcastChannelsCommitTests {
             policy: ChannelPolicy(minFollowers: 1), clock: clock, now: now,
             logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
         let channelId = try #require(await channels.attach(Self.update(0), matchId: Self.match, followers: 1).channelId)
-        let stored = try #require(try await store.channel(matchId: Self.match)?.channel)
+        let stored = try #require(await store.channel(matchId: Self.match)?.channel)
 
         // A goal: the channel broadcasts it, and the lifecycle is still putting that broadcast in the outbox when
         // the actor's own periodic save runs. The store must not learn of the broadcast yet.
@@ -48,7 +48,7 @@ struct BroadcastChannelsCommitTests {
         let goal = await channels.matchChanged(Self.update(1, goal: true), matchId: Self.match)
         #expect(goal.map(\.target) == [PushTarget(kind: .channel, value: channelId)])
         await channels.saveDirty()
-        #expect(try await store.channel(matchId: Self.match)?.channel == stored, "saved before its broadcast was queued")
+        #expect(await store.channel(matchId: Self.match)?.channel == stored, "saved before its broadcast was queued")
 
         // The operation fails (the broadcast never reached the outbox): the channel is read back, and its next
         // look at the match (the same score, no key event this time) broadcasts that score again.
@@ -60,13 +60,13 @@ struct BroadcastChannelsCommitTests {
         // This time the broadcast is queued and committed: now the store has it, and it is not sent twice.
         try await store.saveActivities([], enqueue: again)
         await channels.commit()
-        let committed = try #require(try await store.channel(matchId: Self.match)?.channel)
+        let committed = try #require(await store.channel(matchId: Self.match)?.channel)
         #expect(committed != stored)
         #expect(await channels.all()[Self.match] == committed)
         #expect(await channels.matchChanged(Self.update(1), matchId: Self.match).isEmpty)
 
         // A change with nothing to broadcast (the same content) is saved by the periodic save as before.
         await channels.saveDirty()
-        #expect(try await store.channel(matchId: Self.match)?.channel == committed)
+        #expect(await store.channel(matchId: Self.match)?.channel == committed)
     }
 }

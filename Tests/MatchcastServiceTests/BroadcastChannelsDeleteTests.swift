@@ -54,7 +54,7 @@ struct BroadcastChannelsDeleteTests {
         #expect(await channels.attach(Self.update(.live, 0), matchId: "epl-mun-liv", followers: 1).channelId == nil)
         let live = await channels.attach(Self.update(.live, 0), matchId: "epl-mun-liv", followers: 2)
         let channelId = try #require(live.channelId)
-        #expect(try await store.channel(matchId: "epl-mun-liv")?.channelId == channelId)
+        #expect(await store.channel(matchId: "epl-mun-liv")?.channelId == channelId)
 
         // The end: one broadcast, queued in the outbox as the lifecycle would.
         let end = await channels.matchChanged(Self.update(.completed, 1), matchId: "epl-mun-liv")
@@ -62,7 +62,7 @@ struct BroadcastChannelsDeleteTests {
         #expect(end.first?.payload.aps.event == .end)
         try await store.saveActivities([], enqueue: end)
         await channels.commit()
-        #expect(try await store.channel(matchId: "epl-mun-liv")?.channel.phase == .closing)
+        #expect(await store.channel(matchId: "epl-mun-liv")?.channel.phase == .closing)
         #expect(await channels.channelId(matchId: "epl-mun-liv") == nil)
 
         // Not before deleteDelay; not while the end is queued.
@@ -83,11 +83,11 @@ struct BroadcastChannelsDeleteTests {
         await channels.deleteDue()
         #expect(await apns.deleteCalls.count == 2)
         await channels.commit()
-        #expect(try await store.channel(matchId: "epl-mun-liv")?.channel.deleteAttempts == 2)
+        #expect(await store.channel(matchId: "epl-mun-liv")?.channel.deleteAttempts == 2)
         clock.advance(by: .seconds(10))
         await channels.deleteDue()
         #expect(await apns.deleteCalls == [channelId, channelId, channelId])
-        #expect(try await store.channels().isEmpty)
+        #expect(await store.channels().isEmpty)
         #expect(await channels.all().isEmpty)
         #expect(await apns.created == [channelId])
     }

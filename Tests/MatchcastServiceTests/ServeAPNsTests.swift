@@ -232,7 +232,7 @@ struct ServeAPNsTests {
             try await Self.drive(clock, idle: idle) {
                 server.accepted.contains { $0.token == nextStartC && Self.event($0) == "start" }
             }
-            #expect(try await store.activity(id: activityC)?.phase == .starting)
+            #expect(await store.activity(id: activityC)?.phase == .starting)
             let restart = try #require(server.accepted.first { $0.token == nextStartC })
             #expect(String(decoding: restart.body, as: UTF8.self).contains(activityC), "the start carries the activity's own id")
 
@@ -244,8 +244,8 @@ struct ServeAPNsTests {
             #expect(server.log.filter { $0.token == updateA }.count == toA.count, "nothing more was sent to the dead token")
             #expect(!server.accepted.contains { $0.token == updateA })
             #expect(server.log.filter { $0.token == startC }.count == 1, "nothing more was sent to the forgotten token")
-            #expect(try await store.pushToStartToken(deviceId: c.deviceId)?.token == nextStartC)
-            #expect(try await store.pushToStartToken(deviceId: b.deviceId)?.token == startB)
+            #expect(await store.pushToStartToken(deviceId: c.deviceId)?.token == nextStartC)
+            #expect(await store.pushToStartToken(deviceId: b.deviceId)?.token == startB)
 
             await group.triggerGracefulShutdown()
             try await running.value

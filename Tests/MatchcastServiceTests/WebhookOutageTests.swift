@@ -76,7 +76,7 @@ struct WebhookOutageTests {
                 let back = try await eventually { receiver.received.count >= 5 }
                 #expect(back)
                 #expect(receiver.received.map(\.id) == first.map(\.id))
-                #expect(try await eventually { try await store.queuedDeliveryCount() == 0 })
+                #expect(try await eventually { await store.queuedDeliveryCount() == 0 })
             }
         }
     }
