@@ -3,12 +3,15 @@ internal import GRDB
 
 extension SQLiteStore {
     public func addFollow(_ follow: FollowRecord) async throws(StoreError) -> Bool {
-        try await write("adding a follow") { db in
-            try Self.requireDevice(follow.deviceId, db)
-            try db.cachedStatement(sql: "INSERT INTO follow (deviceId, matchId, createdAt) VALUES (?, ?, ?) ON CONFLICT DO NOTHING")
-                .execute(arguments: [follow.deviceId, follow.matchId, follow.createdAt])
-            return db.changesCount > 0
-        }
+        try await write("adding a follow") { db in try Self.insert(follow, db) }
+    }
+
+    /// True when the follow is new; `.notFound` when its device is not.
+    private static func insert(_ follow: FollowRecord, _ db: Database) throws -> Bool {
+        try requireDevice(follow.deviceId, db)
+        try db.cachedStatement(sql: "INSERT INTO follow (deviceId, matchId, createdAt) VALUES (?, ?, ?) ON CONFLICT DO NOTHING")
+            .execute(arguments: [follow.deviceId, follow.matchId, follow.createdAt])
+        return db.changesCount > 0
     }
 
     /// One write of the group-commit queue: every follow row, then the activities, or nothing.
@@ -17,20 +20,15 @@ extension SQLiteStore {
         let activities = follows.compactMap(\.activity)
         let batch = try ActivityBatch(activities)
         return try await write("adding \(follows.count) follows") { db in
-            let insert = try db.cachedStatement(
-                sql: "INSERT INTO follow (deviceId, matchId, createdAt) VALUES (?, ?, ?) ON CONFLICT DO NOTHING")
             let stored = try db.cachedStatement(sql: "SELECT createdAt FROM follow WHERE deviceId = ? AND matchId = ?")
             var followedAt: [Date] = []
             followedAt.reserveCapacity(follows.count)
             for item in follows {
                 let follow = item.follow
-                try Self.requireDevice(follow.deviceId, db)
-                try insert.execute(arguments: [follow.deviceId, follow.matchId, follow.createdAt])
-                if db.changesCount > 0 {
-                    followedAt.append(follow.createdAt)
-                } else {
-                    followedAt.append(try Date.fetchOne(stored, arguments: [follow.deviceId, follow.matchId]) ?? follow.createdAt)
-                }
+                let firstFollowed = try Self.insert(follow, db)
+                    ? follow.createdAt
+                    : try Date.fetchOne(stored, arguments: [follow.deviceId, follow.matchId])
+                followedAt.append(firstFollowed ?? follow.createdAt)
             }
             if !activities.isEmpty { try batch.write(db) }
             return followedAt

@@ -72,43 +72,41 @@ extension LifecycleManager {
             return failAll(error)
         }
         let latest = latest(matchId: matchId)
-        // Devices that get a new activity: those with none open (each once, a repeat in the batch answered with it).
-        var newDevices: [String] = []
-        var seen: Set<String> = []
-        var tokensNeeded = latest != nil
-        for request in requests where seen.insert(request.deviceId).inserted {
-            guard matches[matchId]?.cache?.openActivityId(deviceId: request.deviceId) == nil else { continue }
-            newDevices.append(request.deviceId)
-            if request.environment == nil { tokensNeeded = true }
+        // One entry per device: a repeat in the batch is answered with the first's outcome.
+        var entries: [QueuedFollow] = []
+        var position: [String: Int] = [:]  // device id → its entry
+        var tickets: [[Int]] = []  // by entry: the follows it answers
+        for request in requests {
+            if let at = position[request.deviceId] {
+                tickets[at].append(request.ticket)
+            } else {
+                position[request.deviceId] = entries.count
+                entries.append(request.command)
+                tickets.append([request.ticket])
+            }
         }
+        // Those with no open activity get a new one: its environment, and whether it may start, are their devices'
+        // push-to-start tokens'.
+        let newDevices = entries.filter { matches[matchId]?.cache?.openActivityId(deviceId: $0.deviceId) == nil }
+        let isNew = Set(newDevices.map(\.deviceId))
         var tokens: [String: PushToStartTokenRecord] = [:]
-        if tokensNeeded, !newDevices.isEmpty {
+        if !newDevices.isEmpty, latest != nil || newDevices.contains(where: { $0.environment == nil }) {
             do {
-                let devices = newDevices
+                let devices = Array(isNew)
                 tokens = try await persist { try await self.store.pushToStartTokens(deviceIds: devices) }
             } catch {
                 return failAll(error)
             }
         }
-        var follows: [NewFollow] = []
-        var position: [String: Int] = [:]  // device id → its entry in `follows`
-        var tickets: [[Int]] = []  // by entry of `follows`: the follows it answers
-        for request in requests {
-            if let at = position[request.deviceId] {
-                tickets[at].append(request.ticket)
-                continue
-            }
+        let follows = entries.map { entry in
             var activity: ActivityRecord?
-            if matches[matchId]?.cache?.openActivityId(deviceId: request.deviceId) == nil {
+            if isNew.contains(entry.deviceId) {
                 let lifecycle = ActivityLifecycle(activityId: builder.makeActivityId(now: now()), matchId: matchId)
-                let environment = request.environment ?? tokens[request.deviceId]?.environment ?? .production
+                let environment = entry.environment ?? tokens[entry.deviceId]?.environment ?? .production
                 activity = ActivityRecord(
-                    deviceId: request.deviceId, environment: environment, lifecycle: lifecycle, updatedAt: now())
+                    deviceId: entry.deviceId, environment: environment, lifecycle: lifecycle, updatedAt: now())
             }
-            position[request.deviceId] = follows.count
-            follows.append(NewFollow(
-                follow: FollowRecord(deviceId: request.deviceId, matchId: matchId, createdAt: now()), activity: activity))
-            tickets.append([request.ticket])
+            return NewFollow(follow: FollowRecord(deviceId: entry.deviceId, matchId: matchId, createdAt: now()), activity: activity)
         }
         let added = await addFollows(follows)
         var saved: [ActivityRecord] = []
