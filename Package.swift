@@ -8,6 +8,8 @@ let package = Package(
         .executable(name: "matchcast", targets: ["matchcast"]),
         .library(name: "MatchcastCore", targets: ["MatchcastCore"]),
         .library(name: "MatchcastTesting", targets: ["MatchcastTesting"]),
+        // The benchmarks and the fakes they run against; not part of the shipped `matchcast`.
+        .executable(name: "matchcast-bench", targets: ["matchcast-bench"]),
         // A fake APNs on swift-nio-http2's server side, for `bench serve --sink apns` and by hand.
         .executable(name: "matchcast-fake-apns", targets: ["matchcast-fake-apns"]),
     ],
@@ -41,6 +43,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                // `fake-feed` serves the simulated matches over HTTP (`FakeFeedServer`).
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
         .target(
@@ -126,7 +131,7 @@ let package = Package(
             name: "MatchcastCLI",
             dependencies: [
                 "MatchcastCore", "MatchcastFeeds", "MatchcastDelivery", "MatchcastStore",
-                "MatchcastService", "MatchcastHTTP", "MatchcastTesting",
+                "MatchcastService", "MatchcastHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
@@ -140,6 +145,32 @@ let package = Package(
         .executableTarget(
             name: "matchcast",
             dependencies: ["MatchcastCLI", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+        // `matchcast-bench`: benchmarks of the pipeline and of `serve` as users run it, with the fakes they need
+        // (MatchcastTesting). Kept out of `matchcast` so the shipped binary links no test code.
+        .target(
+            name: "MatchcastBench",
+            dependencies: [
+                "MatchcastCore", "MatchcastFeeds", "MatchcastDelivery", "MatchcastStore", "MatchcastService",
+                "MatchcastCLI", "MatchcastTesting",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
+        .executableTarget(
+            name: "matchcast-bench",
+            dependencies: ["MatchcastBench", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+        .testTarget(
+            name: "MatchcastBenchTests",
+            dependencies: ["MatchcastBench", "MatchcastTesting"]
         ),
         .testTarget(
             name: "MatchcastDeliveryTests",

@@ -17,7 +17,6 @@ public struct MatchcastCommand: AsyncParsableCommand {
         subcommands: [
             ServeCommand.self, FollowCommand.self, ReplayCommand.self, RecordCommand.self, ImportCommand.self, RenderCommand.self,
             FakeFeedCommand.self,
-            BenchCommand.self,
         ]
     )
 

@@ -9,7 +9,7 @@ import Foundation
 import Synchronization
 
 /// `matchcast-fake-apns`: the APNs peer (`APNsPeer`, on swift-nio-http2) as a process of its own, for
-/// `matchcast bench serve --sink apns` or by hand. It is not part of the shipped `matchcast`.
+/// `matchcast-bench serve --sink apns` or by hand. It is not part of the shipped `matchcast`.
 ///
 ///     matchcast-fake-apns --cert server.pem --key server-key.pem [--port 0] [--ready-file F] [--report]
 ///                         [--threads 1] [--max-concurrent-streams 1000] [--unregistered-share 0]
@@ -23,7 +23,7 @@ import Synchronization
 struct FakeAPNsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "matchcast-fake-apns",
-        abstract: "A fake APNs on swift-nio-http2, for `matchcast bench serve --sink apns` or by hand.")
+        abstract: "A fake APNs on swift-nio-http2, for `matchcast-bench serve --sink apns` or by hand.")
 
     @Option(help: "The server certificate chain (PEM).") var cert: String
     @Option(help: "The server certificate's private key (PEM).") var key: String

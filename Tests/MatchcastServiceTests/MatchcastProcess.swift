@@ -14,14 +14,7 @@ final class MatchcastProcess: @unchecked Sendable {
     }
 
     /// `matchcast` beside the test bundle (`swift build` puts both in the same folder).
-    static var binary: URL? {
-        let folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for candidate in [folder, folder.deletingLastPathComponent()] {
-            let url = candidate.appendingPathComponent("matchcast")
-            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
-        }
-        return nil
-    }
+    static var binary: URL? { BuiltExecutable.named("matchcast") }
 
     static func start(_ binary: URL, _ arguments: [String], log directory: URL, name: String) throws -> MatchcastProcess {
         let process = Process()

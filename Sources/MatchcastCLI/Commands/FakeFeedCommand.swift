@@ -2,7 +2,6 @@ import ArgumentParser
 import Hummingbird
 import Logging
 import MatchcastFeeds
-import MatchcastTesting
 
 /// `matchcast fake-feed`: serves the deterministic simulated matches over the native v1 feed API.
 struct FakeFeedCommand: AsyncParsableCommand {

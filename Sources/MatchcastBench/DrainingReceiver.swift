@@ -1,5 +1,6 @@
 import Hummingbird
 import Logging
+import MatchcastCLI
 import NIOCore
 import Synchronization
 

@@ -2,7 +2,6 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
-import MatchcastFeeds
 import NIOCore
 
 /// Serves a `FakeFeed` over HTTP: the same paths, statuses, headers and bodies as

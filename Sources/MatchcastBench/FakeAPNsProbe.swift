@@ -6,11 +6,12 @@ import Darwin
 import ArgumentParser
 import Crypto
 import Foundation
+import MatchcastCLI
 import MatchcastTesting
 import Synchronization
 
 /// What the APNs benchmark asks of the fake APNs, whether it runs in this process or in a child
-/// process of its own (`matchcast bench fake-apns`, driven over a pipe).
+/// process of its own (`matchcast-bench fake-apns`, driven over a pipe).
 protocol FakeAPNsProbe: Sendable {
     var url: String { get }
     var caPEM: String { get }
@@ -80,13 +81,13 @@ struct InProcessFakeAPNs: FakeAPNsProbe {
     func stop() async { await server.stop() }
 }
 
-/// The first line `matchcast bench fake-apns` prints: where it listens and the CA to trust.
+/// The first line `matchcast-bench fake-apns` prints: where it listens and the CA to trust.
 private struct FakeAPNsHello: Codable {
     var port: Int
     var caPEM: String
 }
 
-/// The fake in a child process (`matchcast bench fake-apns`), asked by one line per command on its
+/// The fake in a child process (`matchcast-bench fake-apns`), asked by one line per command on its
 /// standard input and answering one JSON line on its standard output.
 final class ChildProcessFakeAPNs: FakeAPNsProbe {
     let url: String
@@ -96,12 +97,12 @@ final class ChildProcessFakeAPNs: FakeAPNsProbe {
     private let reader: LineReader
     private let lock = Mutex(())
 
-    /// Starts `executable bench fake-apns` trusting `publicKeyDER` (base64) and waits for its port.
+    /// Starts `executable fake-apns` trusting `publicKeyDER` (base64) and waits for its port.
     init(executable: String, publicKeyDER: String, keyId: String, teamId: String, threads: Int) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = [
-            "bench", "fake-apns", "--public-key", publicKeyDER, "--key-id", keyId, "--team-id", teamId, "--threads", "\(threads)",
+            "fake-apns", "--public-key", publicKeyDER, "--key-id", keyId, "--team-id", teamId, "--threads", "\(threads)",
         ]
         let stdin = Pipe()
         let stdout = Pipe()
@@ -178,8 +179,8 @@ func processCPUMicroseconds() -> Int64 {
         + Int64(usage.ru_utime.tv_usec) + Int64(usage.ru_stime.tv_usec)
 }
 
-/// `matchcast bench fake-apns`: the fake APNs of `MatchcastTesting` in a process of its own, for
-/// `bench fanout --sink apns` (which starts it). It prints `{"port","caPEM"}` as one line, then
+/// `matchcast-bench fake-apns`: the fake APNs of `MatchcastTesting` in a process of its own, for
+/// `matchcast-bench fanout --sink apns` (which starts it). It prints `{"port","caPEM"}` as one line, then
 /// answers commands on standard input, one JSON line each: `mix INVALID THROTTLED`, `record`
 /// (start noting arrivals), `take` (arrivals so far and counts), `figures` (counts). It stops at
 /// the end of its input.
@@ -193,7 +194,7 @@ struct FakeAPNsBenchCommand: AsyncParsableCommand {
             {"port","caPEM"} on one line, then answers commands on stdin until it ends.
 
             Example:
-              matchcast bench fake-apns --public-key MFkwEwYHKoZIzj0CAQ... --key-id ABC123DEFG --team-id DEF123GHIJ
+              matchcast-bench fake-apns --public-key MFkwEwYHKoZIzj0CAQ... --key-id ABC123DEFG --team-id DEF123GHIJ
             """,
         shouldDisplay: false)
 

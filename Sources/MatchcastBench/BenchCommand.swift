@@ -8,22 +8,26 @@ import AsyncHTTPClient
 import Crypto
 import Foundation
 import Logging
+import MatchcastCLI
 import MatchcastCore
 import MatchcastDelivery
 import MatchcastService
 import MatchcastStore
 import MatchcastTesting
 
-/// `matchcast bench`: benchmarks outside the test suite.
-struct BenchCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "bench",
-        abstract: "Benchmarks of the broker's pipeline (outside the test suite).",
+/// `matchcast-bench`: benchmarks outside the test suite, in an executable of their own so that the shipped
+/// `matchcast` links none of the fakes they run against.
+public struct BenchCommand: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "matchcast-bench",
+        abstract: "Benchmarks of Matchcast's pipeline and of `matchcast serve` (outside the test suite).",
         subcommands: [FanoutBenchCommand.self, ServeBenchCommand.self, FakeAPNsBenchCommand.self]
     )
+
+    public init() {}
 }
 
-/// `matchcast bench fanout`: one match update fanned out to N activities, timed per update.
+/// `matchcast-bench fanout`: one match update fanned out to N activities, timed per update.
 struct FanoutBenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fanout",
@@ -39,7 +43,7 @@ struct FanoutBenchCommand: AsyncParsableCommand {
             Sinks: devnull (NDJSON to /dev/null), stdout (NDJSON to fd 1: run it with > /dev/null), \
             webhook (signed POSTs to a receiver in this process on 127.0.0.1 that only reads), \
             apns (one HTTP/2 request per delivery, through the APNs sink's connection pool, to the fake \
-            APNs of MatchcastTesting on two event-loop threads of its own, in a child process (`bench \
+            APNs of MatchcastTesting on two event-loop threads of its own, in a child process (`matchcast-bench \
             fake-apns`) or, with --apns-fake inline, in this process: TLS, ALPN h2, 1000 streams per \
             connection, the provider token checked once per connection, counts kept per apns-id). \
             The APNs mode adds a line per update: requests answered, update→APNs latency p50/p99, CPU per \
@@ -54,13 +58,13 @@ struct FanoutBenchCommand: AsyncParsableCommand {
             update, then a summary line per store. See docs/performance.md.
 
             Examples:
-              swift build -c release --product matchcast
-              .build/release/matchcast bench fanout --sink devnull
-              .build/release/matchcast bench fanout --sink stdout > /dev/null
-              .build/release/matchcast bench fanout --sink webhook --batch 1000
-              .build/release/matchcast bench fanout --sink apns
-              .build/release/matchcast bench fanout --sink apns --apns-error-mix
-              .build/release/matchcast bench fanout --store all --postgres-url postgres://postgres@127.0.0.1:5432/postgres
+              swift build -c release
+              .build/release/matchcast-bench fanout --sink devnull
+              .build/release/matchcast-bench fanout --sink stdout > /dev/null
+              .build/release/matchcast-bench fanout --sink webhook --batch 1000
+              .build/release/matchcast-bench fanout --sink apns
+              .build/release/matchcast-bench fanout --sink apns --apns-error-mix
+              .build/release/matchcast-bench fanout --store all --postgres-url postgres://postgres@127.0.0.1:5432/postgres
             """
     )
 
@@ -97,7 +101,7 @@ struct FanoutBenchCommand: AsyncParsableCommand {
     }
 
     @Option(help: """
-        APNs: where the fake APNs runs: process (a child process, `matchcast bench fake-apns`, as a separate \
+        APNs: where the fake APNs runs: process (a child process, `matchcast-bench fake-apns`, as a separate \
         server would) or inline (this process, on event-loop threads of its own).
         """)
     var apnsFake: FakePlace = .process
@@ -144,7 +148,7 @@ struct FanoutBenchCommand: AsyncParsableCommand {
         do {
             postgresServer = try store.postgresServer(option: postgresURL, environment: ProcessInfo.processInfo.environment)
         } catch {
-            StandardStreams.err("matchcast bench fanout: \(error)")
+            StandardStreams.err("matchcast-bench fanout: \(error)")
             throw ExitCode(2)
         }
         var logger = Logger(label: "matchcast.bench")
@@ -163,7 +167,7 @@ struct FanoutBenchCommand: AsyncParsableCommand {
                     sink: sink, store: kind, postgresServer: postgresServer, batch: batch, concurrency: concurrency,
                     apnsConnections: apnsConnections, apnsFake: apnsFake, logger: logger)
             } catch {
-                StandardStreams.err("matchcast bench fanout: store \(kind.rawValue): \(error)")
+                StandardStreams.err("matchcast-bench fanout: store \(kind.rawValue): \(error)")
                 throw ExitCode(1)
             }
             let report = resources.apnsReport
@@ -184,7 +188,7 @@ struct FanoutBenchCommand: AsyncParsableCommand {
                 result = try await withStoreRunning(resources.store) { try await benchmark.run() }
             } catch {
                 await resources.close()
-                StandardStreams.err("matchcast bench fanout: store \(kind.rawValue): \(error)")
+                StandardStreams.err("matchcast-bench fanout: store \(kind.rawValue): \(error)")
                 throw ExitCode(1)
             }
             let received = resources.receiver?.totals
@@ -208,14 +212,14 @@ struct FanoutBenchCommand: AsyncParsableCommand {
         }
         StandardStreams.err("load average (1, 5, 15 min) at the end: \(BenchTable.loadAverage) on \(ProcessInfo.processInfo.activeProcessorCount) cores")
         if duplicates > 0 {
-            StandardStreams.err("matchcast bench fanout: \(duplicates) duplicate APNs requests")
+            StandardStreams.err("matchcast-bench fanout: \(duplicates) duplicate APNs requests")
             throw ExitCode(1)
         }
         let rows = runs.flatMap(\.rows)
         let failed = rows.reduce(0) { $0 + $1.failures }
         let short = rows.filter { $0.deliveries != $0.activities }
         if failed > 0 || !short.isEmpty {
-            StandardStreams.err("matchcast bench fanout: \(failed) deliveries failed; \(short.count) updates reached fewer than \(activities) activities")
+            StandardStreams.err("matchcast-bench fanout: \(failed) deliveries failed; \(short.count) updates reached fewer than \(activities) activities")
             throw ExitCode(1)
         }
     }
@@ -289,7 +293,7 @@ private struct BenchResources {
             switch apnsFake {
             case .process:
                 server = try ChildProcessFakeAPNs(
-                    executable: Self.ownExecutable, publicKeyDER: key.publicKey.derRepresentation.base64EncodedString(),
+                    executable: BenchExecutables.own, publicKeyDER: key.publicKey.derRepresentation.base64EncodedString(),
                     keyId: keyId, teamId: teamId, threads: 2)
             case .inline:
                 server = InProcessFakeAPNs(server: try await FakeAPNsServer.start(
@@ -323,15 +327,6 @@ private struct BenchResources {
                 configuration: configuration, client: client, deadLetters: InMemoryDeadLetters(), logger: logger)
             self.sink = MeasuringSink(inner: webhook, chunk: nil)
         }
-    }
-
-    /// This program's own file, to start `bench fake-apns` from.
-    static var ownExecutable: String {
-        #if os(Linux)
-        "/proc/self/exe"
-        #else
-        CommandLine.arguments[0]
-        #endif
     }
 
     func close() async {

@@ -6,15 +6,16 @@ import Darwin
 import ArgumentParser
 import Dispatch
 import Foundation
+import MatchcastCLI
 import Synchronization
 
-/// `matchcast bench serve`: the fan-out measured through `matchcast serve` as users run it.
+/// `matchcast-bench serve`: the fan-out measured through `matchcast serve` as users run it.
 struct ServeBenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Time goals fanned out by a `matchcast serve` child process, set up through its HTTP API.",
         discussion: """
-            Starts `matchcast serve` (this executable) on each chosen store in turn: memory, sqlite (a file in a \
+            Starts `matchcast serve` (the `matchcast` beside this executable, or --executable) on each chosen store in turn: memory, sqlite (a file in a \
             temporary folder), postgres (a scratch database on the server of --postgres-url or MATCHCAST_POSTGRES_URL, \
             dropped afterwards). serve polls a feed this process serves on 127.0.0.1 (one football match in the native \
             v1 format, polled every --poll-ms) and writes its deliveries as NDJSON to stdout (--sink stdout), which this \
@@ -29,11 +30,10 @@ struct ServeBenchCommand: AsyncParsableCommand {
             benchmark ends. The tables go to stderr. See docs/performance.md.
 
             Examples:
-              swift build -c release --product matchcast
-              .build/release/matchcast bench serve --store sqlite
-              .build/release/matchcast bench serve --store all --postgres-url postgres://postgres@127.0.0.1:5432/postgres
-              swift build -c release --product matchcast-fake-apns
-              .build/release/matchcast bench serve --sink apns --store memory,sqlite --devices 20000
+              swift build -c release
+              .build/release/matchcast-bench serve --store sqlite
+              .build/release/matchcast-bench serve --store all --postgres-url postgres://postgres@127.0.0.1:5432/postgres
+              .build/release/matchcast-bench serve --sink apns --store memory,sqlite --devices 20000
             """
     )
 
@@ -64,7 +64,7 @@ struct ServeBenchCommand: AsyncParsableCommand {
     @Option(help: "Seconds any one phase may take before the run fails.")
     var timeout = 300
 
-    @Option(help: "The matchcast executable to start (default: this one).")
+    @Option(help: "The matchcast executable to start (default: the one beside this one).")
     var executable: String?
 
     @Option(help: """
@@ -96,7 +96,7 @@ struct ServeBenchCommand: AsyncParsableCommand {
         do {
             postgresServer = try store.postgresServer(option: postgresURL, environment: ProcessInfo.processInfo.environment)
         } catch {
-            StandardStreams.err("matchcast bench serve: \(error)")
+            StandardStreams.err("matchcast-bench serve: \(error)")
             throw ExitCode(2)
         }
         let signals = SignalFlag.install()
@@ -106,13 +106,13 @@ struct ServeBenchCommand: AsyncParsableCommand {
         for kind in store.kinds {
             let benchmark = ServeBenchmark(options: ServeBenchmark.Options(
                 devices: devices, goals: goals, clients: clients, pollMs: pollMs,
-                executable: executable ?? BenchResourcesExecutable.own, store: kind, postgresServer: postgresServer,
-                serveLogLevel: serveLogLevel, sink: sink, fakeAPNs: fakeAPNs ?? FakeAPNsChild.besideThisExecutable,
+                executable: executable ?? BenchExecutables.beside("matchcast"), store: kind, postgresServer: postgresServer,
+                serveLogLevel: serveLogLevel, sink: sink, fakeAPNs: fakeAPNs ?? BenchExecutables.beside("matchcast-fake-apns"),
                 apnsConnections: apnsConnections, phaseTimeout: .seconds(timeout), interrupted: { signals.isSet }))
             do {
                 results.append(try await benchmark.run())
             } catch {
-                StandardStreams.err("matchcast bench serve: store \(kind.rawValue): \(error)")
+                StandardStreams.err("matchcast-bench serve: store \(kind.rawValue): \(error)")
                 if !results.isEmpty { ServeBenchTable.print(results, pollMs: pollMs, sink: sink) }
                 throw ExitCode(signals.isSet ? 130 : 1)
             }
@@ -121,21 +121,29 @@ struct ServeBenchCommand: AsyncParsableCommand {
         StandardStreams.err("load average (1, 5, 15 min) at the end: \(BenchTable.loadAverage) on \(ProcessInfo.processInfo.activeProcessorCount) cores")
         let inexact = results.filter { !$0.isExact }
         if !inexact.isEmpty {
-            StandardStreams.err("matchcast bench serve: not every device got exactly one start and one update per goal on "
+            StandardStreams.err("matchcast-bench serve: not every device got exactly one start and one update per goal on "
                 + inexact.map(\.store.rawValue).joined(separator: ", "))
             throw ExitCode(1)
         }
     }
 }
 
-/// This program's own file, to start `serve` from.
-enum BenchResourcesExecutable {
+/// The executables the benchmarks start: this one (`matchcast-bench fake-apns`), and `matchcast` and
+/// `matchcast-fake-apns`, which `swift build` puts in the same folder.
+enum BenchExecutables {
+    /// This program's own file.
     static var own: String {
         #if os(Linux)
         "/proc/self/exe"
         #else
         CommandLine.arguments[0]
         #endif
+    }
+
+    /// `name` in this program's folder.
+    static func beside(_ name: String) -> String {
+        let own = URL(fileURLWithPath: own).resolvingSymlinksInPath()
+        return own.deletingLastPathComponent().appendingPathComponent(name).path
     }
 }
 
@@ -156,7 +164,7 @@ final class SignalFlag: @unchecked Sendable {
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
                 if flag.flag.exchange(true, ordering: .relaxed) { exit(130) }
-                StandardStreams.err("matchcast bench serve: stopping (a second signal exits at once)")
+                StandardStreams.err("matchcast-bench serve: stopping (a second signal exits at once)")
             }
             source.resume()
             made.append(source)

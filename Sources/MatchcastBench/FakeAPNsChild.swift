@@ -19,19 +19,13 @@ enum FakeAPNsChild {
     static let teamId = "BENCHTEAM1"
     static let topic = "com.example.matchcast.bench"
 
-    /// The default executable: next to this one (both are built into the same folder).
-    static var besideThisExecutable: String {
-        let own = URL(fileURLWithPath: BenchResourcesExecutable.own).resolvingSymlinksInPath()
-        return own.deletingLastPathComponent().appendingPathComponent("matchcast-fake-apns").path
-    }
-
     /// Starts the fake and returns it with the sink flags serve needs to send to it.
     static func start(
         executable: String, directory: URL, maxConnections: Int?, timeout: Duration
     ) async throws -> (ServeChild, [String]) {
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw BenchSetupError("--sink apns needs matchcast-fake-apns at \(executable) "
-                + "(swift build -c release --product matchcast-fake-apns, or --fake-apns PATH)")
+                + "(swift build -c release, or --fake-apns PATH)")
         }
         let certificates = try TestCertificates.make()
         let file = { (name: String, text: String) throws -> String in

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MatchcastCLI
 import MatchcastCore
 import MatchcastDelivery
 import MatchcastService

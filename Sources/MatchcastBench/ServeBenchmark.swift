@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Crypto
 import Foundation
+import MatchcastCLI
 import MatchcastService
 import MatchcastTesting
 import NIOCore

@@ -1,4 +1,5 @@
 import Foundation
+import MatchcastCLI
 import MatchcastDelivery
 import MatchcastTesting
 import Synchronization

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import MatchcastCLI
 import MatchcastCore
 import NIOCore
 import Synchronization

@@ -1,8 +1,9 @@
 import Foundation
-@testable import MatchcastCLI
+@testable import MatchcastBench
+import MatchcastTesting
 import Testing
 
-@Suite("matchcast bench: store lists, the PostgreSQL server, the NDJSON tap")
+@Suite("matchcast-bench: store lists, the PostgreSQL server, the NDJSON tap")
 struct BenchCommandTests {
     @Test("a comma list names the stores in order; all is every store; blanks and case are forgiven")
     func storeLists() throws {
@@ -54,8 +55,8 @@ struct BenchCommandTests {
 
     @Test("without a server, --store postgres exits 2 before doing anything", .timeLimit(.minutes(1)))
     func postgresMissingExitsTwo() throws {
-        let binary = try #require(MatchcastProcess.binary, "matchcast is built beside the tests")
-        for arguments in [["bench", "fanout", "--store", "memory,postgres"], ["bench", "serve", "--store", "postgres"]] {
+        let binary = try #require(BuiltExecutable.named("matchcast-bench"), "matchcast-bench is built beside the tests")
+        for arguments in [["fanout", "--store", "memory,postgres"], ["serve", "--store", "postgres"]] {
             let process = Process()
             process.executableURL = binary
             process.arguments = arguments
@@ -93,7 +94,7 @@ struct BenchCommandTests {
     @Test("bench serve, 20 devices and 1 goal on SQLite: every device gets its start and its update exactly once",
           .timeLimit(.minutes(1)))
     func serveEndToEnd() async throws {
-        let binary = try #require(MatchcastProcess.binary, "matchcast is built beside the tests")
+        let binary = try #require(BuiltExecutable.named("matchcast"), "matchcast is built beside the tests")
         let benchmark = ServeBenchmark(options: ServeBenchmark.Options(
             devices: 20, goals: 1, clients: 4, pollMs: 50, executable: binary.path, store: .sqlite,
             phaseTimeout: .seconds(30), settle: .milliseconds(300), verbose: false))
