@@ -21,7 +21,7 @@ public struct BenchCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "matchcast-bench",
         abstract: "Benchmarks of Matchcast's pipeline and of `matchcast serve` (outside the test suite).",
-        subcommands: [FanoutBenchCommand.self, ServeBenchCommand.self, FakeAPNsBenchCommand.self]
+        subcommands: [FanoutBenchCommand.self, ServeBenchCommand.self, PollsBenchCommand.self, FakeAPNsBenchCommand.self]
     )
 
     public init() {}
@@ -391,11 +391,17 @@ enum BenchTable {
                 ])
             }
         }
+        printAligned(lines, textColumns: 2)
+    }
+
+    /// `lines` (the header first) on stderr in aligned columns: the first `textColumns` to the left, numbers to the right.
+    static func printAligned(_ lines: [[String]], textColumns: Int) {
+        guard let header = lines.first else { return }
         let widths = header.indices.map { column in lines.map { $0[column].count }.max() ?? 0 }
         for line in lines {
             let cells = line.enumerated().map { column, cell in
                 let pad = String(repeating: " ", count: widths[column] - cell.count)
-                return column < 2 ? cell + pad : pad + cell
+                return column < textColumns ? cell + pad : pad + cell
             }
             StandardStreams.err(cells.joined(separator: "  "))
         }

@@ -327,15 +327,21 @@ struct BenchMatch {
     }
 }
 
-/// This process's resident memory, from `/proc/self/status` (zero where there is none).
+/// A process's resident memory, from `/proc/<pid>/status` (zero where there is none).
 struct ResidentMemory: Sendable {
     /// `VmRSS`, bytes.
     var current: Int
     /// `VmHWM`, the peak, bytes.
     var peak: Int
 
-    static func current() -> ResidentMemory {
-        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else {
+    /// This process's.
+    static func current() -> ResidentMemory { of("self") }
+
+    /// Another process's (a child).
+    static func of(pid: Int32) -> ResidentMemory { of("\(pid)") }
+
+    private static func of(_ process: String) -> ResidentMemory {
+        guard let text = try? String(contentsOfFile: "/proc/\(process)/status", encoding: .utf8) else {
             return ResidentMemory(current: 0, peak: 0)
         }
         func kilobytes(_ key: String) -> Int {

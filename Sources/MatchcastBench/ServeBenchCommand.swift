@@ -239,14 +239,6 @@ enum ServeBenchTable {
     }
 
     private static func printAligned(_ lines: [[String]]) {
-        guard let header = lines.first else { return }
-        let widths = header.indices.map { column in lines.map { $0[column].count }.max() ?? 0 }
-        for line in lines {
-            let cells = line.enumerated().map { column, cell in
-                let pad = String(repeating: " ", count: widths[column] - cell.count)
-                return column < 3 ? cell + pad : pad + cell
-            }
-            StandardStreams.err(cells.joined(separator: "  "))
-        }
+        BenchTable.printAligned(lines, textColumns: 3)
     }
 }

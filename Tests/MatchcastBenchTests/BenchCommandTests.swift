@@ -113,4 +113,32 @@ struct BenchCommandTests {
             #expect(goal.changeToFirst >= .zero && goal.changeToLast >= goal.changeToFirst)
         }
     }
+
+    @Test("bench polls, 10 matches on SQLite: each is polled at its interval, unchanged answers deliver nothing",
+          .timeLimit(.minutes(1)))
+    func pollsEndToEnd() async throws {
+        let binary = try #require(BuiltExecutable.named("matchcast"), "matchcast is built beside the tests")
+        let benchmark = PollsBenchmark(options: PollsBenchmark.Options(
+            matches: 10, pollMs: 200, seconds: 2, warmup: 0, clients: 4, probesPerSecond: 5,
+            executable: binary.path, store: .sqlite, phaseTimeout: .seconds(30), verbose: false))
+        let result = try await benchmark.run()
+        // 10 matches every 200 ms for 2 s: about 100 polls; far fewer means the interval was not kept.
+        #expect(result.polls >= 50 && result.polls <= 130, "\(result.polls) polls")
+        #expect(result.notModified >= result.polls - 10)  // after each match's first answer, every poll is a 304
+        #expect(result.deliveries == 0)
+        #expect(result.follow.count >= 5 && result.follow.count == result.unfollow.count)
+        #expect(result.serveCPU != nil && result.rssAfter > 0)
+        #expect(result.serveExit.contains("SIGTERM (status 0)"))
+    }
+
+    @Test("latency percentiles are nearest-rank")
+    func percentiles() {
+        var sample = LatencySample()
+        #expect(sample.percentile(99) == nil)
+        for ms in (1...100).reversed() { sample.add(.milliseconds(ms)) }
+        #expect(sample.percentile(50) == .milliseconds(50))
+        #expect(sample.percentile(99) == .milliseconds(99))
+        #expect(sample.percentile(100) == .milliseconds(100))
+        #expect(sample.percentile(0) == .milliseconds(1))
+    }
 }

@@ -1,0 +1,139 @@
+import ArgumentParser
+import Foundation
+import MatchcastCLI
+
+/// `matchcast-bench polls`: the cost of a poll, through `matchcast serve` as users run it.
+struct PollsBenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "polls",
+        abstract: "Measure what polling M live matches costs a `matchcast serve` child process.",
+        discussion: """
+            Starts `matchcast serve` (the `matchcast` beside this executable, or --executable) on each chosen store in \
+            turn, pointed at a feed this process serves on 127.0.0.1: --matches live football matches in the native v1 \
+            format, each answer unchanged for the whole run (304 to a request with its ETag) and asking to be polled \
+            every --poll-ms (serve's polling.minPollMs is set to the same). The live list is empty, so each match is \
+            polled on its own. Through the HTTP API, with --clients keep-alive clients, one device per match registers, \
+            sets a push-to-start token and follows it (one start each, before the window).
+
+            After every match has been polled once and --warmup seconds more, one window of --seconds: the match polls \
+            the feed answered (polls/s, share of 304s), serve's CPU time (/proc/<pid>/stat: user + system, 10 ms \
+            ticks) as a share of one core and per poll, serve's resident memory before the follows and after the \
+            window (and the difference per followed match), and the latency of follow and unfollow calls made \
+            meanwhile (--probes pairs per second, by devices without a token, so nothing is delivered for them). \
+            The table goes to stderr. See docs/performance.md.
+
+            Examples:
+              swift build -c release
+              .build/release/matchcast-bench polls --store sqlite --matches 2000
+              .build/release/matchcast-bench polls --store all --matches 2000 --postgres-url postgres://postgres@127.0.0.1:5432/postgres
+            """
+    )
+
+    @Option(help: "Live matches, each followed by one device.")
+    var matches = 2_000
+
+    @Option(help: "Stores to run serve on, one after the other: memory, sqlite, postgres (a comma list), or all.")
+    var store = BenchStoreList([.sqlite])
+
+    @Option(name: .customLong("postgres-url"), help: """
+        The PostgreSQL server for --store postgres (default: MATCHCAST_POSTGRES_URL). A database of the \
+        benchmark's own is created there and dropped afterwards.
+        """)
+    var postgresURL: String?
+
+    @Option(help: "How often each match asks to be polled, in ms (the feed's retryAfterMs and serve's polling.minPollMs).")
+    var pollMs = 1_000
+
+    @Option(help: "The measured window, in seconds.")
+    var seconds = 60
+
+    @Option(help: "Seconds of polling before the window, after every match was polled once.")
+    var warmup = 10
+
+    @Option(help: "Follow + unfollow pairs per second during the window.")
+    var probes = 10
+
+    @Option(help: "Concurrent API clients for the setup (keep-alive connections).")
+    var clients = 8
+
+    @Option(help: "serve's --log-level (its stderr goes to a file in the temporary folder).")
+    var serveLogLevel = "warning"
+
+    @Option(help: "Seconds any one setup phase may take before the run fails.")
+    var timeout = 300
+
+    @Option(help: "The matchcast executable to start (default: the one beside this one).")
+    var executable: String?
+
+    func validate() throws {
+        guard (1...100_000).contains(matches) else { throw ValidationError("--matches must be 1...100000") }
+        guard (100...60_000).contains(pollMs) else { throw ValidationError("--poll-ms must be 100...60000") }
+        guard (1...3600).contains(seconds) else { throw ValidationError("--seconds must be 1...3600") }
+        guard (0...600).contains(warmup) else { throw ValidationError("--warmup must be 0...600") }
+        guard (1...100).contains(probes) else { throw ValidationError("--probes must be 1...100") }
+        guard (1...64).contains(clients) else { throw ValidationError("--clients must be 1...64") }
+        guard (1...3600).contains(timeout) else { throw ValidationError("--timeout must be 1...3600 seconds") }
+    }
+
+    func run() async throws {
+        let postgresServer: String?
+        do {
+            postgresServer = try store.postgresServer(option: postgresURL, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            StandardStreams.err("matchcast-bench polls: \(error)")
+            throw ExitCode(2)
+        }
+        let signals = SignalFlag.install()
+        defer { signals.uninstall() }
+        StandardStreams.err("load average (1, 5, 15 min) at the start: \(BenchTable.loadAverage)")
+        var results: [PollsBenchmark.Result] = []
+        for kind in store.kinds {
+            let benchmark = PollsBenchmark(options: PollsBenchmark.Options(
+                matches: matches, pollMs: pollMs, seconds: seconds, warmup: warmup, clients: clients, probesPerSecond: probes,
+                executable: executable ?? BenchExecutables.beside("matchcast"), store: kind, postgresServer: postgresServer,
+                serveLogLevel: serveLogLevel, phaseTimeout: .seconds(timeout), interrupted: { signals.isSet }))
+            do {
+                results.append(try await benchmark.run())
+            } catch {
+                StandardStreams.err("matchcast-bench polls: store \(kind.rawValue): \(error)")
+                if !results.isEmpty { PollsBenchTable.print(results, pollMs: pollMs) }
+                throw ExitCode(signals.isSet ? 130 : 1)
+            }
+        }
+        PollsBenchTable.print(results, pollMs: pollMs)
+        StandardStreams.err("load average (1, 5, 15 min) at the end: \(BenchTable.loadAverage) on \(ProcessInfo.processInfo.activeProcessorCount) cores")
+    }
+}
+
+/// The results of `matchcast-bench polls`, on stderr.
+enum PollsBenchTable {
+    static func print(_ results: [PollsBenchmark.Result], pollMs: Int) {
+        let header = [
+            "store", "matches", "polls/s", "304 %", "serve CPU % core", "CPU µs/poll", "RSS MB before", "RSS MB after",
+            "RSS KB/match", "follow p50/p99 ms", "unfollow p50/p99 ms", "deliveries", "setup s",
+        ]
+        var lines = [header]
+        for result in results {
+            lines.append([
+                result.store.rawValue, "\(result.matches)",
+                String(format: "%.0f", result.pollsPerSecond),
+                String(format: "%.1f", 100 * Double(result.notModified) / Double(max(result.polls, 1))),
+                result.coreShare.map { String(format: "%.1f", 100 * $0) } ?? "?",
+                result.cpuPerPoll.map { String(format: "%.0f", $0.seconds * 1_000_000) } ?? "?",
+                String(format: "%.0f", Double(result.rssBefore) / 1_048_576),
+                String(format: "%.0f", Double(result.rssAfter) / 1_048_576),
+                String(format: "%.1f", result.rssPerMatch / 1024),
+                latencies(result.follow), latencies(result.unfollow),
+                "\(result.deliveries)", String(format: "%.1f", result.setup.seconds),
+            ])
+        }
+        StandardStreams.err("")
+        StandardStreams.err("each match asks to be polled every \(pollMs) ms; the window's polls are match polls answered by the feed")
+        BenchTable.printAligned(lines, textColumns: 1)
+    }
+
+    private static func latencies(_ sample: LatencySample) -> String {
+        guard let p50 = sample.percentile(50), let p99 = sample.percentile(99) else { return "-" }
+        return String(format: "%.1f/%.1f", p50.seconds * 1000, p99.seconds * 1000)
+    }
+}

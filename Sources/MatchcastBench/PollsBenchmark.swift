@@ -1,0 +1,221 @@
+import AsyncHTTPClient
+import Foundation
+import MatchcastCLI
+import MatchcastService
+import MatchcastTesting
+import Synchronization
+
+/// The cost of a poll, measured through `matchcast serve` as users run it: a child process on one store, M live
+/// matches on a feed in this process (`PollsFeed`, every answer unchanged, each asking to be polled every
+/// `pollMs`), each match followed by one device through the HTTP API. After a warm-up, one window of `seconds`:
+/// the polls the feed answered, serve's CPU time and resident memory, and the latency of follow and unfollow
+/// calls made meanwhile by devices of their own (no push-to-start token, so nothing is delivered for them).
+struct PollsBenchmark: Sendable {
+    struct Options: Sendable {
+        var matches = 2_000
+        /// The feed's `retryAfterMs` and serve's `polling.minPollMs`.
+        var pollMs = 1_000
+        var seconds = 60
+        var warmup = 10
+        /// Concurrent API clients for the setup.
+        var clients = 8
+        /// Follow + unfollow pairs per second during the window (each pair on a match of the M).
+        var probesPerSecond = 10
+        var executable: String
+        var store: BenchStoreKind
+        var postgresServer: String?
+        var serveLogLevel = "warning"
+        var phaseTimeout: Duration = .seconds(300)
+        var verbose = true
+        var interrupted: @Sendable () -> Bool = { false }
+    }
+
+    struct Result: Sendable {
+        var store: BenchStoreKind
+        var matches: Int
+        var window: Duration
+        var setup: Duration
+        /// Match polls the feed answered in the window, and how many of them were 304s.
+        var polls = 0
+        var notModified = 0
+        /// Other feed requests in the window (the live list).
+        var otherRequests = 0
+        var serveCPU: Duration?
+        /// serve's resident memory before the follows and at the end of the window.
+        var rssBefore = 0
+        var rssAfter = 0
+        var follow = LatencySample()
+        var unfollow = LatencySample()
+        /// Deliveries serve wrote in the window (none are due: every answer is unchanged).
+        var deliveries = 0
+        var serveExit = ""
+
+        var pollsPerSecond: Double { Double(polls) / max(window.seconds, 1e-9) }
+        /// serve's CPU over the window, as a share of one core.
+        var coreShare: Double? { serveCPU.map { $0.seconds / max(window.seconds, 1e-9) } }
+        var cpuPerPoll: Duration? { serveCPU.map { polls > 0 ? $0 / polls : .zero } }
+        var rssPerMatch: Double { Double(max(0, rssAfter - rssBefore)) / Double(max(matches, 1)) }
+    }
+
+    let options: Options
+
+    func run() async throws -> Result {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "matchcast-bench-polls-\(getpid())-\(options.store.rawValue)-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var scratch: ScratchPostgresDatabase?
+        var feed: PollsFeed?
+        var child: ServeChild?
+        let client = HTTPClient(
+            eventLoopGroupProvider: .singleton,
+            configuration: HTTPClient.Configuration(
+                connectionPool: .init(idleTimeout: .seconds(120), concurrentHTTP1ConnectionsPerHostSoftLimit: options.clients)))
+        var result: Result?
+        var failure: (any Error)?
+        do {
+            let storeURL: String
+            switch options.store {
+            case .memory: storeURL = "memory"
+            case .sqlite: storeURL = "sqlite:" + directory.appendingPathComponent("serve.sqlite").path
+            case .postgres:
+                guard let server = options.postgresServer else { throw BenchSetupError("--store postgres needs --postgres-url") }
+                let made = try await ScratchPostgresDatabase.create(serverURL: server)
+                scratch = made
+                storeURL = made.url
+            }
+            let started = try await PollsFeed.start(matches: options.matches, retryAfterMs: options.pollMs)
+            feed = started
+            let port = try ReservedPort.free()
+            let serve = try ServeChild.start(
+                executable: options.executable,
+                arguments: [
+                    "serve", "--host", "127.0.0.1", "--port", "\(port)", "--store", storeURL, "--feed", started.baseURL,
+                    "--log-level", options.serveLogLevel, "--sink", "stdout",
+                ],
+                environment: [
+                    "MATCHCAST_POLLING_MIN_POLL_MS": "\(options.pollMs)", "MATCHCAST_POLLING_DEFAULT_MS": "\(options.pollMs)",
+                ],
+                directory: directory, logName: "serve.log", tap: DeliveryTap())
+            child = serve
+            let api = DeviceAPI(client: client, base: "http://127.0.0.1:\(port)", interrupted: options.interrupted)
+            result = try await measure(api: api, feed: started, child: serve)
+        } catch {
+            failure = error
+        }
+        let exit = await child?.stop() ?? "not started"
+        if failure != nil, let child { StandardStreams.err("serve's log (last lines):\n" + child.logTail()) }
+        try? await client.shutdown()
+        await feed?.stop()
+        await scratch?.drop()
+        try? FileManager.default.removeItem(at: directory)
+        if let failure { throw failure }
+        guard var result else { throw CommandFailure("no result") }
+        result.serveExit = exit
+        return result
+    }
+
+    private func say(_ line: String) {
+        if options.verbose { StandardStreams.err("polls bench (\(options.store.rawValue)): \(line)") }
+    }
+
+    private func measure(api: DeviceAPI, feed: PollsFeed, child: ServeChild) async throws -> Result {
+        let deadline = ContinuousClock.now + options.phaseTimeout
+        while (try? await api.isHealthy()) != true {
+            try check(child, "serve answers /healthz", deadline: deadline)
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let m = options.matches
+        var result = Result(store: options.store, matches: m, window: .seconds(options.seconds), setup: .zero)
+        result.rssBefore = ResidentMemory.of(pid: child.pid).current
+
+        // Setup: one device per match, with a push-to-start token, following it (the match is live: one start each).
+        let setupBegin = ContinuousClock.now
+        let devices = DeviceTable(count: m)
+        try await api.parallel(m, clients: options.clients) { index in
+            let device = try await api.registerDevice()
+            try await api.putPushToStartToken(device, token: ServeBenchmark.Run.token(.pushToStart, index))
+            try await api.follow(device, matchId: PollsFeed.matchId(index))
+            devices.set(index, device)
+        }
+        result.setup = .now - setupBegin
+        say(String(format: "%d devices follow %d matches: %.1f s", m, m, result.setup.seconds))
+        let probes = DeviceTable(count: 4)
+        for index in 0..<4 { probes.set(index, try await api.registerDevice()) }
+
+        // Warm-up: every match polled at least once, then `warmup` seconds more.
+        let pollsBefore = feed.count.matchPolls
+        while feed.count.matchPolls - pollsBefore < m {
+            try check(child, "a poll of each match", deadline: deadline)
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        try await sleep(.seconds(options.warmup), child)
+
+        // The window.
+        let before = feed.count
+        let cpuBefore = child.cpuTime()
+        let deliveriesBefore = child.tap.count
+        let windowEnd = ContinuousClock.now + .seconds(options.seconds)
+        let interval = Duration.seconds(1) / max(options.probesPerSecond, 1)
+        var next = ContinuousClock.now
+        var probe = 0
+        while ContinuousClock.now < windowEnd {
+            try check(child, "the window", deadline: windowEnd + options.phaseTimeout)
+            let device = try probes.get(probe % 4)
+            let matchId = PollsFeed.matchId((probe &* 7919) % m)
+            probe += 1
+            var begin = ContinuousClock.now
+            try await api.follow(device, matchId: matchId)
+            result.follow.add(.now - begin)
+            begin = .now
+            try await api.unfollow(device, matchId: matchId)
+            result.unfollow.add(.now - begin)
+            next += interval
+            if next > .now { try await Task.sleep(until: next) }
+        }
+        let after = feed.count
+        result.serveCPU = PollsBenchmark.difference(child.cpuTime(), cpuBefore)
+        result.window = .seconds(options.seconds) + (ContinuousClock.now - windowEnd)
+        result.polls = after.matchPolls - before.matchPolls
+        result.notModified = after.notModified - before.notModified
+        result.otherRequests = after.other - before.other
+        result.deliveries = child.tap.count - deliveriesBefore
+        result.rssAfter = ResidentMemory.of(pid: child.pid).current
+        return result
+    }
+
+    private func sleep(_ duration: Duration, _ child: ServeChild) async throws {
+        let end = ContinuousClock.now + duration
+        while ContinuousClock.now < end {
+            try check(child, "the warm-up", deadline: end + options.phaseTimeout)
+            try await Task.sleep(for: .milliseconds(200))
+        }
+    }
+
+    private func check(_ child: ServeChild, _ what: String, deadline: ContinuousClock.Instant) throws {
+        if options.interrupted() { throw CommandFailure("interrupted while waiting for \(what)") }
+        if !child.isRunning { throw CommandFailure("serve exited while waiting for \(what)") }
+        if ContinuousClock.now >= deadline { throw CommandFailure("timed out after \(options.phaseTimeout) waiting for \(what)") }
+    }
+
+    static func difference(_ after: Duration?, _ before: Duration?) -> Duration? {
+        guard let after, let before else { return nil }
+        return after - before
+    }
+}
+
+/// Latencies of one kind of API call, for percentiles.
+struct LatencySample: Sendable {
+    private(set) var values: [Duration] = []
+
+    mutating func add(_ value: Duration) { values.append(value) }
+
+    var count: Int { values.count }
+
+    /// The `p`-th percentile (0...100), nearest rank; nil when empty.
+    func percentile(_ p: Double) -> Duration? {
+        guard !values.isEmpty else { return nil }
+        let sorted = values.sorted()
+        let rank = Int((p / 100 * Double(sorted.count)).rounded(.up))
+        return sorted[min(max(rank, 1), sorted.count) - 1]
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import Hummingbird
+import Logging
+import MatchcastCLI
+import MatchcastCore
+import NIOCore
+import Synchronization
+
+/// The feed `matchcast-bench polls` points serve at: M live football matches (`bench-poll-0` …) in Matchcast's native
+/// v1 format, on `127.0.0.1` (a free port) in this process. Each match's answer is encoded once and never changes,
+/// so every poll after the first is unchanged: a 304 to a request that carries the match's ETag, the same `seq`
+/// otherwise. Every answer asks to be polled again after `retryAfterMs`. The live list is empty, so the matches are
+/// polled one by one, as a feed whose list does not carry them has them polled.
+final class PollsFeed: Sendable {
+    let port: Int
+    let matches: Int
+    private let server: Task<Void, any Error>
+    private let counters: Counters
+
+    final class Counters: Sendable {
+        /// Requests for a match (`/matches/{id}`), all and answered 304.
+        let matchPolls = Atomic<Int>(0)
+        let notModified = Atomic<Int>(0)
+        /// Anything else (`/live-matches`, `/schedule`, unknown paths).
+        let other = Atomic<Int>(0)
+    }
+
+    /// What the feed has answered so far.
+    struct Count: Sendable {
+        var matchPolls: Int
+        var notModified: Int
+        var other: Int
+    }
+
+    private init(port: Int, matches: Int, server: Task<Void, any Error>, counters: Counters) {
+        self.port = port
+        self.matches = matches
+        self.server = server
+        self.counters = counters
+    }
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    static func matchId(_ index: Int) -> String { "bench-poll-\(index)" }
+
+    var count: Count {
+        Count(
+            matchPolls: counters.matchPolls.load(ordering: .relaxed), notModified: counters.notModified.load(ordering: .relaxed),
+            other: counters.other.load(ordering: .relaxed))
+    }
+
+    static func start(matches: Int, retryAfterMs: Int) async throws -> PollsFeed {
+        let now = Date()
+        let encoder = JSON.encoder()
+        var bodies: [ByteBuffer] = []
+        bodies.reserveCapacity(matches)
+        for index in 0..<matches {
+            var match = BenchMatch(id: matchId(index))
+            _ = match.scheduled(at: now, startsAt: now)
+            let snapshot = match.kickOff(at: now)
+            bodies.append(ByteBuffer(bytes: try encoder.encode(MatchBody(retryAfterMs: retryAfterMs, match: snapshot))))
+        }
+        let list = ByteBuffer(bytes: try encoder.encode(LiveMatches(retryAfterMs: retryAfterMs, generatedAt: now, matches: [])))
+        let schedule = ByteBuffer(bytes: try encoder.encode(Schedule(date: String(JSON.formatDate(now).prefix(10)), matches: [])))
+        let table = bodies
+        let counters = Counters()
+        let prefix = "/matches/" + matchId(0).dropLast()
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let responder = CallbackResponder<BasicRequestContext> { request, _ in
+            guard request.method == .get else { return Response(status: .methodNotAllowed) }
+            let path = request.uri.path
+            guard path.hasPrefix(prefix), let index = Int(path.dropFirst(prefix.count)), table.indices.contains(index) else {
+                counters.other.add(1, ordering: .relaxed)
+                if path == "/live-matches" { return Self.json(list, etag: "\"list\"") }
+                if path == "/schedule" { return Self.json(schedule, etag: "\"schedule\"") }
+                return Response(
+                    status: .notFound, headers: [.contentType: "application/json"],
+                    body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"error":{"code":"not_found","message":"no such match"}}"#)))
+            }
+            counters.matchPolls.add(1, ordering: .relaxed)
+            let etag = "\"p\(index)\""
+            if let held = request.headers[.ifNoneMatch],
+               held.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) {
+                counters.notModified.add(1, ordering: .relaxed)
+                return Response(status: .notModified, headers: [.eTag: etag])
+            }
+            return Self.json(table[index], etag: etag)
+        }
+        let app = Application(
+            responder: responder,
+            configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0), serverName: "matchcast-bench-polls"),
+            onServerRunning: { channel in
+                continuation.yield(channel.localAddress?.port ?? 0)
+                continuation.finish()
+            },
+            logger: Logger(label: "matchcast.bench-polls-feed", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let server = Task {
+            defer { continuation.finish() }
+            try await app.run()
+        }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next(), port > 0 else {
+            server.cancel()
+            _ = await server.result
+            throw CommandFailure("the benchmark's feed did not start listening")
+        }
+        return PollsFeed(port: port, matches: matches, server: server, counters: counters)
+    }
+
+    func stop() async {
+        server.cancel()
+        _ = await server.result
+    }
+
+    private static func json(_ body: ByteBuffer, etag: String) -> Response {
+        Response(status: .ok, headers: [.contentType: "application/json", .eTag: etag], body: ResponseBody(byteBuffer: body))
+    }
+
+    private struct LiveMatches: Encodable {
+        var retryAfterMs: Int
+        var generatedAt: Date
+        var matches: [MatchSnapshot]
+    }
+
+    private struct MatchBody: Encodable {
+        var retryAfterMs: Int
+        var match: MatchSnapshot
+    }
+
+    private struct Schedule: Encodable {
+        var date: String
+        var matches: [MatchSnapshot]
+    }
+}
