@@ -42,6 +42,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 // `fake-feed` serves the simulated matches over HTTP (`FakeFeedServer`).
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -62,7 +62,7 @@ struct BrokerRunner {
         logger: Logger
     ) async throws {
         let config = configuration
-        let clock = ContinuousClock()
+        let clock = EventLoopClock()  // real time; a poll on an event loop sleeps on its timers
         let transport = try feedSpec.makeTransport(client: client, clock: clock)
         // APNs answers that a token is dead reach the broker built below through this relay.
         let deadTokens = DeadTokenRelay()

@@ -51,11 +51,12 @@ public struct HTTPFeedTransport: FeedTransport {
     public func fetch(_ request: FeedRequest) async throws -> FeedResponse {
         let path = request.path
         let timeout = self.timeout
-        // AsyncHTTPClient's deadline stops at the response head; racing a timer bounds the body too.
+        // AsyncHTTPClient's deadline stops at the response head; racing a timer bounds the body too. On an event loop
+        // (a poll run by `EventLoopExecutor`) the timer is that loop's, so it costs no thread of its own.
         return try await withThrowingTaskGroup(of: FeedResponse.self) { group in
             group.addTask { try await self.exchange(request) }
             group.addTask {
-                try await Task.sleep(for: timeout)
+                try await EventLoopClock().sleep(for: timeout)
                 throw FeedError.timeout(path: path)
             }
             defer { group.cancelAll() }

@@ -18,11 +18,14 @@ public struct PollSupervisor: Service {
     private let metrics: BrokerMetrics
     private let logger: Logger
     private let health: FeedHealth
+    /// Where match polls run: each source on one event loop of the feed client's group.
+    private let executors: EventLoopExecutor.Pool
 
+    /// `executors`: the event loops of the feed's HTTP client, so a poll awaits its answer on the thread that reads it.
     public init(
         service: LiveActivityService, transport: any FeedTransport, timing: PollTimingPolicy,
         clock: any Clock<Duration>, now: @escaping @Sendable () -> Date, metrics: BrokerMetrics,
-        health: FeedHealth, logger: Logger
+        health: FeedHealth, executors: EventLoopExecutor.Pool = EventLoopExecutor.Pool(), logger: Logger
     ) {
         self.service = service
         self.transport = transport
@@ -31,6 +34,7 @@ public struct PollSupervisor: Service {
         self.now = now
         self.metrics = metrics
         self.health = health
+        self.executors = executors
         self.logger = logger
     }
 
@@ -56,7 +60,7 @@ public struct PollSupervisor: Service {
                     wanted = []
                 }
                 for matchId in wanted where running.insert(matchId) {
-                    group.addTask {
+                    group.addTask(executorPreference: executors.take()) {
                         await pollMatch(matchId, wanted: wantedMatches)
                         running.remove(matchId)
                     }
@@ -93,14 +97,17 @@ public struct PollSupervisor: Service {
                 metrics.poll(source: "match", outcome: "updated")
                 health.succeeded(at: now())
                 do {
-                    try await service.lifecycle.ingest(snapshot, pollInterval: result.delay)
+                    // A change may fan out to many activities: not on the event loop.
+                    _ = try await withTaskExecutorPreference(globalConcurrentExecutor) {
+                        try await service.lifecycle.ingest(snapshot, pollInterval: result.delay)
+                    }
                 } catch {
                     logger.error("update failed", metadata: ["match": "\(matchId)", "error": "\(error)"])
                 }
             case .unchanged:
                 metrics.poll(source: "match", outcome: "unchanged")
                 health.succeeded(at: now())
-                await service.lifecycle.feedAnswered(matchId: matchId)
+                service.lifecycle.feedAnswered(matchId: matchId)
             case .stale:
                 metrics.poll(source: "match", outcome: "stale")
             case .failed(let error):
@@ -111,7 +118,7 @@ public struct PollSupervisor: Service {
                     "match": "\(matchId)", "error": "\(error)", "retry_in": "\(result.delay)",
                 ])
             }
-            guard await source.shouldPoll(), await isStillWanted(matchId, wanted: wanted) else { break }
+            guard await source.shouldPoll(), isStillWanted(matchId, wanted: wanted) else { break }
             guard (try? await cancelWhenGracefulShutdown({ try await clock.sleep(for: await source.nextPollDelay()) })) != nil
             else { return }
         }
@@ -119,9 +126,9 @@ public struct PollSupervisor: Service {
     }
 
     /// Held here, still followed as last listed (no store read per poll), and neither final nor postponed.
-    private func isStillWanted(_ matchId: String, wanted: WantedMatches) async -> Bool {
+    private func isStillWanted(_ matchId: String, wanted: WantedMatches) -> Bool {
         guard service.lifecycle.ownership.holds(matchId), wanted.contains(matchId) else { return false }
-        return await service.lifecycle.wantsSource(matchId: matchId)
+        return service.lifecycle.wantsSource(matchId: matchId)
     }
 
     /// With replicas, one polls the live list: the holder of its lease. The others wait and look again.

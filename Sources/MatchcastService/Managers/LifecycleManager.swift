@@ -73,8 +73,6 @@ public actor LifecycleManager {
         var lastSeq: Int?
         /// The match's open activities, once loaded from the store.
         var cache: ActivityCache?
-        /// When the feed last answered for this match (changed or not).
-        var lastAnswer: Date?
         /// A fan-out failed part-way: the latest update goes out again (from the store's state) at the next tick.
         var fanOutPending = false
     }
@@ -83,6 +81,8 @@ public actor LifecycleManager {
     let relay: DeliveryRelay
     /// The matches this replica runs (every match, solo); writes about a match carry its lease as a fence.
     public nonisolated let ownership: MatchOwnership
+    /// When each match's feed last answered and whether it needs a source: read by every poll without a hop here.
+    public nonisolated let pollFacts = MatchPollFacts()
     let settings: BrokerSettings
     let metrics: BrokerMetrics
     let now: @Sendable () -> Date
@@ -148,34 +148,35 @@ public actor LifecycleManager {
             return nil
         }
         state.lastSeq = snapshot.seq ?? state.lastSeq
-        state.lastAnswer = now()
+        pollFacts.answered(snapshot.id, at: now())
         guard let update else {
+            pollFacts.record(snapshot.id, status: state.tracker.current?.snapshot.status)
             matches[snapshot.id] = state
             return nil
         }
         // The tracker moves on only once the match is saved: a failed save leaves it where it was,
         // so the same snapshot polled again is still news.
         try await persist { try await self.store.saveMatch(MatchRecord(snapshot: snapshot, updatedAt: self.now())) }
+        pollFacts.record(snapshot.id, status: snapshot.status)
         // The cached activities stay where they are; the rest comes from `state`, which is let go first,
         // so only the cache holds the activities while they change.
-        let (tracker, lastSeq, lastAnswer) = (state.tracker, state.lastSeq, state.lastAnswer)
+        let (tracker, lastSeq) = (state.tracker, state.lastSeq)
         _ = consume state
         matches[snapshot.id, default: MatchState()].tracker = tracker
         matches[snapshot.id, default: MatchState()].lastSeq = lastSeq
-        matches[snapshot.id, default: MatchState()].lastAnswer = lastAnswer
         try await fanOut(update, to: snapshot.id)
         return update
     }
 
-    /// The feed answered for this match without a change: its activities' stale-dates may move on.
-    public func feedAnswered(matchId: String) {
-        matches[matchId]?.lastAnswer = now()
+    /// The feed answered for this match without a change: its activities' stale-dates may move on. No hop onto this
+    /// actor: a poll whose answer is unchanged records it and goes on.
+    public nonisolated func feedAnswered(matchId: String) {
+        pollFacts.answered(matchId, at: now())
     }
 
     /// Whether the match's feed answered within the minimum staleness window.
     func feedIsFresh(_ matchId: String, at moment: Date) -> Bool {
-        guard let answer = matches[matchId]?.lastAnswer else { return false }
-        return moment.timeIntervalSince(answer) < policy.minimumStaleness.seconds
+        pollFacts.answeredRecently(matchId, at: moment, within: policy.minimumStaleness)
     }
 
     /// The latest update of a match, if it has been seen.
@@ -188,11 +189,6 @@ public actor LifecycleManager {
         matches[matchId]?.tracker.current?.snapshot.status.isFinal ?? false
     }
 
-    /// Final or postponed: no source of its own (the live list shows it again if it goes live).
-    func needsNoSource(_ matchId: String) -> Bool {
-        guard let status = matches[matchId]?.tracker.current?.snapshot.status else { return false }
-        return status.isFinal || status == .postponed
-    }
 
     // MARK: Activities
 
@@ -305,6 +301,7 @@ public actor LifecycleManager {
             if isFinal(matchId: matchId), matches[matchId]?.cache?.isEmpty ?? true {
                 // Nothing left to do for it: forget it (the store keeps its last snapshot).
                 matches[matchId] = nil
+                pollFacts.forget(matchId)
             }
         }
         if let broadcast {
@@ -355,6 +352,7 @@ public actor LifecycleManager {
         state.tracker.resume(from: record.snapshot, event: event)
         state.lastSeq = record.snapshot.seq
         matches[record.matchId] = state
+        pollFacts.record(record.matchId, status: record.snapshot.status)
     }
 
     // MARK: Replicas
@@ -366,6 +364,7 @@ public actor LifecycleManager {
         await serial.enter()
         defer { serial.leave() }
         matches[matchId] = nil
+        pollFacts.forget(matchId)
         if let replicas = ownership.shared?.store {
             let left = try await persist { try await replicas.queuedDeliveries(matchId: matchId) }
             if !left.isEmpty {
@@ -397,6 +396,7 @@ public actor LifecycleManager {
     /// Drops what this process knew of the match (its cache, its broadcast channel).
     func forget(matchId: String) async {
         matches[matchId] = nil
+        pollFacts.forget(matchId)
         await broadcast?.forget(matchId: matchId)
     }
 
@@ -407,14 +407,14 @@ public actor LifecycleManager {
     }
 
     /// Whether a followed match needs a source of its own (not final, not postponed): answered from memory.
-    public func wantsSource(matchId: String) -> Bool {
-        !needsNoSource(matchId)
+    public nonisolated func wantsSource(matchId: String) -> Bool {
+        !pollFacts.needsNoSource(matchId)
     }
 
     /// Match ids with open activities whose match is not known to be final: what needs polling.
     public func matchesToPoll() async throws(ServiceError) -> [String] {
         let followed = try await persist { try await self.store.followedMatchIds() }
-        return followed.filter { !needsNoSource($0) }
+        return pollFacts.wantingSources(followed)
     }
 
     /// Counts by phase of the cached open activities, for metrics.

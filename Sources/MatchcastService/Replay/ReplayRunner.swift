@@ -81,7 +81,7 @@ public struct ReplayRunner: Sendable {
                         if let result = update.content.result { summary.results[matchId] = result }
                     }
                 case .unchanged:
-                    await manager.feedAnswered(matchId: matchId)
+                    manager.feedAnswered(matchId: matchId)
                 case .stale:
                     break
                 case .failed(let error):
