@@ -117,6 +117,10 @@ public actor InMemoryStore: MatchcastStore {
         followersByMatch.keys.sorted()
     }
 
+    public func isFollowed(matchId: String) -> Bool {
+        !(followersByMatch[matchId]?.isEmpty ?? true)
+    }
+
     /// The index side of a removed follow.
     private func removeFollower(_ slot: Int, of matchId: String) {
         followCount -= 1

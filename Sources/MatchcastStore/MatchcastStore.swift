@@ -45,6 +45,8 @@ public protocol MatchcastStore: Sendable {
     func followers(matchId: String) async throws(StoreError) -> [FollowRecord]
     /// Every match with at least one follower, distinct and sorted: the sources to resume.
     func followedMatchIds() async throws(StoreError) -> [String]
+    /// Whether the match has at least one follower: one index probe, however many follow it.
+    func isFollowed(matchId: String) async throws(StoreError) -> Bool
 
     // MARK: Activities
 
@@ -119,6 +121,11 @@ public protocol MatchcastStore: Sendable {
 }
 
 extension MatchcastStore {
+    /// Reads the followers: for stores with nothing better.
+    public func isFollowed(matchId: String) async throws(StoreError) -> Bool {
+        try await !followers(matchId: matchId).isEmpty
+    }
+
     /// Every activity keeps its state in its own row.
     public var keepsFanOutState: Bool { false }
 

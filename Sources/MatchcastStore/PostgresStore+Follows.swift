@@ -85,6 +85,14 @@ extension PostgresStore {
         }
     }
 
+    public func isFollowed(matchId: String) async throws(StoreError) -> Bool {
+        let logger = self.logger
+        return try await withConnection("reading whether a match is followed") { connection in
+            try await connection.query("SELECT EXISTS (SELECT 1 FROM follow WHERE match_id = \(matchId))", logger: logger)
+                .collect(Bool.self).first ?? false
+        }
+    }
+
     public func followedMatchIds() async throws(StoreError) -> [String] {
         let logger = self.logger
         return try await withConnection("reading followed matches") { connection in

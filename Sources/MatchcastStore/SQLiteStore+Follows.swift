@@ -59,6 +59,13 @@ extension SQLiteStore {
         }
     }
 
+    public func isFollowed(matchId: String) async throws(StoreError) -> Bool {
+        try await read("reading whether a match is followed") { db in
+            try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM follow WHERE matchId = ?)"),
+                arguments: [matchId]) ?? false
+        }
+    }
+
     public func followedMatchIds() async throws(StoreError) -> [String] {
         try await read("reading followed matches") { db in
             // A skip scan of the matchId index: one seek per match, not a read of every follow.

@@ -64,13 +64,18 @@ struct FollowContractTests {
             for id in ["dev-a", "dev-b"] { try await store.createDevice(F.device(id)) }
             _ = try await store.addFollow(F.follow("dev-a", "m1"))
             _ = try await store.addFollow(F.follow("dev-b", "m1"))
+            #expect(try await store.isFollowed(matchId: "m1"))
             #expect(try await store.removeFollow(deviceId: "dev-a", matchId: "m1"))
             #expect(try await store.removeFollow(deviceId: "dev-a", matchId: "m1") == false)
             #expect(try await store.followedMatchIds() == ["m1"])
+            #expect(try await store.isFollowed(matchId: "m1"))
             #expect(try await store.removeFollow(deviceId: "dev-b", matchId: "m1"))
             #expect(try await store.followedMatchIds().isEmpty)
+            #expect(try await store.isFollowed(matchId: "m1") == false)
+            #expect(try await store.isFollowed(matchId: "never-followed") == false)
             // Following again is new again.
             #expect(try await store.addFollow(F.follow("dev-a", "m1")))
+            #expect(try await store.isFollowed(matchId: "m1"))
         }
     }
 

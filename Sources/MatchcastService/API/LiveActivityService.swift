@@ -19,15 +19,14 @@ public final class LiveActivityService: Sendable {
     private let sinksHealthy: @Sendable () -> Bool
     private let now: @Sendable () -> Date
     private let logger: Logger
-    private let changes: AsyncStream<Void>.Continuation
     private let metrics: BrokerMetrics
     private let access: StoreAccess
     private let tokens: TokenManager
     private let followManager: FollowManager
     /// Runs changes to a match's activities where the match is run (this replica, or its owner).
     let router: MatchRouter
-    /// Yields whenever follows change, so the poll supervisor can start or stop match sources.
-    public let followsChanged: AsyncStream<Void>
+    /// The follows changed here, for the poll supervisor to start or stop match sources.
+    public let followChanges = FollowChanges()
 
     public init(
         store: any MatchcastStore, lifecycle: LifecycleManager,
@@ -42,9 +41,9 @@ public final class LiveActivityService: Sendable {
         self.metrics = metrics
         self.store = store
         access = StoreAccess(store: store, logger: logger)
-        let (followsChanged, changes) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let changes = followChanges
         let router = MatchRouter(
-            lifecycle: lifecycle, ownership: lifecycle.ownership, gained: { changes.yield() },
+            lifecycle: lifecycle, ownership: lifecycle.ownership, gained: { changes.relist() },
             answerTimeout: commandAnswerTimeout, clock: clock, logger: logger)
         self.router = router
         tokens = TokenManager(access: access, router: router, now: now, logger: logger)
@@ -54,7 +53,6 @@ public final class LiveActivityService: Sendable {
         self.sinksHealthy = sinksHealthy
         self.now = now
         self.logger = logger
-        (self.followsChanged, self.changes) = (followsChanged, changes)
     }
 
     // MARK: Devices
@@ -101,19 +99,19 @@ public final class LiveActivityService: Sendable {
     /// Follows a match (idempotent): an activity starts as soon as the match is live.
     public func follow(deviceId: String, matchId: String) async throws(ServiceError) -> FollowView {
         let view = try await followManager.follow(deviceId: deviceId, matchId: matchId)
-        changes.yield()
+        followChanges.followed(matchId)
         return view
     }
 
     /// Wakes the poll supervisor: this replica gained matches to poll.
     func pollersShouldLook() {
-        changes.yield()
+        followChanges.relist()
     }
 
     /// Unfollows (idempotent) and ends the device's activity for the match at once.
     public func unfollow(deviceId: String, matchId: String) async throws(ServiceError) {
         try await followManager.unfollow(deviceId: deviceId, matchId: matchId)
-        changes.yield()
+        followChanges.unfollowed(matchId)
     }
 
     /// The device's follows with their open activities, for the app to sync.
@@ -144,7 +142,7 @@ public final class LiveActivityService: Sendable {
             record = stored
         }
         // Adopting implies following (the match must be polled), once the broker has accepted it.
-        if try await followManager.ensureFollow(deviceId: deviceId, matchId: matchId) { changes.yield() }
+        if try await followManager.ensureFollow(deviceId: deviceId, matchId: matchId) { followChanges.followed(matchId) }
         logger.info("update token registered", metadata: ["activity": "\(activityId)", "token": "\(Redact.token(token))"])
         return ActivityView(activityId: record.activityId, deviceId: deviceId, matchId: matchId, state: record.phase.rawValue)
     }

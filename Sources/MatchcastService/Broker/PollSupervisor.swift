@@ -48,26 +48,60 @@ public struct PollSupervisor: Service {
         await withDiscardingTaskGroup { group in
             group.addTask { await pollLiveList() }
             group.addTask { await relistNow(and: wantedMatches) }
-            // Sources already wanted at start (after a restart), then again on every follow change.
-            var changes = service.followsChanged.cancelOnGracefulShutdown().makeAsyncIterator()
+            // Sources already wanted at start (after a restart); then, at every follow change, the matches it names
+            // (everything again when this replica gained matches).
+            let changes = service.followChanges
+            var wakeUps = changes.wakeUps.cancelOnGracefulShutdown().makeAsyncIterator()
+            var pending = FollowChanges.Pending()
+            pending.relist = true
             repeat {
+                pending = changes.take().merged(into: pending)
                 let wanted: [String]
-                do {
-                    wanted = try await listWanted()
-                    wantedMatches.replace(with: wanted)
-                } catch {
-                    logger.error("cannot list followed matches", metadata: ["error": "\(error)"])
-                    wanted = []
+                if pending.relist {
+                    do {
+                        wanted = try await listWanted()
+                        wantedMatches.replace(with: wanted)
+                    } catch {
+                        logger.error("cannot list followed matches", metadata: ["error": "\(error)"])
+                        wanted = []
+                    }
+                } else {
+                    wanted = await wantedAmong(pending, wanted: wantedMatches)
                 }
+                pending = FollowChanges.Pending()
                 for matchId in wanted where running.insert(matchId) {
                     group.addTask(executorPreference: executors.take()) {
                         await pollMatch(matchId, wanted: wantedMatches)
                         running.remove(matchId)
                     }
                 }
-            } while await changes.next() != nil
+            } while await wakeUps.next() != nil
             group.cancelAll()
         }
+    }
+
+    /// The matches `changes` names, each put in or taken out of `wanted`; returns those that want a source. A match
+    /// unfollowed here may still have other followers: one index probe of the store says (on failure it stays).
+    private func wantedAmong(_ changes: FollowChanges.Pending, wanted: WantedMatches) async -> [String] {
+        let lifecycle = service.lifecycle
+        var result: [String] = []
+        for matchId in changes.followed.union(changes.unfollowed).sorted() {
+            var followed = true
+            if changes.unfollowed.contains(matchId) {
+                do {
+                    followed = try await lifecycle.isFollowed(matchId: matchId)
+                } catch {
+                    logger.warning("cannot read whether a match is followed", metadata: ["match": "\(matchId)", "error": "\(error)"])
+                }
+            }
+            if followed, lifecycle.ownership.holds(matchId), lifecycle.wantsSource(matchId: matchId) {
+                wanted.insert(matchId)
+                result.append(matchId)
+            } else if !followed {
+                wanted.remove(matchId)
+            }
+        }
+        return result
     }
 
     /// The followed matches that need a source, with replicas only those whose lease this replica holds.
@@ -216,6 +250,21 @@ final class WantedMatches: Sendable {
 
     func replace(with ids: [String]) {
         state.withLock { $0 = (Set(ids), $0.version + 1) }
+    }
+
+    /// One match in or out; a periodic list begun before this does not undo it.
+    func insert(_ id: String) {
+        state.withLock { state in
+            state.ids.insert(id)
+            state.version += 1
+        }
+    }
+
+    func remove(_ id: String) {
+        state.withLock { state in
+            state.ids.remove(id)
+            state.version += 1
+        }
     }
 
     /// Puts `ids` in unless another list was put in since `version` was read.

@@ -417,6 +417,11 @@ public actor LifecycleManager {
         return pollFacts.wantingSources(followed)
     }
 
+    /// Whether the match has a follower: one index probe of the store.
+    public nonisolated func isFollowed(matchId: String) async throws(ServiceError) -> Bool {
+        try await persist { try await self.store.isFollowed(matchId: matchId) }
+    }
+
     /// Counts by phase of the cached open activities, for metrics.
     public func census() -> [ActivityLifecycle.Phase: Int] {
         var counts: [ActivityLifecycle.Phase: Int] = [:]

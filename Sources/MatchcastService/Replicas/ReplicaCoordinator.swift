@@ -126,6 +126,12 @@ public struct ReplicaCoordinator: Service {
             var refusal: CommandRefusal?
             do {
                 try await service.router.execute(posted.command)
+                // The owner's supervisor hears of follows made through other replicas' APIs at once.
+                switch posted.command.kind {
+                case .follow: service.followChanges.followed(posted.command.matchId)
+                case .unfollow: service.followChanges.unfollowed(posted.command.matchId)
+                default: break
+                }
             } catch where error.code == .unavailable {
                 // Not done (the store failed, or the match moved on): left for the next round or the next owner.
                 logger.warning("command not run", metadata: ["id": "\(posted.id)", "error": "\(error)"])

@@ -1,0 +1,59 @@
+import Synchronization
+
+/// The follow changes the poll supervisor has not looked at yet: the matches followed and unfollowed here (through
+/// this replica's API, or by commands other replicas posted for the matches this one runs), and whether everything
+/// must be listed again (this replica gained matches). Each change wakes the supervisor, which looks only at the
+/// matches named, so a follow costs the same however many matches are polled.
+public final class FollowChanges: Sendable {
+    public struct Pending: Sendable, Equatable {
+        public var followed: Set<String> = []
+        public var unfollowed: Set<String> = []
+        /// List every followed match again.
+        public var relist = false
+
+        public init() {}
+    }
+
+    /// Yields after every change (the newest wake-up only: the changes themselves are kept in `pending`).
+    public let wakeUps: AsyncStream<Void>
+    private let wake: AsyncStream<Void>.Continuation
+    private let pending = Mutex(Pending())
+
+    public init() {
+        (wakeUps, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    public func followed(_ matchId: String) {
+        pending.withLock { _ = $0.followed.insert(matchId) }
+        wake.yield()
+    }
+
+    public func unfollowed(_ matchId: String) {
+        pending.withLock { _ = $0.unfollowed.insert(matchId) }
+        wake.yield()
+    }
+
+    public func relist() {
+        pending.withLock { $0.relist = true }
+        wake.yield()
+    }
+
+    /// What changed since the last call, and nothing pending after it.
+    public func take() -> Pending {
+        pending.withLock { pending in
+            defer { pending = Pending() }
+            return pending
+        }
+    }
+}
+
+extension FollowChanges.Pending {
+    /// These changes added to `earlier` ones.
+    public func merged(into earlier: Self) -> Self {
+        var merged = earlier
+        merged.followed.formUnion(followed)
+        merged.unfollowed.formUnion(unfollowed)
+        merged.relist = merged.relist || relist
+        return merged
+    }
+}
