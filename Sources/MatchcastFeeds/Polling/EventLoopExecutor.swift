@@ -39,9 +39,17 @@ public final class EventLoopExecutor: TaskExecutor {
 
 /// Real time, whose sleeps are timers of the event loop the sleeping task runs on (`EventLoopExecutor`): waking a
 /// poll then takes no thread of its own. Off an event loop it sleeps as `ContinuousClock` does.
+///
+/// A sleep of `coalescingThreshold` or more ends at the next multiple of `slot` of the loop's clock, up to `slot`
+/// late: the polls due within the same few milliseconds wake their loop once, not once each.
 public struct EventLoopClock: Clock {
     public typealias Instant = ContinuousClock.Instant
     public typealias Duration = Swift.Duration
+
+    /// How late a long sleep may end, so that sleeps ending close together end together.
+    public static let slot = Duration.milliseconds(4)
+    /// Shorter sleeps end when asked.
+    public static let coalescingThreshold = Duration.milliseconds(100)
 
     public init() {}
 
@@ -56,7 +64,13 @@ public struct EventLoopClock: Clock {
         try Task.checkCancellation()
         let delay = ContinuousClock.now.duration(to: deadline)
         guard delay > .zero else { return }
-        let scheduled = loop.scheduleTask(in: .nanoseconds(delay.nanosecondsClamped)) {}
+        var due = NIODeadline.now() + .nanoseconds(delay.nanosecondsClamped)
+        if delay >= Self.coalescingThreshold {
+            let slot = UInt64(Self.slot.nanosecondsClamped)
+            let (rounded, overflow) = (due.uptimeNanoseconds / slot + 1).multipliedReportingOverflow(by: slot)
+            if !overflow { due = .uptimeNanoseconds(rounded) }
+        }
+        let scheduled = loop.scheduleTask(deadline: due) {}
         do {
             try await withTaskCancellationHandler {
                 try await scheduled.futureResult.get()

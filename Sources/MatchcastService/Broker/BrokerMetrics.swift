@@ -16,6 +16,17 @@ public struct BrokerMetrics: Sendable {
             .increment()
     }
 
+    /// The poll metrics of one source kind, made once: a poll then only counts (no lookup of the metric by its
+    /// label and dimensions each time).
+    public func polls(source: String) -> PollMetrics {
+        func counter(_ outcome: String) -> Counter {
+            Counter(label: "matchcast_polls_total", dimensions: [("source", source), ("outcome", outcome)], factory: factory)
+        }
+        return PollMetrics(
+            updated: counter("updated"), unchanged: counter("unchanged"), stale: counter("stale"), failed: counter("failed"),
+            interval: Gauge(label: "matchcast_poll_interval_seconds", dimensions: [("source", source)], factory: factory))
+    }
+
     /// `matchcast_poll_interval_seconds{source}`: the current server-driven interval.
     public func pollInterval(source: String, _ interval: Duration) {
         Gauge(label: "matchcast_poll_interval_seconds", dimensions: [("source", source)], factory: factory)
@@ -49,4 +60,13 @@ public struct BrokerMetrics: Sendable {
             Gauge(label: "matchcast_tokens", dimensions: [("kind", kind)], factory: factory).record(Double(count))
         }
     }
+}
+
+/// `matchcast_polls_total{source, outcome}` and `matchcast_poll_interval_seconds{source}` of one source kind.
+public struct PollMetrics: Sendable {
+    public let updated: Counter
+    public let unchanged: Counter
+    public let stale: Counter
+    public let failed: Counter
+    public let interval: Gauge
 }

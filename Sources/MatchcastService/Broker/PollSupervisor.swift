@@ -20,6 +20,8 @@ public struct PollSupervisor: Service {
     private let health: FeedHealth
     /// Where match polls run: each source on one event loop of the feed client's group.
     private let executors: EventLoopExecutor.Pool
+    /// The match sources' poll metrics, made once.
+    private let matchPolls: PollMetrics
 
     /// `executors`: the event loops of the feed's HTTP client, so a poll awaits its answer on the thread that reads it.
     public init(
@@ -35,6 +37,7 @@ public struct PollSupervisor: Service {
         self.metrics = metrics
         self.health = health
         self.executors = executors
+        matchPolls = metrics.polls(source: "match")
         self.logger = logger
     }
 
@@ -122,13 +125,14 @@ public struct PollSupervisor: Service {
 
     private func pollMatch(_ matchId: String, wanted: WantedMatches) async {
         let source = MatchSource(matchId: matchId, transport: transport, clock: clock, policy: timing, now: now)
+        let counted = matchPolls
         logger.info("polling match", metadata: ["match": "\(matchId)"])
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             guard let result = try? await source.poll() else { return }
-            metrics.pollInterval(source: "match", result.delay)
+            counted.interval.record(result.delay.seconds)
             switch result.outcome {
             case .updated(let snapshot):
-                metrics.poll(source: "match", outcome: "updated")
+                counted.updated.increment()
                 health.succeeded(at: now())
                 do {
                     // A change may fan out to many activities: not on the event loop.
@@ -139,13 +143,13 @@ public struct PollSupervisor: Service {
                     logger.error("update failed", metadata: ["match": "\(matchId)", "error": "\(error)"])
                 }
             case .unchanged:
-                metrics.poll(source: "match", outcome: "unchanged")
+                counted.unchanged.increment()
                 health.succeeded(at: now())
                 service.lifecycle.feedAnswered(matchId: matchId)
             case .stale:
-                metrics.poll(source: "match", outcome: "stale")
+                counted.stale.increment()
             case .failed(let error):
-                metrics.poll(source: "match", outcome: "failed")
+                counted.failed.increment()
                 metrics.feedError(reason: error.reason)
                 health.failed(at: now())
                 logger.warning("poll failed", metadata: [
