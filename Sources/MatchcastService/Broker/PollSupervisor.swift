@@ -157,8 +157,8 @@ public struct PollSupervisor: Service {
                 ])
             }
             guard await source.shouldPoll(), isStillWanted(matchId, wanted: wanted) else { break }
-            guard (try? await cancelWhenGracefulShutdown({ try await clock.sleep(for: await source.nextPollDelay()) })) != nil
-            else { return }
+            // No shutdown waiter per sleep: at graceful shutdown `run` cancels every source, which ends this sleep.
+            guard (try? await clock.sleep(for: await source.nextPollDelay())) != nil else { return }
         }
         logger.info("stopped polling match", metadata: ["match": "\(matchId)"])
     }
