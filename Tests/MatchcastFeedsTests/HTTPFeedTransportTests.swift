@@ -52,6 +52,15 @@ struct HTTPFeedTransportTests {
                 return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(bytes: body)))
             case "huge":
                 return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(repeating: UInt8(ascii: " "), count: 64 * 1024)))
+            case "stall":
+                // The head and the start of a body, then nothing: a feed host that hangs mid-answer.
+                return Response(
+                    status: .ok, headers: [.contentType: "application/json", .contentLength: "1000"],
+                    body: ResponseBody { writer in
+                        try await writer.write(ByteBuffer(string: #"{"retryAfterMs":1000,"match":"#))
+                        try await Task.sleep(for: .seconds(30))
+                        try await writer.finish(nil)
+                    })
             default:
                 return Response(status: .notFound)
             }
@@ -159,6 +168,18 @@ struct HTTPFeedTransportTests {
             let error = await #expect(throws: FeedError.self) { try await transport.fetch(.match("huge")) }
             #expect(error?.reason == "too_large")
             #expect(error?.description == "body of /matches/huge is larger than 1024 bytes")
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aFeedThatHangsMidBodyFailsWithinTheDeadline() async throws {
+        try await withFeed { baseURL, client, _ in
+            let transport = try HTTPFeedTransport(client: client, baseURL: baseURL, timeout: .milliseconds(300))
+            let begin = ContinuousClock.now
+            let error = await #expect(throws: FeedError.self) { try await transport.fetch(.match("stall")) }
+            #expect(error?.reason == "timeout")
+            #expect(error?.path == "/matches/stall")
+            #expect(begin.duration(to: .now) < .seconds(5), "the body's wait is bounded by the deadline too")
         }
     }
 

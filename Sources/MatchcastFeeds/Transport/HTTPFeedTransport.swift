@@ -49,14 +49,18 @@ public struct HTTPFeedTransport: FeedTransport {
     }
 
     public func fetch(_ request: FeedRequest) async throws -> FeedResponse {
-        let path = request.path
-        let timeout = self.timeout
+        let deadline = NIODeadline.now() + TimeAmount(timeout)
+        let (response, head) = try await sendHead(request, deadline: deadline)
+        // A 304 (an unchanged poll) or a 204 has no body: nothing more to wait for.
+        if head.status == 304 || head.status == 204 { return head }
         // AsyncHTTPClient's deadline stops at the response head; racing a timer bounds the body too. On an event loop
         // (a poll run by `EventLoopExecutor`) the timer is that loop's, so it costs no thread of its own.
+        let path = request.path
+        let remaining = Duration.nanoseconds(max(0, deadline.uptimeNanoseconds - NIODeadline.now().uptimeNanoseconds))
         return try await withThrowingTaskGroup(of: FeedResponse.self) { group in
-            group.addTask { try await self.exchange(request) }
+            group.addTask { try await self.readBody(of: response, head: head, path: path) }
             group.addTask {
-                try await EventLoopClock().sleep(for: timeout)
+                try await EventLoopClock().sleep(for: remaining)
                 throw FeedError.timeout(path: path)
             }
             defer { group.cancelAll() }
@@ -65,7 +69,8 @@ public struct HTTPFeedTransport: FeedTransport {
         }
     }
 
-    private func exchange(_ request: FeedRequest) async throws -> FeedResponse {
+    /// Sends the request and waits for the response head, by `deadline`: the status and headers, no body yet.
+    private func sendHead(_ request: FeedRequest, deadline: NIODeadline) async throws -> (HTTPClientResponse, FeedResponse) {
         var outgoing = HTTPClientRequest(url: baseURL + request.path)
         outgoing.method = .GET
         outgoing.headers.add(name: "accept", value: "application/json")
@@ -73,30 +78,45 @@ public struct HTTPFeedTransport: FeedTransport {
         for (name, value) in request.headers.sorted(by: { $0.key < $1.key }) {
             outgoing.headers.replaceOrAdd(name: name, value: value)
         }
+        let response: HTTPClientResponse
         do {
-            let response = try await client.execute(outgoing, deadline: .now() + TimeAmount(timeout))
-            var headers: [String: String] = [:]
-            for (name, value) in response.headers {
-                let key = name.lowercased()
-                headers[key] = headers[key].map { $0 + ", " + value } ?? value
-            }
-            let status = Int(response.status.code)
+            response = try await client.execute(outgoing, deadline: deadline)
+        } catch {
+            throw Self.feedError(error, path: request.path, limit: maxBodyBytes)
+        }
+        var headers: [String: String] = [:]
+        for (name, value) in response.headers {
+            let key = name.lowercased()
+            headers[key] = headers[key].map { $0 + ", " + value } ?? value
+        }
+        return (response, FeedResponse(status: Int(response.status.code), headers: headers, body: nil))
+    }
+
+    private func readBody(of response: HTTPClientResponse, head: FeedResponse, path: String) async throws -> FeedResponse {
+        do {
             let buffer = try await response.body.collect(upTo: maxBodyBytes)
-            let body = buffer.readableBytes > 0 ? Data(buffer.readableBytesView) : nil
-            return FeedResponse(status: status, headers: headers, body: status == 304 ? nil : body)
-        } catch is NIOTooManyBytesError {
-            throw FeedError.tooLarge(limit: maxBodyBytes, path: request.path)
-        } catch let error as HTTPClientError {
-            if Task.isCancelled { throw CancellationError() }
+            var answer = head
+            answer.body = buffer.readableBytes > 0 ? Data(buffer.readableBytesView) : nil
+            return answer
+        } catch {
+            throw Self.feedError(error, path: path, limit: maxBodyBytes)
+        }
+    }
+
+    private static func feedError(_ error: any Error, path: String, limit: Int) -> any Error {
+        if Task.isCancelled { return CancellationError() }
+        switch error {
+        case is NIOTooManyBytesError:
+            return FeedError.tooLarge(limit: limit, path: path)
+        case let error as HTTPClientError:
             switch error {
             case .deadlineExceeded, .readTimeout, .connectTimeout, .getConnectionFromPoolTimeout, .tlsHandshakeTimeout:
-                throw FeedError.timeout(path: request.path)
+                return FeedError.timeout(path: path)
             default:
-                throw FeedError.transport(error, path: request.path)
+                return FeedError.transport(error, path: path)
             }
-        } catch {
-            if Task.isCancelled { throw CancellationError() }
-            throw FeedError.transport(error, path: request.path)
+        default:
+            return FeedError.transport(error, path: path)
         }
     }
 }
