@@ -223,7 +223,7 @@ public actor LifecycleManager {
     public func pushToStartTokenChanged(deviceId: String) async throws(ServiceError) {
         await serial.enter()
         defer { serial.leave() }
-        for matchId in matches.keys.sorted() {
+        for matchId in try await knownMatches(followedBy: deviceId) {
             guard let latest = latest(matchId: matchId), latest.status.isInProgress else { continue }
             var deliveries: [Delivery] = []
             var changed = ChangeSet()
@@ -242,7 +242,7 @@ public actor LifecycleManager {
     public func pushToStartTokenRejected(deviceId: String) async throws(ServiceError) {
         await serial.enter()
         defer { serial.leave() }
-        for matchId in matches.keys.sorted() {
+        for matchId in try await knownMatches(followedBy: deviceId) {
             try await loadActivities(matchId: matchId)
             var deliveries: [Delivery] = []
             var changed = ChangeSet()
@@ -251,6 +251,13 @@ public actor LifecycleManager {
             }
             try await finish(deliveries, changed)
         }
+    }
+
+    /// The matches this manager knows that the device follows, sorted: where its activities are (an open activity
+    /// always goes with a follow), found from its few follows rather than by looking through every match.
+    func knownMatches(followedBy deviceId: String) async throws(ServiceError) -> [String] {
+        let follows = try await persist { try await self.store.follows(deviceId: deviceId) }
+        return follows.map(\.matchId).filter { matches.index(forKey: $0) != nil }.sorted()
     }
 
     /// Time passed: coalesced flushes, stale-date refreshes, 8-hour restarts, starts that waited
