@@ -44,7 +44,7 @@ struct BrokerRunner {
             throw ExitCode(2)
         }
         let needsClient = feedSpec.needsHTTPClient || SinkFactory.needsHTTPClient(config.sinks)
-        let client = needsClient ? HTTPClient(eventLoopGroupProvider: .singleton) : nil
+        let client = needsClient ? HTTPClient(eventLoopGroupProvider: .singleton, configuration: Self.clientConfiguration) : nil
         do {
             // A PostgreSQL store's pool runs around the broker: before `restore()`, until every service stopped.
             try await withStoreRunning(store) {
@@ -55,6 +55,18 @@ struct BrokerRunner {
             throw error
         }
         try await client?.shutdown()
+    }
+
+    /// The feed's (and the webhook's) HTTP client: keep-alive connections, up to `connectionsPerHost` to each host.
+    /// Polls of one feed host share them; with AsyncHTTPClient's default of 8, a few thousand live matches at one
+    /// poll a second queued for a connection.
+    static let connectionsPerHost = 64
+
+    static var clientConfiguration: HTTPClient.Configuration {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool = .init(
+            idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: connectionsPerHost)
+        return configuration
     }
 
     private func serve(
