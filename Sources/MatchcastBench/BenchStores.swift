@@ -153,3 +153,33 @@ struct ScratchPostgresDatabase: Sendable {
         return values
     }
 }
+
+/// Where a benchmark's `serve` child keeps its store: the `--store` URL it gets, in a folder of the run's own, and the
+/// scratch PostgreSQL database to drop afterwards.
+struct ServeChildStore: Sendable {
+    let url: String
+    let scratch: ScratchPostgresDatabase?
+
+    static func make(_ kind: BenchStoreKind, in directory: URL, postgresServer: String?) async throws -> ServeChildStore {
+        switch kind {
+        case .memory: return ServeChildStore(url: "memory", scratch: nil)
+        case .sqlite: return ServeChildStore(url: "sqlite:" + directory.appendingPathComponent("serve.sqlite").path, scratch: nil)
+        case .postgres:
+            guard let postgresServer else { throw BenchSetupError("--store postgres needs --postgres-url") }
+            let made = try await ScratchPostgresDatabase.create(serverURL: postgresServer)
+            return ServeChildStore(url: made.url, scratch: made)
+        }
+    }
+
+    /// A new temporary folder for one run: `matchcast-bench-<what>-<pid>-<store>-<random>`.
+    static func folder(_ what: String, _ kind: BenchStoreKind) throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "matchcast-bench-\(what)-\(getpid())-\(kind.rawValue)-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    func drop() async {
+        await scratch?.drop()
+    }
+}

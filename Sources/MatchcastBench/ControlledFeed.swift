@@ -15,7 +15,7 @@ final class ControlledFeed: Sendable {
     let port: Int
     let matchId: String
     private let state: SharedState
-    private let server: Task<Void, any Error>
+    private let server: LocalServer
     private let counters: Counters
 
     private struct State: Sendable {
@@ -32,7 +32,7 @@ final class ControlledFeed: Sendable {
         let requests = Atomic<Int>(0)
     }
 
-    private init(port: Int, matchId: String, state: SharedState, server: Task<Void, any Error>, counters: Counters) {
+    private init(port: Int, matchId: String, state: SharedState, server: LocalServer, counters: Counters) {
         self.port = port
         self.matchId = matchId
         self.state = state
@@ -53,7 +53,6 @@ final class ControlledFeed: Sendable {
         let state = SharedState(State(match: match, snapshot: scheduled))
         state.lock.withLock { Self.encode(&$0, retryAfterMs: retryAfterMs) }
         let counters = Counters()
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
         let responder = CallbackResponder<BasicRequestContext> { request, _ in
             counters.requests.add(1, ordering: .relaxed)
             guard request.method == .get else { return Response(status: .methodNotAllowed) }
@@ -76,25 +75,8 @@ final class ControlledFeed: Sendable {
             return Response(
                 status: .ok, headers: [.contentType: "application/json", .eTag: etag], body: ResponseBody(byteBuffer: body))
         }
-        let app = Application(
-            responder: responder,
-            configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0), serverName: "matchcast-bench-feed"),
-            onServerRunning: { channel in
-                continuation.yield(channel.localAddress?.port ?? 0)
-                continuation.finish()
-            },
-            logger: Logger(label: "matchcast.bench-feed", factory: { _ in SwiftLogNoOpLogHandler() }))
-        let server = Task {
-            defer { continuation.finish() }
-            try await app.run()
-        }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next(), port > 0 else {
-            server.cancel()
-            _ = await server.result
-            throw CommandFailure("the benchmark's feed did not start listening")
-        }
-        return ControlledFeed(port: port, matchId: matchId, state: state, server: server, counters: counters)
+        let server = try await LocalServer.start(name: "feed", responder: responder)
+        return ControlledFeed(port: server.port, matchId: matchId, state: state, server: server, counters: counters)
     }
 
     /// The match goes live; returns the `MonotonicTime` at which the new answer is served.
@@ -116,8 +98,7 @@ final class ControlledFeed: Sendable {
     }
 
     func stop() async {
-        server.cancel()
-        _ = await server.result
+        await server.stop()
     }
 
     // MARK: Bodies

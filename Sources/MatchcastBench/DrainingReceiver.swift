@@ -18,9 +18,9 @@ final class DrainingReceiver: Sendable {
     /// The port the server listens on.
     let port: Int
     private let counters: Counters
-    private let server: Task<Void, any Error>
+    private let server: LocalServer
 
-    private init(port: Int, counters: Counters, server: Task<Void, any Error>) {
+    private init(port: Int, counters: Counters, server: LocalServer) {
         self.port = port
         self.counters = counters
         self.server = server
@@ -37,7 +37,6 @@ final class DrainingReceiver: Sendable {
     /// Starts listening; the server runs in a task this receiver owns until `stop()`.
     static func start() async throws -> DrainingReceiver {
         let counters = Counters()
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
         let responder = CallbackResponder<BasicRequestContext> { request, _ in
             var read = 0
             for try await chunk in request.body { read += chunk.readableBytes }
@@ -45,32 +44,13 @@ final class DrainingReceiver: Sendable {
             counters.bytes.add(read, ordering: .relaxed)
             return Response(status: .ok)
         }
-        let app = Application(
-            responder: responder,
-            configuration: ApplicationConfiguration(
-                address: .hostname("127.0.0.1", port: 0), serverName: "matchcast-bench-receiver"),
-            onServerRunning: { channel in
-                continuation.yield(channel.localAddress?.port ?? 0)
-                continuation.finish()
-            },
-            logger: Logger(label: "matchcast.bench-receiver", factory: { _ in SwiftLogNoOpLogHandler() }))
-        let server = Task {
-            defer { continuation.finish() }
-            try await app.run()
-        }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next(), port > 0 else {
-            server.cancel()
-            _ = await server.result
-            throw CommandFailure("the benchmark's webhook receiver did not start listening")
-        }
-        return DrainingReceiver(port: port, counters: counters, server: server)
+        let server = try await LocalServer.start(name: "webhook receiver", responder: responder)
+        return DrainingReceiver(port: server.port, counters: counters, server: server)
     }
 
     /// Stops the server and waits until it has.
     func stop() async {
-        server.cancel()
-        _ = await server.result
+        await server.stop()
     }
 
     private final class Counters: Sendable {

@@ -60,10 +60,8 @@ struct PollsBenchmark: Sendable {
     let options: Options
 
     func run() async throws -> Result {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "matchcast-bench-polls-\(getpid())-\(options.store.rawValue)-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        var scratch: ScratchPostgresDatabase?
+        let directory = try ServeChildStore.folder("polls", options.store)
+        var store: ServeChildStore?
         var feed: PollsFeed?
         var child: ServeChild?
         let client = HTTPClient(
@@ -73,16 +71,9 @@ struct PollsBenchmark: Sendable {
         var result: Result?
         var failure: (any Error)?
         do {
-            let storeURL: String
-            switch options.store {
-            case .memory: storeURL = "memory"
-            case .sqlite: storeURL = "sqlite:" + directory.appendingPathComponent("serve.sqlite").path
-            case .postgres:
-                guard let server = options.postgresServer else { throw BenchSetupError("--store postgres needs --postgres-url") }
-                let made = try await ScratchPostgresDatabase.create(serverURL: server)
-                scratch = made
-                storeURL = made.url
-            }
+            let made = try await ServeChildStore.make(options.store, in: directory, postgresServer: options.postgresServer)
+            store = made
+            let storeURL = made.url
             let started = try await PollsFeed.start(matches: options.matches, retryAfterMs: options.pollMs)
             feed = started
             let port = try ReservedPort.free()
@@ -106,7 +97,7 @@ struct PollsBenchmark: Sendable {
         if failure != nil, let child { StandardStreams.err("serve's log (last lines):\n" + child.logTail()) }
         try? await client.shutdown()
         await feed?.stop()
-        await scratch?.drop()
+        await store?.drop()
         try? FileManager.default.removeItem(at: directory)
         if let failure { throw failure }
         guard var result else { throw CommandFailure("no result") }

@@ -14,7 +14,7 @@ import Synchronization
 final class PollsFeed: Sendable {
     let port: Int
     let matches: Int
-    private let server: Task<Void, any Error>
+    private let server: LocalServer
     private let counters: Counters
 
     final class Counters: Sendable {
@@ -32,7 +32,7 @@ final class PollsFeed: Sendable {
         var other: Int
     }
 
-    private init(port: Int, matches: Int, server: Task<Void, any Error>, counters: Counters) {
+    private init(port: Int, matches: Int, server: LocalServer, counters: Counters) {
         self.port = port
         self.matches = matches
         self.server = server
@@ -65,7 +65,6 @@ final class PollsFeed: Sendable {
         let table = bodies
         let counters = Counters()
         let prefix = "/matches/" + matchId(0).dropLast()
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
         let responder = CallbackResponder<BasicRequestContext> { request, _ in
             guard request.method == .get else { return Response(status: .methodNotAllowed) }
             let path = request.uri.path
@@ -86,30 +85,12 @@ final class PollsFeed: Sendable {
             }
             return Self.json(table[index], etag: etag)
         }
-        let app = Application(
-            responder: responder,
-            configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0), serverName: "matchcast-bench-polls"),
-            onServerRunning: { channel in
-                continuation.yield(channel.localAddress?.port ?? 0)
-                continuation.finish()
-            },
-            logger: Logger(label: "matchcast.bench-polls-feed", factory: { _ in SwiftLogNoOpLogHandler() }))
-        let server = Task {
-            defer { continuation.finish() }
-            try await app.run()
-        }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next(), port > 0 else {
-            server.cancel()
-            _ = await server.result
-            throw CommandFailure("the benchmark's feed did not start listening")
-        }
-        return PollsFeed(port: port, matches: matches, server: server, counters: counters)
+        let server = try await LocalServer.start(name: "feed", responder: responder)
+        return PollsFeed(port: server.port, matches: matches, server: server, counters: counters)
     }
 
     func stop() async {
-        server.cancel()
-        _ = await server.result
+        await server.stop()
     }
 
     private static func json(_ body: ByteBuffer, etag: String) -> Response {

@@ -104,10 +104,8 @@ struct ServeBenchmark: Sendable {
 
     func run() async throws -> Result {
         let n = options.devices
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "matchcast-bench-serve-\(getpid())-\(options.store.rawValue)-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        var scratch: ScratchPostgresDatabase?
+        let directory = try ServeChildStore.folder("serve", options.store)
+        var store: ServeChildStore?
         var feed: ControlledFeed?
         var child: ServeChild?
         var fake: ServeChild?
@@ -118,16 +116,9 @@ struct ServeBenchmark: Sendable {
         var failure: (any Error)?
         var result: Result?
         do {
-            let storeURL: String
-            switch options.store {
-            case .memory: storeURL = "memory"
-            case .sqlite: storeURL = "sqlite:" + directory.appendingPathComponent("serve.sqlite").path
-            case .postgres:
-                guard let server = options.postgresServer else { throw BenchSetupError("--store postgres needs --postgres-url") }
-                let made = try await ScratchPostgresDatabase.create(serverURL: server)
-                scratch = made
-                storeURL = made.url
-            }
+            let made = try await ServeChildStore.make(options.store, in: directory, postgresServer: options.postgresServer)
+            store = made
+            let storeURL = made.url
             let controlled = try await ControlledFeed.start(matchId: ServeBenchmark.matchId, retryAfterMs: options.pollMs)
             feed = controlled
             let port = try ReservedPort.free()
@@ -168,7 +159,7 @@ struct ServeBenchmark: Sendable {
             result?.feedRequests = feed.requests
             await feed.stop()
         }
-        await scratch?.drop()
+        await store?.drop()
         try? FileManager.default.removeItem(at: directory)
         if let failure { throw failure }
         guard var result else { throw CommandFailure("no result") }
