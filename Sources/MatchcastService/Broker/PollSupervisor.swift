@@ -74,8 +74,13 @@ public struct PollSupervisor: Service {
                 pending = FollowChanges.Pending()
                 for matchId in wanted where running.insert(matchId) {
                     group.addTask(executorPreference: executors.take()) {
-                        await pollMatch(matchId, wanted: wantedMatches)
+                        let unwanted = await pollMatch(matchId, wanted: wantedMatches)
                         running.remove(matchId)
+                        // Followed again between the source's last look and now: the change found it still running.
+                        if unwanted, !Task.isCancelled, wantedMatches.contains(matchId),
+                           service.lifecycle.wantsSource(matchId: matchId) {
+                            changes.followed(matchId)
+                        }
                     }
                 }
             } while await wakeUps.next() != nil
@@ -123,12 +128,13 @@ public struct PollSupervisor: Service {
         }
     }
 
-    private func pollMatch(_ matchId: String, wanted: WantedMatches) async {
+    /// Polls the match until it is final, unwanted here, or the supervisor stops; true when it stopped as unwanted.
+    private func pollMatch(_ matchId: String, wanted: WantedMatches) async -> Bool {
         let source = MatchSource(matchId: matchId, transport: transport, clock: clock, policy: timing, now: now)
         let counted = matchPolls
         logger.info("polling match", metadata: ["match": "\(matchId)"])
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            guard let result = try? await source.poll() else { return }
+            guard let result = try? await source.poll() else { return false }
             counted.interval.record(result.delay.seconds)
             switch result.outcome {
             case .updated(let snapshot):
@@ -156,11 +162,16 @@ public struct PollSupervisor: Service {
                     "match": "\(matchId)", "error": "\(error)", "retry_in": "\(result.delay)",
                 ])
             }
-            guard await source.shouldPoll(), isStillWanted(matchId, wanted: wanted) else { break }
+            guard await source.shouldPoll() else { break }
+            guard isStillWanted(matchId, wanted: wanted) else {
+                logger.info("stopped polling match", metadata: ["match": "\(matchId)"])
+                return true
+            }
             // No shutdown waiter per sleep: at graceful shutdown `run` cancels every source, which ends this sleep.
-            guard (try? await clock.sleep(for: await source.nextPollDelay())) != nil else { return }
+            guard (try? await clock.sleep(for: await source.nextPollDelay())) != nil else { return false }
         }
         logger.info("stopped polling match", metadata: ["match": "\(matchId)"])
+        return false
     }
 
     /// Held here, still followed as last listed (no store read per poll), and neither final nor postponed.
