@@ -19,4 +19,22 @@ struct WantedMatchesTests {
         wanted.replace(with: ["a"], ifStill: next)  // "b" and "c" unfollowed through another replica
         #expect(wanted.contains("a") && !wanted.contains("b") && !wanted.contains("c"))
     }
+
+    @Test func aPeriodicListKeepsTheFollowChangesMadeWhileItWasRead() {
+        let wanted = WantedMatches()
+        wanted.replace(with: ["a", "b"])
+        let periodic = wanted.version
+        wanted.insert("c")  // followed while the periodic list was read
+        wanted.remove("b")  // its last follower left meanwhile
+        // Read before both: it still has "b", not "c"; and "d", whose follow this replica never heard of.
+        wanted.replace(with: ["a", "b", "d"], ifStill: periodic)
+        #expect(wanted.contains("a") && wanted.contains("c") && wanted.contains("d"))
+        #expect(!wanted.contains("b"), "the unfollow made meanwhile stands")
+
+        // The next periodic list decides every match again.
+        let next = wanted.version
+        wanted.replace(with: ["a"], ifStill: next)
+        #expect(wanted.contains("a") && !wanted.contains("c") && !wanted.contains("d"))
+    }
 }
+

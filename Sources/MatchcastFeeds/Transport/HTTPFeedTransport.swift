@@ -51,12 +51,17 @@ public struct HTTPFeedTransport: FeedTransport {
     public func fetch(_ request: FeedRequest) async throws -> FeedResponse {
         let deadline = NIODeadline.now() + TimeAmount(timeout)
         let (response, head) = try await sendHead(request, deadline: deadline)
-        // A 304 (an unchanged poll) or a 204 has no body: nothing more to wait for.
-        if head.status == 304 || head.status == 204 { return head }
+        // A 304 (an unchanged poll) or a 204 has no body: its end comes with the head, so no timer is needed for it
+        // (reading it lets the client put the connection back in its pool).
+        if head.status == 304 || head.status == 204 {
+            return try await readBody(of: response, head: head, path: request.path)
+        }
         // AsyncHTTPClient's deadline stops at the response head; racing a timer bounds the body too. On an event loop
         // (a poll run by `EventLoopExecutor`) the timer is that loop's, so it costs no thread of its own.
         let path = request.path
-        let remaining = Duration.nanoseconds(max(0, deadline.uptimeNanoseconds - NIODeadline.now().uptimeNanoseconds))
+        let left = deadline - NIODeadline.now()  // signed: the head may have come in after the deadline
+        guard left > .zero else { throw FeedError.timeout(path: path) }
+        let remaining = Duration.nanoseconds(left.nanoseconds)
         return try await withThrowingTaskGroup(of: FeedResponse.self) { group in
             group.addTask { try await self.readBody(of: response, head: head, path: path) }
             group.addTask {

@@ -50,10 +50,10 @@ public struct PollSupervisor: Service {
         let wantedMatches = WantedMatches()
         await withDiscardingTaskGroup { group in
             group.addTask { await pollLiveList() }
-            group.addTask { await relistNow(and: wantedMatches) }
+            let changes = service.followChanges
+            group.addTask { await relistNow(and: wantedMatches, running: running, changes: changes) }
             // Sources already wanted at start (after a restart); then, at every follow change, the matches it names
             // (everything again when this replica gained matches).
-            let changes = service.followChanges
             var wakeUps = changes.wakeUps.cancelOnGracefulShutdown().makeAsyncIterator()
             var pending = FollowChanges.Pending()
             pending.relist = true
@@ -118,13 +118,17 @@ public struct PollSupervisor: Service {
         return try await service.lifecycle.matchesToPoll().filter { ownership.holds($0) }
     }
 
-    /// Lists the wanted matches every `relistInterval`, for the sources to look up after each poll. A list begun
-    /// before a follow change's own listing is dropped rather than put over it.
-    private func relistNow(and wanted: WantedMatches) async {
+    /// Lists the wanted matches every `relistInterval`, for the sources to look up after each poll (a follow change
+    /// made meanwhile keeps its own answer for its match), and hands the supervisor any wanted match without a
+    /// source: one whose listing failed at start, or a postponed match that the live list showed live again.
+    private func relistNow(and wanted: WantedMatches, running: RunningSources, changes: FollowChanges) async {
         while (try? await cancelWhenGracefulShutdown({ try await clock.sleep(for: Self.relistInterval) })) != nil {
             let version = wanted.version
             guard let list = try? await listWanted() else { continue }
             wanted.replace(with: list, ifStill: version)
+            for matchId in list where wanted.contains(matchId) && !running.contains(matchId) {
+                changes.followed(matchId)
+            }
         }
     }
 
@@ -255,23 +259,50 @@ public final class FeedHealth: Sendable {
     }
 }
 
-/// The matches wanted as last listed, shared with the source tasks; `version` counts the lists put in.
+/// The matches wanted as last listed, shared with the source tasks; `version` counts the changes put in.
 final class WantedMatches: Sendable {
-    private let state = Mutex<(ids: Set<String>, version: Int)>(([], 0))
+    private struct State {
+        var ids: Set<String> = []
+        var version = 0
+        /// The version at which each match was last put in or taken out one by one (by a follow change).
+        var changedAt: [String: Int] = [:]
+        /// The version of the last whole list a follow change put in.
+        var listedAt = 0
+    }
+
+    private let state = Mutex(State())
 
     var version: Int { state.withLock { $0.version } }
 
     func contains(_ id: String) -> Bool { state.withLock { $0.ids.contains(id) } }
 
+    /// A whole list, read at a follow change: it goes in as it is.
     func replace(with ids: [String]) {
-        state.withLock { $0 = (Set(ids), $0.version + 1) }
+        state.withLock { state in
+            state.version += 1
+            state = State(ids: Set(ids), version: state.version, changedAt: [:], listedAt: state.version)
+        }
     }
 
-    /// One match in or out; a periodic list begun before this does not undo it.
+    /// A list read at `version` (the periodic one): dropped if a follow change put a whole list in since; otherwise it
+    /// decides every match except those a follow change put in or took out since, which keep that answer.
+    func replace(with ids: [String], ifStill version: Int) {
+        state.withLock { state in
+            guard state.listedAt <= version else { return }
+            var merged = Set(ids.filter { (state.changedAt[$0] ?? 0) <= version })
+            merged.formUnion(state.ids.filter { (state.changedAt[$0] ?? 0) > version })
+            state.ids = merged
+            state.version += 1
+            state.changedAt = state.changedAt.filter { $0.value > version }
+        }
+    }
+
+    /// One match in or out, by a follow change.
     func insert(_ id: String) {
         state.withLock { state in
             state.ids.insert(id)
             state.version += 1
+            state.changedAt[id] = state.version
         }
     }
 
@@ -279,14 +310,7 @@ final class WantedMatches: Sendable {
         state.withLock { state in
             state.ids.remove(id)
             state.version += 1
-        }
-    }
-
-    /// Puts `ids` in unless another list was put in since `version` was read.
-    func replace(with ids: [String], ifStill version: Int) {
-        state.withLock { state in
-            guard state.version == version else { return }
-            state = (Set(ids), version + 1)
+            state.changedAt[id] = state.version
         }
     }
 }
@@ -298,4 +322,5 @@ final class RunningSources: Sendable {
     /// True when the id was not running yet.
     func insert(_ id: String) -> Bool { ids.withLock { $0.insert(id).inserted } }
     func remove(_ id: String) { _ = ids.withLock { $0.remove(id) } }
+    func contains(_ id: String) -> Bool { ids.withLock { $0.contains(id) } }
 }

@@ -148,8 +148,8 @@ public actor LifecycleManager {
             return nil
         }
         state.lastSeq = snapshot.seq ?? state.lastSeq
-        pollFacts.answered(snapshot.id, at: now())
         guard let update else {
+            pollFacts.answered(snapshot.id, at: now())
             pollFacts.record(snapshot.id, status: state.tracker.current?.snapshot.status)
             matches[snapshot.id] = state
             return nil
@@ -157,6 +157,7 @@ public actor LifecycleManager {
         // The tracker moves on only once the match is saved: a failed save leaves it where it was,
         // so the same snapshot polled again is still news.
         try await persist { try await self.store.saveMatch(MatchRecord(snapshot: snapshot, updatedAt: self.now())) }
+        pollFacts.answered(snapshot.id, at: now())
         pollFacts.record(snapshot.id, status: snapshot.status)
         // The cached activities stay where they are; the rest comes from `state`, which is let go first,
         // so only the cache holds the activities while they change.

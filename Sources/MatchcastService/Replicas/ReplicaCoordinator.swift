@@ -128,7 +128,8 @@ public struct ReplicaCoordinator: Service {
                 try await service.router.execute(posted.command)
                 // The owner's supervisor hears of follows made through other replicas' APIs at once.
                 switch posted.command.kind {
-                case .follow: service.followChanges.followed(posted.command.matchId)
+                // Registering an update token follows the match too (an adopted activity is followed).
+                case .follow, .registerUpdateToken: service.followChanges.followed(posted.command.matchId)
                 case .unfollow: service.followChanges.unfollowed(posted.command.matchId)
                 default: break
                 }
