@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import MatchcastCLI
 import MatchcastCore
+import MatchcastFeeds
 import NIOCore
 import Synchronization
 
@@ -103,31 +104,15 @@ final class ControlledFeed: Sendable {
 
     // MARK: Bodies
 
-    private struct LiveMatches: Encodable {
-        var retryAfterMs: Int
-        var generatedAt: Date
-        var matches: [MatchSnapshot]
-    }
-
-    private struct MatchBody: Encodable {
-        var retryAfterMs: Int
-        var match: MatchSnapshot
-    }
-
-    private struct Schedule: Encodable {
-        var date: String
-        var matches: [MatchSnapshot]
-    }
-
     private static func encode(_ state: inout State, retryAfterMs: Int) {
         let encoder = JSON.encoder()
         let snapshot = state.snapshot
         let live = snapshot.status.isInProgress ? [snapshot] : []
         let date = String(JSON.formatDate(snapshot.startsAt ?? Date()).prefix(10))
         // Only a non-finite number could fail to encode; there is none here.
-        let list = (try? encoder.encode(LiveMatches(retryAfterMs: retryAfterMs, generatedAt: Date(), matches: live))) ?? Data()
-        let match = (try? encoder.encode(MatchBody(retryAfterMs: retryAfterMs, match: snapshot))) ?? Data()
-        let schedule = (try? encoder.encode(Schedule(date: date, matches: [snapshot]))) ?? Data()
+        let list = (try? encoder.encode(NativeFeedBody.LiveMatches(retryAfterMs: retryAfterMs, generatedAt: Date(), matches: live))) ?? Data()
+        let match = (try? encoder.encode(NativeFeedBody.Match(retryAfterMs: retryAfterMs, match: snapshot))) ?? Data()
+        let schedule = (try? encoder.encode(NativeFeedBody.Schedule(date: date, matches: [snapshot]))) ?? Data()
         state.listBody = ByteBuffer(bytes: list)
         state.matchBody = ByteBuffer(bytes: match)
         state.scheduleBody = ByteBuffer(bytes: schedule)

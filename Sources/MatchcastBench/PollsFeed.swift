@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import MatchcastCLI
 import MatchcastCore
+import MatchcastFeeds
 import NIOCore
 import Synchronization
 
@@ -58,10 +59,10 @@ final class PollsFeed: Sendable {
             var match = BenchMatch(id: matchId(index))
             _ = match.scheduled(at: now, startsAt: now)
             let snapshot = match.kickOff(at: now)
-            bodies.append(ByteBuffer(bytes: try encoder.encode(MatchBody(retryAfterMs: retryAfterMs, match: snapshot))))
+            bodies.append(ByteBuffer(bytes: try encoder.encode(NativeFeedBody.Match(retryAfterMs: retryAfterMs, match: snapshot))))
         }
-        let list = ByteBuffer(bytes: try encoder.encode(LiveMatches(retryAfterMs: retryAfterMs, generatedAt: now, matches: [])))
-        let schedule = ByteBuffer(bytes: try encoder.encode(Schedule(date: String(JSON.formatDate(now).prefix(10)), matches: [])))
+        let list = ByteBuffer(bytes: try encoder.encode(NativeFeedBody.LiveMatches(retryAfterMs: retryAfterMs, generatedAt: now, matches: [])))
+        let schedule = ByteBuffer(bytes: try encoder.encode(NativeFeedBody.Schedule(date: String(JSON.formatDate(now).prefix(10)), matches: [])))
         let table = bodies
         let counters = Counters()
         let prefix = "/matches/" + matchId(0).dropLast()
@@ -95,21 +96,5 @@ final class PollsFeed: Sendable {
 
     private static func json(_ body: ByteBuffer, etag: String) -> Response {
         Response(status: .ok, headers: [.contentType: "application/json", .eTag: etag], body: ResponseBody(byteBuffer: body))
-    }
-
-    private struct LiveMatches: Encodable {
-        var retryAfterMs: Int
-        var generatedAt: Date
-        var matches: [MatchSnapshot]
-    }
-
-    private struct MatchBody: Encodable {
-        var retryAfterMs: Int
-        var match: MatchSnapshot
-    }
-
-    private struct Schedule: Encodable {
-        var date: String
-        var matches: [MatchSnapshot]
     }
 }

@@ -2,25 +2,37 @@ import Foundation
 import MatchcastCore
 
 /// The bodies of the native v1 feed API (CONTRACTS §1) as Matchcast writes them:
-/// the fake feed serves them and the MLB adapter converts into them.
-enum NativeFeedBody {
+/// the fake feed serves them, the MLB adapter converts into them and the benchmarks' feeds serve them.
+package enum NativeFeedBody {
     /// `GET /live-matches`.
-    struct LiveMatches: Encodable {
+    package struct LiveMatches: Encodable {
         var retryAfterMs: Int
         var generatedAt: Date
         var matches: [MatchSnapshot]
+
+        package init(retryAfterMs: Int, generatedAt: Date, matches: [MatchSnapshot]) {
+            (self.retryAfterMs, self.generatedAt, self.matches) = (retryAfterMs, generatedAt, matches)
+        }
     }
 
     /// `GET /matches/{id}`; `retryAfterMs` is left out when the source gave none.
-    struct Match: Encodable {
+    package struct Match: Encodable {
         var retryAfterMs: Int?
         var match: MatchSnapshot
+
+        package init(retryAfterMs: Int?, match: MatchSnapshot) {
+            (self.retryAfterMs, self.match) = (retryAfterMs, match)
+        }
     }
 
     /// `GET /schedule?date=YYYY-MM-DD`.
-    struct Schedule: Encodable {
+    package struct Schedule: Encodable {
         var date: String
         var matches: [MatchSnapshot]
+
+        package init(date: String, matches: [MatchSnapshot]) {
+            (self.date, self.matches) = (date, matches)
+        }
     }
 
     /// `{"error": {"code": ..., "message": ...}}`, the house error shape (CONTRACTS §5).
