@@ -97,10 +97,7 @@ final class APNsBenchReport: Sendable {
     }
 
     private static func percentile(_ sorted: [Duration], _ fraction: Double) -> Duration {
-        guard !sorted.isEmpty else { return .zero }
-        // Nearest rank: the smallest value with at least `fraction` of them at or below it.
-        let rank = Int((Double(sorted.count) * fraction).rounded(.up))
-        return sorted[min(max(rank, 1), sorted.count) - 1]
+        sorted.isEmpty ? .zero : LatencySample.nearestRank(sorted, fraction)
     }
 }
 

@@ -29,17 +29,10 @@ struct PollsBenchCommand: AsyncParsableCommand {
             """
     )
 
+    @OptionGroup var child: ServeChildOptions
+
     @Option(help: "Live matches, each followed by one device.")
     var matches = 2_000
-
-    @Option(help: "Stores to run serve on, one after the other: memory, sqlite, postgres (a comma list), or all.")
-    var store = BenchStoreList([.sqlite])
-
-    @Option(name: .customLong("postgres-url"), help: """
-        The PostgreSQL server for --store postgres (default: MATCHCAST_POSTGRES_URL). A database of the \
-        benchmark's own is created there and dropped afterwards.
-        """)
-    var postgresURL: String?
 
     @Option(help: "How often each match asks to be polled, in ms (the feed's retryAfterMs and serve's polling.minPollMs).")
     var pollMs = 1_000
@@ -53,32 +46,18 @@ struct PollsBenchCommand: AsyncParsableCommand {
     @Option(help: "Follow + unfollow pairs per second during the window.")
     var probes = 10
 
-    @Option(help: "Concurrent API clients for the setup (keep-alive connections).")
-    var clients = 8
-
-    @Option(help: "serve's --log-level (its stderr goes to a file in the temporary folder).")
-    var serveLogLevel = "warning"
-
-    @Option(help: "Seconds any one setup phase may take before the run fails.")
-    var timeout = 300
-
-    @Option(help: "The matchcast executable to start (default: the one beside this one).")
-    var executable: String?
-
     func validate() throws {
         guard (1...100_000).contains(matches) else { throw ValidationError("--matches must be 1...100000") }
         guard (100...60_000).contains(pollMs) else { throw ValidationError("--poll-ms must be 100...60000") }
         guard (1...3600).contains(seconds) else { throw ValidationError("--seconds must be 1...3600") }
         guard (0...600).contains(warmup) else { throw ValidationError("--warmup must be 0...600") }
         guard (1...100).contains(probes) else { throw ValidationError("--probes must be 1...100") }
-        guard (1...64).contains(clients) else { throw ValidationError("--clients must be 1...64") }
-        guard (1...3600).contains(timeout) else { throw ValidationError("--timeout must be 1...3600 seconds") }
     }
 
     func run() async throws {
         let postgresServer: String?
         do {
-            postgresServer = try store.postgresServer(option: postgresURL, environment: ProcessInfo.processInfo.environment)
+            postgresServer = try child.postgresServer()
         } catch {
             StandardStreams.err("matchcast-bench polls: \(error)")
             throw ExitCode(2)
@@ -87,11 +66,11 @@ struct PollsBenchCommand: AsyncParsableCommand {
         defer { signals.uninstall() }
         StandardStreams.err("load average (1, 5, 15 min) at the start: \(BenchTable.loadAverage)")
         var results: [PollsBenchmark.Result] = []
-        for kind in store.kinds {
+        for kind in child.store.kinds {
             let benchmark = PollsBenchmark(options: PollsBenchmark.Options(
-                matches: matches, pollMs: pollMs, seconds: seconds, warmup: warmup, clients: clients, probesPerSecond: probes,
-                executable: executable ?? BenchExecutables.beside("matchcast"), store: kind, postgresServer: postgresServer,
-                serveLogLevel: serveLogLevel, phaseTimeout: .seconds(timeout), interrupted: { signals.isSet }))
+                matches: matches, pollMs: pollMs, seconds: seconds, warmup: warmup, clients: child.clients, probesPerSecond: probes,
+                executable: child.matchcast, store: kind, postgresServer: postgresServer,
+                serveLogLevel: child.serveLogLevel, phaseTimeout: .seconds(child.timeout), interrupted: { signals.isSet }))
             do {
                 results.append(try await benchmark.run())
             } catch {

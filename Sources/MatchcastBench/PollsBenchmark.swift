@@ -204,9 +204,12 @@ struct LatencySample: Sendable {
 
     /// The `p`-th percentile (0...100), nearest rank; nil when empty.
     func percentile(_ p: Double) -> Duration? {
-        guard !values.isEmpty else { return nil }
-        let sorted = values.sorted()
-        let rank = Int((p / 100 * Double(sorted.count)).rounded(.up))
+        values.isEmpty ? nil : Self.nearestRank(values.sorted(), p / 100)
+    }
+
+    /// The smallest of `sorted` with at least `fraction` of them at or below it (`sorted` not empty).
+    static func nearestRank(_ sorted: [Duration], _ fraction: Double) -> Duration {
+        let rank = Int((Double(sorted.count) * fraction).rounded(.up))
         return sorted[min(max(rank, 1), sorted.count) - 1]
     }
 }

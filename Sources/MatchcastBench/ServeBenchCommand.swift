@@ -37,35 +37,16 @@ struct ServeBenchCommand: AsyncParsableCommand {
             """
     )
 
+    @OptionGroup var child: ServeChildOptions
+
     @Option(help: "Devices, each following the match.")
     var devices = 20_000
 
     @Option(help: "Timed goals.")
     var goals = 3
 
-    @Option(help: "Stores to run serve on, one after the other: memory, sqlite, postgres (a comma list), or all.")
-    var store = BenchStoreList([.sqlite])
-
-    @Option(name: .customLong("postgres-url"), help: """
-        The PostgreSQL server for --store postgres (default: MATCHCAST_POSTGRES_URL). A database of the \
-        benchmark's own is created there and dropped afterwards.
-        """)
-    var postgresURL: String?
-
-    @Option(help: "Concurrent API clients (keep-alive connections).")
-    var clients = 8
-
     @Option(help: "How often serve polls the feed, in ms (the feed's retryAfterMs and serve's polling.minPollMs).")
     var pollMs = 100
-
-    @Option(help: "serve's --log-level (its stderr goes to a file in the temporary folder).")
-    var serveLogLevel = "warning"
-
-    @Option(help: "Seconds any one phase may take before the run fails.")
-    var timeout = 300
-
-    @Option(help: "The matchcast executable to start (default: the one beside this one).")
-    var executable: String?
 
     @Option(help: """
         Where serve delivers: stdout (its NDJSON, piped here) or apns (matchcast-fake-apns, an APNs on \
@@ -82,9 +63,7 @@ struct ServeBenchCommand: AsyncParsableCommand {
     func validate() throws {
         guard (1...1_000_000).contains(devices) else { throw ValidationError("--devices must be 1...1000000") }
         guard (1...100).contains(goals) else { throw ValidationError("--goals must be 1...100") }
-        guard (1...64).contains(clients) else { throw ValidationError("--clients must be 1...64") }
         guard (10...10_000).contains(pollMs) else { throw ValidationError("--poll-ms must be 10...10000") }
-        guard (1...3600).contains(timeout) else { throw ValidationError("--timeout must be 1...3600 seconds") }
         if let apnsConnections, !(1...64).contains(apnsConnections) { throw ValidationError("--apns-connections must be 1...64") }
         if sink != .apns, apnsConnections != nil || fakeAPNs != nil {
             throw ValidationError("--apns-connections and --fake-apns need --sink apns")
@@ -94,7 +73,7 @@ struct ServeBenchCommand: AsyncParsableCommand {
     func run() async throws {
         let postgresServer: String?
         do {
-            postgresServer = try store.postgresServer(option: postgresURL, environment: ProcessInfo.processInfo.environment)
+            postgresServer = try child.postgresServer()
         } catch {
             StandardStreams.err("matchcast-bench serve: \(error)")
             throw ExitCode(2)
@@ -103,12 +82,12 @@ struct ServeBenchCommand: AsyncParsableCommand {
         defer { signals.uninstall() }
         StandardStreams.err("load average (1, 5, 15 min) at the start: \(BenchTable.loadAverage)")
         var results: [ServeBenchmark.Result] = []
-        for kind in store.kinds {
+        for kind in child.store.kinds {
             let benchmark = ServeBenchmark(options: ServeBenchmark.Options(
-                devices: devices, goals: goals, clients: clients, pollMs: pollMs,
-                executable: executable ?? BenchExecutables.beside("matchcast"), store: kind, postgresServer: postgresServer,
-                serveLogLevel: serveLogLevel, sink: sink, fakeAPNs: fakeAPNs ?? BenchExecutables.beside("matchcast-fake-apns"),
-                apnsConnections: apnsConnections, phaseTimeout: .seconds(timeout), interrupted: { signals.isSet }))
+                devices: devices, goals: goals, clients: child.clients, pollMs: pollMs,
+                executable: child.matchcast, store: kind, postgresServer: postgresServer,
+                serveLogLevel: child.serveLogLevel, sink: sink, fakeAPNs: fakeAPNs ?? BenchExecutables.beside("matchcast-fake-apns"),
+                apnsConnections: apnsConnections, phaseTimeout: .seconds(child.timeout), interrupted: { signals.isSet }))
             do {
                 results.append(try await benchmark.run())
             } catch {

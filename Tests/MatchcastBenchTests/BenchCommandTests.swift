@@ -22,10 +22,10 @@ struct BenchCommandTests {
     func storeOptions() throws {
         #expect(try FanoutBenchCommand.parse([]).store.kinds == [.memory])
         #expect(try FanoutBenchCommand.parse(["--store", "sqlite,postgres"]).store.kinds == [.sqlite, .postgres])
-        #expect(try ServeBenchCommand.parse([]).store.kinds == [.sqlite])
-        #expect(try ServeBenchCommand.parse(["--store", "all"]).store.kinds == [.memory, .sqlite, .postgres])
+        #expect(try ServeBenchCommand.parse([]).child.store.kinds == [.sqlite])
+        #expect(try ServeBenchCommand.parse(["--store", "all"]).child.store.kinds == [.memory, .sqlite, .postgres])
         let serve = try ServeBenchCommand.parse(["--devices", "20", "--goals", "1", "--postgres-url", "postgres://u@h/db"])
-        #expect(serve.devices == 20 && serve.goals == 1 && serve.postgresURL == "postgres://u@h/db")
+        #expect(serve.devices == 20 && serve.goals == 1 && serve.child.postgresURL == "postgres://u@h/db")
         #expect(throws: (any Error).self) { try FanoutBenchCommand.parse(["--store", "mysql"]) }
         #expect(throws: (any Error).self) { try ServeBenchCommand.parse(["--store", "sqlite,bogus"]) }
         #expect(throws: (any Error).self) { try ServeBenchCommand.parse(["--devices", "0"]) }

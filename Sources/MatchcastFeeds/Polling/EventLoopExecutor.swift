@@ -64,9 +64,9 @@ public struct EventLoopClock: Clock {
         try Task.checkCancellation()
         let delay = ContinuousClock.now.duration(to: deadline)
         guard delay > .zero else { return }
-        var due = NIODeadline.now() + .nanoseconds(delay.nanosecondsClamped)
+        var due = NIODeadline.now() + TimeAmount(delay)
         if delay >= Self.coalescingThreshold {
-            let slot = UInt64(Self.slot.nanosecondsClamped)
+            let slot = UInt64(TimeAmount(Self.slot).nanoseconds)
             let (rounded, overflow) = (due.uptimeNanoseconds / slot + 1).multipliedReportingOverflow(by: slot)
             if !overflow { due = .uptimeNanoseconds(rounded) }
         }
@@ -81,16 +81,5 @@ public struct EventLoopClock: Clock {
             // A cancelled timer fails its future with `EventLoopError.cancelled`; a cancelled sleep throws as Task.sleep does.
             throw CancellationError()
         }
-    }
-}
-
-extension Duration {
-    /// Whole nanoseconds, clamped to `Int64`.
-    var nanosecondsClamped: Int64 {
-        let (seconds, attoseconds) = components
-        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return seconds < 0 ? .min : .max }
-        let (total, overflow2) = scaled.addingReportingOverflow(attoseconds / 1_000_000_000)
-        return overflow2 ? (seconds < 0 ? .min : .max) : total
     }
 }
