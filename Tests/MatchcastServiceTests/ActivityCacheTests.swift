@@ -44,7 +44,7 @@ struct ActivityCacheTests {
 
     @Test("put inserts, replaces the record with the same id, and drops it when the new version is closed")
     func putInsertsReplacesAndDrops() {
-        var cache = ActivityCache()
+        var cache = ActivityCache(policy: ActivityPolicy())
         #expect(cache.isEmpty)
         #expect(cache.count == 0)
 
@@ -76,7 +76,7 @@ struct ActivityCacheTests {
 
     @Test("a closed record of an activity the cache does not hold is not added")
     func closedNewRecordIsIgnored() {
-        var cache = ActivityCache()
+        var cache = ActivityCache(policy: ActivityPolicy())
         cache.put(F.open("act_a", device: "dev_1"))
         cache.put(F.closed("act_b", device: "dev_2"))
         #expect(cache.count == 1)
@@ -91,7 +91,7 @@ struct ActivityCacheTests {
             F.open("act_c", device: "dev_3"), F.closed("act_x", device: "dev_9"), F.open("act_a", device: "dev_1"),
             F.closed("act_b", device: "dev_1"), F.open("act_d", device: "dev_1"),
         ]
-        var cache = ActivityCache(records)
+        var cache = ActivityCache(records, policy: ActivityPolicy())
         #expect(cache.count == 3)
         #expect(cache["act_x"] == nil)
         #expect(cache["act_b"] == nil)
@@ -99,12 +99,12 @@ struct ActivityCacheTests {
         #expect(cache.sorted().map(\.activityId) == ["act_a", "act_c", "act_d"])
         #expect(cache.records(deviceId: "dev_1").map(\.activityId) == ["act_a", "act_d"])
         #expect(cache.records(deviceId: "dev_9").isEmpty)
-        #expect(ActivityCache([F.closed("act_z", device: "dev_1")]).isEmpty)
+        #expect(ActivityCache([F.closed("act_z", device: "dev_1")], policy: ActivityPolicy()).isEmpty)
     }
 
     @Test("records holds every open record once, in any order; count and isEmpty follow puts and drops")
     func recordsCountAndIsEmpty() {
-        var cache = ActivityCache()
+        var cache = ActivityCache(policy: ActivityPolicy())
         var expected: [String: ActivityRecord] = [:]
         for n in [5, 1, 4, 2, 3] {
             let record = F.open("act_\(n)", device: "dev_\(n % 2)")
@@ -127,7 +127,7 @@ struct ActivityCacheTests {
 
     @Test("orderedSlots gives activity-id order whatever the order of the puts")
     func orderedSlotsInIdOrder() {
-        var cache = ActivityCache()
+        var cache = ActivityCache(policy: ActivityPolicy())
         let ids = (0..<200).map { String(format: "act_%04d", ($0 * 7919) % 200) }  // a permutation
         for id in ids { cache.put(F.open(id, device: "dev_\(id)")) }
         #expect(F.ids(&cache) == ids.sorted())
@@ -137,7 +137,7 @@ struct ActivityCacheTests {
 
     @Test("a dropped slot reads nil in the order already taken; a new activity reuses it and the order is right again")
     func slotReuseKeepsOrder() {
-        var cache = ActivityCache()
+        var cache = ActivityCache(policy: ActivityPolicy())
         for id in ["act_c", "act_a", "act_e", "act_b", "act_d"] { cache.put(F.open(id, device: "dev_\(id)")) }
         let before = cache.orderedSlots()
         #expect(F.ids(&cache) == ["act_a", "act_b", "act_c", "act_d", "act_e"])
@@ -169,7 +169,7 @@ struct ActivityCacheTests {
 
     @Test("many drops and re-adds: the cache always agrees with a plain dictionary")
     func churnAgreesWithADictionary() {
-        var cache = ActivityCache()
+        var cache = ActivityCache(policy: ActivityPolicy())
         var model: [String: ActivityRecord] = [:]
         var rng = SeededGenerator(seed: 42)  // reproducible
         for step in 0..<2_000 {
@@ -198,7 +198,7 @@ struct ActivityCacheTests {
 
     @Test("update(at:) changes the record in its slot and returns the body's result")
     func updateInPlace() {
-        var cache = ActivityCache()
+        var cache = ActivityCache(policy: ActivityPolicy())
         for id in ["act_b", "act_a", "act_c"] { cache.put(F.open(id, device: "dev_\(id)")) }
         let slots = cache.orderedSlots()
         let later = F.now.addingTimeInterval(90)
@@ -220,7 +220,7 @@ struct ActivityCacheTests {
 
     @Test("update(at:) drops the record when the body closes it; its slot reads nil and the others walk on")
     func updateDropsWhenClosed() {
-        var cache = ActivityCache()
+        var cache = ActivityCache(policy: ActivityPolicy())
         for id in ["act_a", "act_b", "act_c"] { cache.put(F.open(id, device: "dev_1")) }
         #expect(cache.openActivityId(deviceId: "dev_1") == "act_a")  // the device index is built
         let slots = cache.orderedSlots()
@@ -259,7 +259,7 @@ struct ActivityCacheTests {
     @Test("the device index follows puts, replaces, drops and a device change, built before or after them")
     func deviceIndexFollowsChanges() {
         for buildIndexFirst in [true, false] {
-            var cache = ActivityCache()
+            var cache = ActivityCache(policy: ActivityPolicy())
             cache.put(F.open("act_b", device: "dev_1"))
             cache.put(F.open("act_a", device: "dev_1"))
             cache.put(F.open("act_c", device: "dev_2"))
@@ -296,7 +296,7 @@ struct ActivityCacheTests {
 
     @Test("a replace that moves an activity to another device and closes it leaves no trace under either device")
     func deviceChangeThatClosesLeavesNoStaleEntry() {
-        var cache = ActivityCache()
+        var cache = ActivityCache(policy: ActivityPolicy())
         cache.put(F.open("act_a", device: "dev_1"))
         cache.put(F.open("act_b", device: "dev_2"))
         #expect(cache.records(deviceId: "dev_1").map(\.activityId) == ["act_a"])  // index built
@@ -312,5 +312,64 @@ struct ActivityCacheTests {
         #expect(cache.records(deviceId: "dev_3").map(\.activityId) == ["act_c"])
         #expect(cache.records(deviceId: "dev_1").isEmpty, "dev_1 has no open activity")
         #expect(cache.openActivityId(deviceId: "dev_1") == nil)
+    }
+
+    // MARK: When a tick has something to do
+
+    @Test("earliestDue: every change can only lower it; a sweep over every activity or a tick's settle sets it exactly")
+    func earliestDueIsALowerBoundMadeExactBySweeps() {
+        var cache = ActivityCache(policy: ActivityPolicy(restartAfter: .seconds(1000)))
+        cache.put(F.open("act_a", device: "dev_1", at: 0))    // restarts at +1000
+        cache.put(F.open("act_b", device: "dev_2", at: 100))  // restarts at +1100
+        #expect(cache.earliestDue == F.now.addingTimeInterval(1000))
+        #expect(cache.hasNothingDue(at: F.now.addingTimeInterval(999), feedIsFresh: true, matchIsLive: true))
+        #expect(!cache.hasNothingDue(at: F.now.addingTimeInterval(1000), feedIsFresh: true, matchIsLive: true))
+
+        // A change that moves act_a's deadline later leaves the bound where it was: still a lower bound.
+        cache.put(F.open("act_a", device: "dev_1", at: 500))
+        #expect(cache.earliestDue == F.now.addingTimeInterval(1000))
+
+        // Every activity changed in turn: the bound is exact again (act_b's now).
+        cache.beginSweep()
+        for slot in cache.orderedSlots() { cache.update(at: slot) { _ in } }
+        cache.endSweep()
+        #expect(cache.earliestDue == F.now.addingTimeInterval(1100))
+
+        // A tick that walked them while the feed was stale: nothing due until the feed answers again.
+        cache.settle(due: nil, feedIsFresh: false)
+        #expect(cache.hasNothingDue(at: F.now.addingTimeInterval(5000), feedIsFresh: false, matchIsLive: true))
+        #expect(!cache.hasNothingDue(at: F.now.addingTimeInterval(5000), feedIsFresh: true, matchIsLive: true))
+        cache.settle(due: nil, feedIsFresh: true)
+        #expect(cache.hasNothingDue(at: F.now.addingTimeInterval(5000), feedIsFresh: true, matchIsLive: true))
+    }
+
+    @Test("a waiting activity keeps its match walked while the match is live; an empty cache is always walked")
+    func waitingActivitiesAndEmptyCaches() throws {
+        var cache = ActivityCache(policy: ActivityPolicy())
+        #expect(!cache.hasNothingDue(at: F.now, feedIsFresh: true, matchIsLive: false), "walked, to be forgotten")
+
+        let waiting = ActivityRecord(
+            deviceId: "dev_1", environment: .production,
+            lifecycle: ActivityLifecycle(activityId: "act_w", matchId: F.matchId), updatedAt: F.now)
+        cache.put(waiting)
+        #expect(cache.waitingCount == 1)
+        #expect(cache.earliestDue == nil)
+        #expect(!cache.hasNothingDue(at: F.now, feedIsFresh: true, matchIsLive: true))
+        #expect(cache.hasNothingDue(at: F.now, feedIsFresh: true, matchIsLive: false))
+
+        // Adopted by the app: no longer waiting.
+        let slot = try #require(cache.slot(id: "act_w"))
+        cache.update(at: slot) { record in
+            record.lifecycle = .adopted(activityId: "act_w", matchId: F.matchId, updateToken: "tok", now: F.now)
+        }
+        #expect(cache.waitingCount == 0)
+        #expect(cache.hasNothingDue(at: F.now, feedIsFresh: true, matchIsLive: true))
+
+        // Waiting again, then closed by a replace: counted in, then out.
+        cache.put(waiting)
+        #expect(cache.waitingCount == 1)
+        cache.put(F.closed(waiting))
+        #expect(cache.waitingCount == 0)
+        #expect(cache.isEmpty)
     }
 }

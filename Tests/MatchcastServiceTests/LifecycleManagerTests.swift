@@ -205,6 +205,41 @@ struct LifecycleManagerTests {
         #expect(h.deliveries(since: mark).count == 1)
     }
 
+    @Test("ticks skip a match with nothing due yet miss nothing: the refresh of the latest send, and after a stale feed answers again")
+    func ticksFollowTheLatestDeadlines() async throws {
+        // Polled every 10 s: a stale-date 120 s (the minimum) after each send, refreshed when half of it is gone.
+        let h = ManagerHarness()
+        try await h.ingest(F.football("m", clock: "1'"))
+        _ = try await h.activeDevice(matchId: "m", pushToStart: F.pushToStart(20), updateToken: F.update(20))
+        h.clock.advance(by: 30)
+        try await h.ingest(F.football("m", home: 1, clock: "31'", events: [Self.goal]))
+        h.clock.advance(by: 30)
+        let secondGoal = h.clock.now
+        try await h.ingest(F.football("m", home: 2, clock: "61'", events: [Self.goal, Self.secondGoal]))
+        let mark = h.deliveries.count
+
+        let next = try await h.tick()
+        #expect(next == secondGoal.addingTimeInterval(60), "the refresh of the latest send, not of the one it replaced")
+        h.clock.advance(by: 59)
+        try await h.tick()
+        #expect(h.deliveries(since: mark).isEmpty)
+        h.clock.advance(by: 1)
+        try await h.tick()
+        let refresh = h.deliveries(since: mark)
+        try #require(refresh.count == 1, "the refresh goes out when due")
+        #expect(refresh[0].payload.aps.contentState.clock == "61'")
+
+        // The feed falls silent: no refresh, so the device shows the match as stale.
+        h.clock.advance(by: 180)
+        try await h.tick()
+        #expect(h.deliveries(since: mark).count == 1)
+        // It answers again (unchanged): the refresh that was held back goes out at the next tick.
+        h.lifecycle.feedAnswered(matchId: "m")
+        try await h.tick()
+        #expect(h.deliveries(since: mark).count == 2)
+        #expect(h.deliveries(since: mark).last?.payload.aps.contentState.clock == "61'")
+    }
+
     // MARK: 6. Unfollow
 
     @Test("unfollow sends an end dismissed at once, then nothing; the follow is gone")

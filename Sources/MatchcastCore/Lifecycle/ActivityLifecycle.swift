@@ -212,9 +212,12 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
         guard phase == .active || phase == .starting else { return nil }
         let restart = startedAt.map { $0.addingTimeInterval(policy.restartAfter.seconds) }
         if channelId != nil { return restart }
-        let flush = heldBox != nil && phase == .active ? coalesceDue(policy) : nil
-        let refresh = heldBox == nil && phase == .active && feedIsFresh ? refreshDue(policy) : nil
-        return [restart, flush, refresh].compactMap { $0 }.min()
+        // Compared one by one, not through an array: a fan-out asks this of every activity it changes.
+        var due = restart
+        if phase == .active, let other = heldBox != nil ? coalesceDue(policy) : feedIsFresh ? refreshDue(policy) : nil {
+            due = due.map { min($0, other) } ?? other
+        }
+        return due
     }
 
     /// What an event may change without sending anything (content held or dropped, an end held for

@@ -1,3 +1,4 @@
+import Foundation
 import MatchcastCore
 import MatchcastStore
 
@@ -6,17 +7,35 @@ import MatchcastStore
 /// Each activity lives in a slot of its own (`ActivitySlots`), so a fan-out walks them in id order and changes
 /// each one in place: no lookup by id, no copy of the record out and back. Lookups by device go through an index
 /// kept beside the slots. A record that closes is dropped.
+///
+/// The cache also knows when a tick next has anything to do for the match (`hasNothingDue`), so that
+/// `LifecycleManager.tick()` walks a match's activities only then, not every second: every change lowers
+/// `earliestDue` to the changed activity's next deadline, and a walk over every activity (a tick's, `settle`, or a
+/// fan-out's, `beginSweep`/`endSweep`) sets it exactly.
 struct ActivityCache: Sendable {
+    /// The rules that say when an activity next has something for a tick to do.
+    let policy: ActivityPolicy
     private var slots = ActivitySlots()
     /// Slots in activity-id order, dropped ones included; rebuilt after an activity is added.
     private var order: [Int]?
     /// Device id → the slots of its open activities (one, unless the store held more), built on first use.
     private var slotsByDevice: [String: [Int]]?
+    /// No activity has anything for a tick to do before this time (nil: never). A lower bound, exact after `settle`.
+    private(set) var earliestDue: Date?
+    /// `earliestDue` left out the refreshes of a stale feed: it no longer holds once the feed answers again.
+    private var dueAssumesStaleFeed = false
+    /// How many of the open activities are waiting to start (a tick may start them whenever their match is live).
+    private(set) var waitingCount = 0
+    /// While every activity is being changed in turn (`beginSweep()`): the earliest next deadline among them so far.
+    private var sweepDue: Date??
 
-    init() {}
+    init(policy: ActivityPolicy) {
+        self.policy = policy
+    }
 
     /// The open ones of `records` (closed ones are skipped).
-    init(_ records: some Sequence<ActivityRecord>) {
+    init(_ records: some Sequence<ActivityRecord>, policy: ActivityPolicy) {
+        self.policy = policy
         for record in records where record.isOpen { put(record) }
     }
 
@@ -53,11 +72,14 @@ struct ActivityCache: Sendable {
     mutating func put(_ record: ActivityRecord) {
         if let slot = slots.slot(id: record.activityId) {
             let old = slots[slot]
+            if old?.lifecycle.phase == .waiting { waitingCount -= 1 }
             slots.update(at: slot) { $0 = record }
+            noteChange(of: record.lifecycle)
             reindexAfterChange(at: slot, from: old)
             return
         }
         guard record.isOpen else { return }
+        noteChange(of: record.lifecycle)
         let slot = slots.add(record)
         slotsByDevice?[record.deviceId, default: []].append(slot)
         order = nil
@@ -93,12 +115,64 @@ struct ActivityCache: Sendable {
     /// Changes the activity in `slot` in place. If it is closed afterwards, it is dropped (and returned one last
     /// time by the caller's own means). The activity's id, match and device must not change.
     mutating func update<R>(at slot: Int, _ body: (inout ActivityRecord) -> R) -> R {
-        let (result, isOpen) = slots.update(at: slot) { record in (body(&record), record.lifecycle.phase != .ended) }
-        if !isOpen { drop(slot) }
+        if phase(at: slot) == .waiting { waitingCount -= 1 }
+        let policy = policy
+        let (result, phase, due) = slots.update(at: slot) { record in
+            let result = body(&record)
+            return (result, record.lifecycle.phase, record.lifecycle.nextDeadline(policy: policy))
+        }
+        if phase == .waiting { waitingCount += 1 }
+        lowerEarliestDue(to: due)
+        if phase == .ended { drop(slot) }
         return result
     }
 
+    // MARK: When a tick has something to do
+
+    /// Whether a tick at `moment` has nothing to do here: no deadline has come, the feed is not fresh again after
+    /// a walk that left its refreshes out, and no activity waits to start while the match is live (a tick starts
+    /// those once their device may start one: spacing, push-to-start token, lease). An empty cache always has
+    /// something due: the tick forgets its match once the match is over.
+    func hasNothingDue(at moment: Date, feedIsFresh: Bool, matchIsLive: Bool) -> Bool {
+        if isEmpty || (waitingCount > 0 && matchIsLive) || (dueAssumesStaleFeed && feedIsFresh) { return false }
+        guard let earliestDue else { return true }
+        return earliestDue > moment
+    }
+
+    /// A tick walked every activity: `due` is the earliest of their next deadlines, worked out for a feed that is
+    /// fresh or not as `feedIsFresh` says.
+    mutating func settle(due: Date?, feedIsFresh: Bool) {
+        earliestDue = due
+        dueAssumesStaleFeed = !feedIsFresh
+    }
+
+    /// Every open activity is about to be changed in turn (a fan-out): their next deadlines, seen as they change,
+    /// set `earliestDue` exactly at `endSweep()`, so that deadlines the changes replaced no longer count.
+    mutating func beginSweep() {
+        sweepDue = .some(nil)
+    }
+
+    /// Every activity open at `beginSweep()` was changed since (through `update(at:)` or `put`).
+    mutating func endSweep() {
+        guard let due = sweepDue else { return }
+        sweepDue = nil
+        settle(due: due, feedIsFresh: true)
+    }
+
     // MARK: Internals
+
+    /// An activity changed to `lifecycle` (or was added): its next deadline, worked out as if the feed were fresh (the
+    /// earliest it can be), may come before every other.
+    private mutating func noteChange(of lifecycle: ActivityLifecycle) {
+        if lifecycle.phase == .waiting { waitingCount += 1 }
+        lowerEarliestDue(to: lifecycle.nextDeadline(policy: policy))
+    }
+
+    private mutating func lowerEarliestDue(to due: Date?) {
+        if let sweeping = sweepDue, let due { sweepDue = sweeping.map { min($0, due) } ?? due }
+        guard let due else { return }
+        earliestDue = earliestDue.map { min($0, due) } ?? due
+    }
 
     private mutating func reindexAfterChange(at slot: Int, from old: ActivityRecord?) {
         guard let record = slots[slot] else { return }
@@ -111,6 +185,7 @@ struct ActivityCache: Sendable {
         if !record.isOpen { drop(slot) }
     }
 
+    /// Frees the slot of a record that ended (never counted in `waitingCount`).
     private mutating func drop(_ slot: Int) {
         guard let record = slots.remove(at: slot) else { return }
         slotsByDevice?[record.deviceId]?.removeAll { $0 == slot }

@@ -24,6 +24,8 @@ extension LifecycleManager {
             matches[matchId]?.tracker.attach(channelId: update.channelId)
         }
         guard let slots = matches[matchId]?.cache?.orderedSlots() else { return }
+        // Every activity takes the update: when a tick next has something to do is known afresh after it.
+        matches[matchId]?.cache?.beginSweep()
         // One fence for the whole fan-out: every chunk is worked out from the cache as this lease left it.
         let fence = ownership.fence(for: [matchId])
         let pipeline = CommitPipeline(
@@ -58,6 +60,7 @@ extension LifecycleManager {
                 }
                 pipeline.add(records: changed.all, deliveries: deliveries, share: share)
             } while start < slots.count
+            matches[matchId]?.cache?.endSweep()
             try await pipeline.finish()
         } catch {
             // What was handed on finishes (or fails) before the error is reported: nothing runs on behind it.

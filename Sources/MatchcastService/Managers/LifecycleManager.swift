@@ -278,17 +278,24 @@ public actor LifecycleManager {
                     continue
                 }
             }
-            guard let activities = matches[matchId]?.cache?.sorted() else { continue }
             let latest = latest(matchId: matchId)
             // Read once per match: reading `matches[matchId]` per activity copies the whole MatchState each time.
             let fresh = feedIsFresh(matchId, at: moment)
+            // A match none of whose activities has anything due is not walked.
+            if let cache = matches[matchId]?.cache,
+               cache.hasNothingDue(at: moment, feedIsFresh: fresh, matchIsLive: latest?.status.isInProgress == true) {
+                if let due = cache.earliestDue { next = min(next ?? due, due) }
+                continue
+            }
+            guard let activities = matches[matchId]?.cache?.sorted() else { continue }
+            var matchNext: Date?
             var deliveries: [Delivery] = []
             var changed = ChangeSet()
             for var record in activities {
                 if record.phase == .waiting {
                     guard let latest, latest.status.isInProgress else { continue }
                     if let gate = startGate[record.deviceId], gate > moment {
-                        next = min(next ?? gate, gate)
+                        matchNext = min(matchNext ?? gate, gate)
                         continue
                     }
                     guard try await mayAct(on: record) else { continue }
@@ -302,10 +309,12 @@ public actor LifecycleManager {
                                       on: &record, into: &deliveries, changed: &changed)
                 }
                 if let due = record.lifecycle.nextDeadline(policy: policy, feedIsFresh: fresh), due > moment {
-                    next = min(next ?? due, due)
+                    matchNext = min(matchNext ?? due, due)
                 }
             }
             try await finish(deliveries, changed)
+            matches[matchId]?.cache?.settle(due: matchNext, feedIsFresh: fresh)
+            if let matchNext { next = min(next ?? matchNext, matchNext) }
             if isFinal(matchId: matchId), matches[matchId]?.cache?.isEmpty ?? true {
                 // Nothing left to do for it: forget it (the store keeps its last snapshot).
                 matches[matchId] = nil
@@ -338,7 +347,7 @@ public actor LifecycleManager {
         defer { serial.leave() }
         let open = try await persist { try await self.store.openActivities() }
         var byMatch: [String: ActivityCache] = [:]
-        for record in open { byMatch[record.matchId, default: ActivityCache()].put(record) }
+        for record in open { byMatch[record.matchId, default: ActivityCache(policy: policy)].put(record) }
         for (matchId, cache) in byMatch { matches[matchId, default: MatchState()].cache = cache }
         let records = try await persist { try await self.store.matches() }
         for record in records { resume(from: record) }
@@ -434,7 +443,8 @@ public actor LifecycleManager {
     public func census() -> [ActivityLifecycle.Phase: Int] {
         var counts: [ActivityLifecycle.Phase: Int] = [:]
         for state in matches.values {
-            for record in state.cache?.records ?? ActivityCache().records { counts[record.phase, default: 0] += 1 }
+            guard let cache = state.cache else { continue }
+            for record in cache.records { counts[record.phase, default: 0] += 1 }
         }
         return counts
     }
@@ -445,7 +455,7 @@ public actor LifecycleManager {
     func loadActivities(matchId: String) async throws(ServiceError) {
         if matches[matchId]?.cache != nil { return }
         let loaded = try await persist { try await self.store.activities(matchId: matchId) }
-        matches[matchId, default: MatchState()].cache = ActivityCache(loaded)
+        matches[matchId, default: MatchState()].cache = ActivityCache(loaded, policy: policy)
     }
 
     /// A waiting activity may only start when the device has a push-to-start token and the
