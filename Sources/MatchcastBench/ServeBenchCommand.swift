@@ -23,7 +23,8 @@ struct ServeBenchCommand: AsyncParsableCommand {
 
             Setup goes through the HTTP API only, with --clients concurrent keep-alive clients: N devices register \
             and set a push-to-start token, each follows the match; the match goes live (N starts); each device \
-            registers its activity's update token (PUT /v1/activities/{id}). Then --goals goals, each timed from the \
+            registers its activity's update token (PUT /v1/activities/{id}). Then --quiet-seconds with the match live and \
+            nothing changing (serve's CPU over them: what its polls and ticks alone cost), and --goals goals, each timed from the \
             feed's change to the first and to the last delivery. Every device must get exactly one start and one \
             priority-10 update per goal (exit 1 otherwise); routine priority-5 updates (stale-date refreshes, \
             sent when a run outlasts activities.minimumStalenessSeconds) are counted apart. The child is stopped with SIGTERM (SIGKILL after 10 s) however the \
@@ -45,6 +46,9 @@ struct ServeBenchCommand: AsyncParsableCommand {
     @Option(help: "Timed goals.")
     var goals = 3
 
+    @Option(help: "Seconds before the goals in which serve's CPU is measured with the match live and nothing changing.")
+    var quietSeconds = 5
+
     @Option(help: "How often serve polls the feed, in ms (the feed's retryAfterMs and serve's polling.minPollMs).")
     var pollMs = 100
 
@@ -63,6 +67,7 @@ struct ServeBenchCommand: AsyncParsableCommand {
     func validate() throws {
         guard (1...1_000_000).contains(devices) else { throw ValidationError("--devices must be 1...1000000") }
         guard (1...100).contains(goals) else { throw ValidationError("--goals must be 1...100") }
+        guard (1...600).contains(quietSeconds) else { throw ValidationError("--quiet-seconds must be 1...600") }
         guard (10...10_000).contains(pollMs) else { throw ValidationError("--poll-ms must be 10...10000") }
         if let apnsConnections, !(1...64).contains(apnsConnections) { throw ValidationError("--apns-connections must be 1...64") }
         if sink != .apns, apnsConnections != nil || fakeAPNs != nil {
@@ -87,7 +92,8 @@ struct ServeBenchCommand: AsyncParsableCommand {
                 devices: devices, goals: goals, clients: child.clients, pollMs: pollMs,
                 executable: child.matchcast, store: kind, postgresServer: postgresServer,
                 serveLogLevel: child.serveLogLevel, sink: sink, fakeAPNs: fakeAPNs ?? BenchExecutables.beside("matchcast-fake-apns"),
-                apnsConnections: apnsConnections, phaseTimeout: .seconds(child.timeout), interrupted: { signals.isSet }))
+                apnsConnections: apnsConnections, phaseTimeout: .seconds(child.timeout), quiet: .seconds(quietSeconds),
+                interrupted: { signals.isSet }))
             do {
                 results.append(try await benchmark.run())
             } catch {
@@ -207,6 +213,10 @@ enum ServeBenchTable {
                     + "\(result.strays) other lines (expected \(result.devices), \(result.devices * result.goals.count), 0, 0): "
                     + (result.isExact ? "exact" : "NOT EXACT")
                     + "; \(result.routineUpdates) routine priority-5 updates (stale-date refreshes)"
+                    + (result.quietCPU.map {
+                        String(format: "; quiet (live, nothing changing) %.1f s: serve CPU %.1f %% of a core",
+                               result.quietWindow.seconds, 100 * $0.seconds / max(result.quietWindow.seconds, 1e-9))
+                    } ?? "")
                     + "; \(String(format: "%.1f", Double(result.stdoutBytes) / 1_000_000)) MB of NDJSON, "
                     + "\(result.feedRequests) feed requests; serve \(result.serveExit)")
         }

@@ -40,6 +40,9 @@ struct ServeBenchmark: Sendable {
         var apnsConnections: Int?
         /// Longest wait for any one phase.
         var phaseTimeout: Duration = .seconds(300)
+        /// Before the goals: how long serve's CPU is measured with the match live and nothing changing (its polls and
+        /// ticks alone).
+        var quiet: Duration = .seconds(5)
         /// After the last goal: how long to wait for deliveries that should not come (duplicates, strays).
         var settle: Duration = .milliseconds(500)
         var verbose = true
@@ -79,6 +82,9 @@ struct ServeBenchmark: Sendable {
         var phases: [Phase]
         var kickOff: Wave
         var goals: [Wave]
+        /// serve's CPU time over `quietWindow` before the goals (the match live, nothing changing); nil where unknown.
+        var quietCPU: Duration?
+        var quietWindow: Duration = .zero
         /// Deliveries seen in the whole run by event, and how many were expected (N starts, N × K updates, 0 ends).
         var starts = 0
         /// Priority-10 updates (the goals).
@@ -230,7 +236,18 @@ struct ServeBenchmark: Sendable {
             phases.append(Phase(name: "update token", count: n, unit: "tokens", duration: .now - begin))
             say(String(format: "%d update tokens registered: %.0f/s", n, phases.last!.rate))
 
-            // 5. Goals.
+            // 5. Quiet: the match live, every device tokened, nothing changing; what polls and ticks alone cost serve.
+            cpuBefore = child.cpuTime()
+            let quietBegin = ContinuousClock.now
+            try await Task.sleep(for: options.quiet)
+            let quietCPU = Self.difference(child.cpuTime(), cpuBefore)
+            let quietWindow = ContinuousClock.now - quietBegin
+            if let quietCPU {
+                say(String(format: "quiet for %.1f s: serve CPU %.1f %% of a core", quietWindow.seconds,
+                           100 * quietCPU.seconds / quietWindow.seconds))
+            }
+
+            // 6. Goals.
             var goals: [Wave] = []
             for goal in 1...options.goals {
                 try await Task.sleep(for: .milliseconds(Int64(options.pollMs) * 2))  // a poll or two of quiet
@@ -248,7 +265,8 @@ struct ServeBenchmark: Sendable {
 
             // Anything more (a duplicate, an end) would come now.
             try await Task.sleep(for: options.settle)
-            var result = Result(store: options.store, devices: n, phases: phases, kickOff: kickOff, goals: goals)
+            var result = Result(store: options.store, devices: n, phases: phases, kickOff: kickOff, goals: goals,
+                                quietCPU: quietCPU, quietWindow: quietWindow)
             tap.withLines(from: 0) { lines in
                 for line in lines {
                     if line.device < 0 || Int(line.device) >= n { result.strays += 1; continue }

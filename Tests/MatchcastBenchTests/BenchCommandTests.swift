@@ -97,8 +97,10 @@ struct BenchCommandTests {
         let binary = try #require(BuiltExecutable.named("matchcast"), "matchcast is built beside the tests")
         let benchmark = ServeBenchmark(options: ServeBenchmark.Options(
             devices: 20, goals: 1, clients: 4, pollMs: 50, executable: binary.path, store: .sqlite,
-            phaseTimeout: .seconds(30), settle: .milliseconds(300), verbose: false))
+            phaseTimeout: .seconds(30), quiet: .milliseconds(300), settle: .milliseconds(300), verbose: false))
         let result = try await benchmark.run()
+        #expect(result.quietWindow >= .milliseconds(300))
+        #expect(result.quietCPU != nil)
         #expect(result.starts == 20)
         #expect(result.updates == 20)  // priority 10: the goal
         #expect(result.routineUpdates == 0)  // a second-long run refreshes no stale-date
