@@ -74,6 +74,9 @@ let package = Package(
                 // SHA-256: SQLite indexes an update token by a 64-bit key no client can make collide.
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                // NIO timers for the connection-lease timeout: cancelled with their call (see `PostgresStore.leaseTimer`).
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ]

@@ -1,5 +1,7 @@
 import Foundation
 import Logging
+import NIOCore
+import NIOPosix
 public import PostgresNIO
 import Synchronization
 
@@ -141,7 +143,7 @@ public final class PostgresStore: MatchcastStore {
                     })
                 }
                 group.addTask {
-                    try? await Task.sleep(for: timeout)
+                    try? await Self.leaseTimer(timeout)
                     return .timerFired
                 }
                 while let outcome = try await group.next() {
@@ -164,6 +166,19 @@ public final class PostgresStore: MatchcastStore {
             }
         } catch {
             throw StoreError(postgres: error, while: what)
+        }
+    }
+
+    /// Waits `timeout` on a NIO timer that a cancellation takes off its event loop's queue at once: every call that gets
+    /// its connection in time cancels it. (A cancelled `Task.sleep` leaves its dispatch timer armed until the deadline:
+    /// one per call for the whole `leaseTimeout`, which at thousands of calls a second kept tens of thousands of timers
+    /// pending and firing, each waking a thread, long after the calls were done.)
+    static func leaseTimer(_ timeout: Duration) async throws {
+        let scheduled = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: TimeAmount(timeout)) {}
+        try await withTaskCancellationHandler {
+            try await scheduled.futureResult.get()
+        } onCancel: {
+            scheduled.cancel()
         }
     }
 

@@ -75,6 +75,20 @@ struct PostgresStoreTests {
         withExtendedLifetime(refusing) {}
     }
 
+    @Test("the lease timer ends when due, and at once when its call no longer needs it (cancelled)")
+    func leaseTimerEndsWhenDueOrCancelled() async throws {
+        let clock = ContinuousClock()
+        let due = clock.now
+        try await PostgresStore.leaseTimer(.milliseconds(50))
+        #expect(clock.now - due >= .milliseconds(50))
+
+        let started = clock.now
+        let waiting = Task { try await PostgresStore.leaseTimer(.seconds(600)) }
+        waiting.cancel()
+        await #expect(throws: (any Error).self) { try await waiting.value }
+        #expect(clock.now - started < .seconds(60), "a cancelled timer does not wait out its 600 s")
+    }
+
     @Test func aRefusedLoginIsAConfigurationError() async throws {
         var configuration = try PostgresTestServer.freshConfiguration()
         configuration.database = "matchcast_no_such_database"
