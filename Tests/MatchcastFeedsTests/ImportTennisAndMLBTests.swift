@@ -79,7 +79,7 @@ struct ImportTennisAndMLBTests {
 
     @Test func mlbPlayByPlay() throws {
         let lines = try MLBImporter.recording(Self.feed)
-        #expect(ImportCheck.invariants(lines, id: "9") == [])
+        #expect(ImportCheck.invariants(lines, id: "mlb:9") == [])
         #expect(lines.map(\.t) == [0, 30.5, 240, 3000])
         let responses = try ImportCheck.responses(lines)
         #expect(responses.map(\.match.status) == [.scheduled, .live, .live, .completed])

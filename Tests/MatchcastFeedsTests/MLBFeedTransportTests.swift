@@ -50,6 +50,24 @@ struct MLBFeedTransportTests {
         #expect(Set(object.keys) == ["retryAfterMs", "match"])
     }
 
+    @Test("mlb:{gamePk}, the documented id, is served as the bare gamePk is, under its own id")
+    func prefixedIdIsServedUnderItsOwnId() async throws {
+        let upstream = StubUpstream(FeedResponse(status: 200, headers: ["etag": "\"abc\""], body: Self.liveBody))
+        let transport = MLBFeedTransport(upstream: upstream)
+
+        let prefixed = try await transport.fetch(.match("mlb:123456"))
+        let bare = try await transport.fetch(.match("123456"))
+
+        #expect(upstream.requests.map(\.path) == ["/api/v1.1/game/123456/feed/live", "/api/v1.1/game/123456/feed/live"])
+        let prefixedMatch = try FeedDecoding.match(try #require(prefixed.body)).match
+        let bareMatch = try FeedDecoding.match(try #require(bare.body)).match
+        #expect(prefixedMatch.id == "mlb:123456")
+        #expect(bareMatch.id == "123456")
+        var renamed = bareMatch
+        renamed.id = "mlb:123456"
+        #expect(prefixedMatch == renamed, "the same snapshot under the other id")
+    }
+
     @Test func notModifiedPassesThrough() async throws {
         let upstream = StubUpstream(FeedResponse(status: 304, headers: ["etag": "\"abc\""]))
         let response = try await MLBFeedTransport(upstream: upstream).fetch(.match("123456"))
@@ -80,7 +98,10 @@ struct MLBFeedTransportTests {
         #expect(response.status == 502)
     }
 
-    @Test(arguments: [FeedRequest.liveMatches, .schedule(date: "2024-07-01"), .match("not-a-number"), FeedRequest(path: "/matches/")])
+    @Test(arguments: [
+        FeedRequest.liveMatches, .schedule(date: "2024-07-01"), .match("not-a-number"), FeedRequest(path: "/matches/"),
+        .match("mlb:"), .match("mlb:12a"), .match("nhl:2024030121"),
+    ])
     func unsupportedRequestsAre404WithoutCallingUpstream(_ request: FeedRequest) async throws {
         let upstream = StubUpstream(FeedResponse(status: 200, body: Self.liveBody))
         let response = try await MLBFeedTransport(upstream: upstream).fetch(request)

@@ -35,8 +35,8 @@ struct FollowCommand: AsyncParsableCommand {
             Examples:
               matchcast follow cricket-t20 --feed "fake?speed=600"
               matchcast follow tennis-bo3 --feed http://127.0.0.1:8090 --pretty
-              matchcast follow 744914 --feed mlb
-              matchcast follow 744914 --feed mlb --sink apns --push-to-start-token <hex> --apns-topic com.example.app \
+              matchcast follow mlb:744914 --feed mlb
+              matchcast follow mlb:744914 --feed mlb --sink apns --push-to-start-token <hex> --apns-topic com.example.app \
                 --apns-key-file AuthKey_ABC123DEFG.p8 --apns-key-id ABC123DEFG --apns-team-id DEF123GHIJ --apns-environment sandbox
             """
     )

@@ -98,7 +98,7 @@ struct ImportCommand: ParsableCommand {
             discussion: "Example: matchcast import mlb livefeed_744914.json -o mlb.ndjson")
 
         @Argument(help: "The live feed JSON.") var file: String
-        @Option(help: "Match id (default: the gamePk).") var id: String?
+        @Option(help: "Match id (default: mlb:<gamePk>, the id the mlb feed serves it under).") var id: String?
         @OptionGroup var output: Output
 
         func run() throws {

@@ -14,12 +14,13 @@ import MatchcastCore
 ///   are `run` events (`play-<atBatIndex>`, the latest 20), as `MLBLiveFeed` names them.
 /// - `retryAfterMs` is `metaData.wait` while a half-inning is on, 30 s after its third out.
 public enum MLBImporter {
-    /// The recording of the live feed in `data`; the match id is `id`, else the gamePk.
+    /// The recording of the live feed in `data`; the match id is `id`, else `mlb:<gamePk>` (the id the `mlb` feed
+    /// serves it under).
     public static func recording(_ data: Data, id: String? = nil) throws(InputError) -> [RecordingLine] {
         let (final, waitSeconds) = try MLBLiveFeed.snapshot(from: data)
         let body = try JSON.decode(MLBPlayByPlayBody.self, from: data)
         let plays = (body.liveData?.plays?.allPlays ?? []).enumerated().filter { $0.element.about.isComplete != false }
-        let matchId = id ?? final.id
+        let matchId = id ?? MLBFeedTransport.idPrefix + final.id
         let origin = plays.first?.element.about.startTime ?? final.startsAt ?? final.updatedAt ?? Date(timeIntervalSince1970: 0)
         let liveRetry = (waitSeconds ?? 10) * 1000
 

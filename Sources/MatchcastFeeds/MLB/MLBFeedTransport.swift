@@ -4,16 +4,20 @@ import MatchcastCore
 /// Serves the native v1 feed API (CONTRACTS §1) from the MLB Stats API, by wrapping a
 /// transport pointed at the MLB base (`MLBFeedTransport.defaultBaseURL` unless configured).
 ///
-/// - `/matches/{gamePk}` fetches `/api/v1.1/game/{gamePk}/feed/live` and answers a 200 with
-///   `{"retryAfterMs": wait × 1000, "match": snapshot}` (see `MLBLiveFeed`); `If-None-Match`,
-///   `ETag`, `Last-Modified` and 304s pass through, as do error statuses.
+/// - `/matches/mlb:{gamePk}` fetches `/api/v1.1/game/{gamePk}/feed/live` and answers a 200 with
+///   `{"retryAfterMs": wait × 1000, "match": snapshot}` (see `MLBLiveFeed`), the snapshot's id `mlb:{gamePk}` like
+///   every provider's (`nhl:…`, `espn:…`); `If-None-Match`, `ETag`, `Last-Modified` and 304s pass through, as do
+///   error statuses. A bare `/matches/{gamePk}` (the id before provider prefixes) is served the same way, its
+///   snapshot's id the bare gamePk, so that matches already followed by it go on.
 /// - A 200 whose body cannot be converted becomes a 502 with an `{"error": ...}` body naming
 ///   the field: the upstream answered, but not with anything a match can be read from.
-/// - `/live-matches`, `/schedule` and any id that is not a number get a 404 with an
+/// - `/live-matches`, `/schedule` and any id that is not a gamePk get a 404 with an
 ///   `{"error": ...}` body: the live feed is per game, so follow games by gamePk.
 public struct MLBFeedTransport: FeedTransport {
     /// Where the MLB Stats API lives.
     public static let defaultBaseURL = "https://statsapi.mlb.com"
+    /// The prefix of the match ids this adapter serves (`mlb:744914`).
+    public static let idPrefix = "mlb:"
 
     /// Response headers that still describe the converted body.
     private static let forwardedHeaders = ["etag", "last-modified", "cache-control", "retry-after", "date"]
@@ -32,10 +36,13 @@ public struct MLBFeedTransport: FeedTransport {
                 status: 404, code: "not_supported",
                 message: "the MLB adapter serves /matches/{gamePk} only; \(path) is not available")
         }
-        let gamePk = String(path.dropFirst("/matches/".count))
+        let id = String(path.dropFirst("/matches/".count))
+        let prefix = id.hasPrefix(Self.idPrefix) ? Self.idPrefix : ""
+        let gamePk = String(id.dropFirst(prefix.count))
         guard !gamePk.isEmpty, gamePk.utf8.count <= 18, gamePk.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
         else {
-            return NativeFeedBody.error(status: 404, code: "not_found", message: "'\(gamePk.prefix(40))' is not an MLB gamePk")
+            return NativeFeedBody.error(
+                status: 404, code: "not_found", message: "'\(id.prefix(40))' is not an MLB match id (mlb:<gamePk>, e.g. mlb:744914)")
         }
 
         var upstreamRequest = FeedRequest(path: "/api/v1.1/game/\(gamePk)/feed/live")
@@ -46,9 +53,11 @@ public struct MLBFeedTransport: FeedTransport {
         guard answer.status == 200 else { return answer }
 
         let headers = answer.headers.filter { Self.forwardedHeaders.contains($0.key) }
-        let converted: (snapshot: MatchSnapshot, waitSeconds: Int?)
+        var converted: (snapshot: MatchSnapshot, waitSeconds: Int?)
         do {
             converted = try MLBLiveFeed.snapshot(from: answer.body ?? Data())
+            // The feed's own gamePk, under the id's prefix: a poll of another game's id sees the mismatch.
+            converted.snapshot.id = prefix + converted.snapshot.id
         } catch {
             // No ETag: a client must not be told later that this unusable body is still current.
             return NativeFeedBody.error(status: 502, code: "bad_upstream_body", message: "MLB live feed \(gamePk): \(error)")
