@@ -43,12 +43,20 @@ public final class PostgresStore: MatchcastStore {
         /// The schema the tables live in (`search_path`), created when missing; `nil` is the server's default
         /// (`public`). Lets several brokers, or tests, share one database.
         public var schema: String?
+        /// The most connections the pool holds.
         public var maximumConnections: Int
+        /// True (the default): all `maximumConnections` are opened at start and kept, so that no connection arms an
+        /// idle timer whenever it goes idle (see `init`). False: opened as calls need them and closed after a minute
+        /// idle, for a store that shares its server with many others (the tests').
+        public var keepsConnectionsOpen = true
+        /// How often an idle connection is checked with `SELECT 1`; nil (the default): never, a connection that
+        /// died while idle fails its next call and is replaced. On, every connection that goes idle arms a timer.
+        public var keepAlive: Duration?
 
         public init(
             host: String, port: Int = 5432, username: String, password: String? = nil, database: String? = nil,
             tls: TLSMode = .prefer, connectTimeout: Duration = .seconds(10), leaseTimeout: Duration = .seconds(30),
-            schema: String? = nil, maximumConnections: Int = 20
+            schema: String? = nil, maximumConnections: Int = 20, keepAlive: Duration? = nil
         ) {
             self.host = host
             self.port = port
@@ -60,11 +68,13 @@ public final class PostgresStore: MatchcastStore {
             self.leaseTimeout = leaseTimeout
             self.schema = schema
             self.maximumConnections = maximumConnections
+            self.keepAlive = keepAlive
         }
 
         /// Every setting but the password, for comparing two configurations.
         var identity: String {
             "\(endpoint) \(tls.rawValue) \(connectTimeout) \(leaseTimeout) \(schema ?? "") \(maximumConnections) "
+                + "\(keepsConnectionsOpen) \(keepAlive.map { "\($0)" } ?? "-") "
                 + (password ?? "")
         }
 
@@ -91,6 +101,13 @@ public final class PostgresStore: MatchcastStore {
         clientConfiguration.options.connectTimeout = configuration.connectTimeout
         clientConfiguration.options.maximumConnections = max(1, configuration.maximumConnections)
         clientConfiguration.options.additionalStartupParameters = Self.startupParameters(configuration)
+        // A fixed pool, no keep-alive unless asked for: postgres-nio's pool arms a keep-alive timer, and an idle timer
+        // for a connection beyond the minimum, each time a connection goes idle, on `Task.sleep`, whose dispatch timer
+        // outlives its cancellation. At a few thousand calls a second that left tens of thousands of timers pending.
+        if configuration.keepsConnectionsOpen {
+            clientConfiguration.options.minimumConnections = clientConfiguration.options.maximumConnections
+        }
+        clientConfiguration.options.keepAliveBehavior = configuration.keepAlive.map { .init(frequency: $0) }
         client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
     }
 

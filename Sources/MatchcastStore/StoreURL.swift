@@ -89,7 +89,8 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
 
     // MARK: PostgreSQL
 
-    private static let postgresUsage = "use postgres://USER[:PASSWORD]@HOST[:PORT][/DATABASE][?sslmode=...&connect_timeout=SECONDS]"
+    private static let postgresUsage =
+        "use postgres://USER[:PASSWORD]@HOST[:PORT][/DATABASE][?sslmode=...&connect_timeout=SECONDS&pool_size=N&keepalive=SECONDS]"
 
     private static func postgres(_ value: String) throws(StoreError) -> PostgresStore.Configuration {
         let shown = redacted(value)
@@ -132,8 +133,19 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
                     throw .configuration("store URL '\(shown)': connect_timeout '\(itemValue)' is not a whole number of seconds (1 to 3600)")
                 }
                 configuration.connectTimeout = .seconds(seconds)
+            case "pool_size":
+                guard let size = Int(itemValue), (1...1000).contains(size) else {
+                    throw .configuration("store URL '\(shown)': pool_size '\(itemValue)' is not a number of connections (1 to 1000)")
+                }
+                configuration.maximumConnections = size
+            case "keepalive":
+                guard let seconds = Int(itemValue), (0...3600).contains(seconds) else {
+                    throw .configuration("store URL '\(shown)': keepalive '\(itemValue)' is not a whole number of seconds (0: off, up to 3600)")
+                }
+                configuration.keepAlive = seconds == 0 ? nil : .seconds(seconds)
             default:
-                throw .configuration("store URL '\(shown)': unknown parameter '\(item.name)'; known: sslmode, connect_timeout")
+                throw .configuration(
+                    "store URL '\(shown)': unknown parameter '\(item.name)'; known: sslmode, connect_timeout, pool_size, keepalive")
             }
         }
         return configuration
@@ -149,6 +161,8 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
         if configuration.connectTimeout != .seconds(10) {
             parameters.append("connect_timeout=\(configuration.connectTimeout.components.seconds)")
         }
+        if configuration.maximumConnections != 20 { parameters.append("pool_size=\(configuration.maximumConnections)") }
+        if let keepAlive = configuration.keepAlive { parameters.append("keepalive=\(keepAlive.components.seconds)") }
         if !parameters.isEmpty { text += "?" + parameters.joined(separator: "&") }
         return text
     }

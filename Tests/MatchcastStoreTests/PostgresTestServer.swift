@@ -23,6 +23,8 @@ enum PostgresTestServer {
         // A safety net on a loaded machine, never a measurement.
         configuration.leaseTimeout = .seconds(60)
         configuration.maximumConnections = 4
+        // Hundreds of stores share the test server: their connections opened on demand, not four each at once.
+        configuration.keepsConnectionsOpen = false
         return configuration
     }
 

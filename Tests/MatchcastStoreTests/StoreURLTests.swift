@@ -33,6 +33,7 @@ struct StoreURLTests {
         ("postgres://u:p%40ss@[::1]:5433?sslmode=disable&connect_timeout=3",
          "postgres://u:***@[::1]:5433?sslmode=disable&connect_timeout=3", "::1", 5433, nil, "disable"),
         ("postgres://u@h/db?sslmode=verify-full", "postgres://u@h:5432/db?sslmode=verify-full", "h", 5432, "db", "verify-full"),
+        ("postgres://u@h/db?keepalive=0&pool_size=20", "postgres://u@h:5432/db", "h", 5432, "db", "prefer"),
     ] as [(String, String, String, Int, String?, String)])
     func parsesPostgres(_ text: String, _ canonical: String, _ host: String, _ port: Int, _ database: String?, _ tls: String) throws {
         let url = try StoreURL(text)
@@ -44,6 +45,19 @@ struct StoreURLTests {
         #expect(configuration.database == database)
         #expect(configuration.tls.rawValue == tls)
         #expect(!"\(url)".contains("s3cret") && !"\(url)".contains("p@ss"))
+    }
+
+    @Test("pool_size sizes the fixed pool; keepalive turns the idle check on (off by default)")
+    func poolSizeAndKeepAlive() throws {
+        let plain = try #require(try StoreURL("postgres://u@h/db").postgresConfiguration)
+        #expect(plain.maximumConnections == 20)
+        #expect(plain.keepAlive == nil)
+        let url = try StoreURL("postgres://u@h/db?pool_size=8&keepalive=30")
+        let configuration = try #require(url.postgresConfiguration)
+        #expect(configuration.maximumConnections == 8)
+        #expect(configuration.keepAlive == .seconds(30))
+        #expect(url.description == "postgres://u@h:5432/db?pool_size=8&keepalive=30")
+        #expect(try StoreURL(url.description) == url)
     }
 
     @Test func aPostgresPasswordIsDecodedButNeverShown() throws {
@@ -62,6 +76,9 @@ struct StoreURLTests {
         ("postgres://u:s3cret@db/matchcast?sslmode=maybe", "sslmode 'maybe' is not one of disable, prefer, require, verify-full"),
         ("postgres://u:s3cret@db/matchcast?connect_timeout=soon", "connect_timeout 'soon'"),
         ("postgres://u:s3cret@db/matchcast?pool=9", "unknown parameter 'pool'"),
+        ("postgres://u:s3cret@db/matchcast?pool_size=0", "pool_size '0'"),
+        ("postgres://u:s3cret@db/matchcast?pool_size=many", "pool_size 'many'"),
+        ("postgres://u:s3cret@db/matchcast?keepalive=-1", "keepalive '-1'"),
         ("postgres://u:s3cret@db/a/b", "'a/b' is not a database name"),
     ])
     func rejectsABadPostgresURLClearlyWithoutItsPassword(_ text: String, _ reason: String) {
