@@ -123,7 +123,7 @@ struct ConformanceTests {
                     failures.append("\(row.pbpId): \(error)")
                 }
             }
-            #expect(rows.count == 150)
+            #expect(!rows.isEmpty, "\(url.lastPathComponent) has no rows")
             #expect(failures.isEmpty, "\(url.lastPathComponent): \(failures.count) of \(rows.count) rows differ:\n\(failures.joined(separator: "\n"))")
         }
     }
