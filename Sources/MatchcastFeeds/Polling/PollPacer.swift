@@ -33,6 +33,20 @@ struct PollPacer: Sendable {
         consecutiveFailures = 0
     }
 
+    /// A 304 while something is cached: unchanged, timed by its headers or else by the last interval the feed asked for.
+    mutating func notModified<Outcome: PollOutcome>(
+        _ response: FeedResponse, now: Date, using rng: inout some RandomNumberGenerator
+    ) -> PollResult<Outcome> {
+        PollResult(outcome: .unchanged, delay: succeeded(response, bodyRetryAfterMs: nil, now: now, using: &rng))
+    }
+
+    /// No usable answer (`response` nil: none at all): `.failed`, after the delay `failed` gives.
+    mutating func failure<Outcome: PollOutcome>(
+        _ error: FeedError, response: FeedResponse?, now: Date, using rng: inout some RandomNumberGenerator
+    ) -> PollResult<Outcome> {
+        PollResult(outcome: .failed(error), delay: failed(response, now: now, using: &rng))
+    }
+
     /// A failure. A 429 or 503 that says when to come back (body `retryAfterMs`, then `Retry-After`)
     /// is obeyed within the policy's bounds; anything else backs off exponentially.
     mutating func failed(_ response: FeedResponse?, now: Date, using rng: inout some RandomNumberGenerator) -> Duration {

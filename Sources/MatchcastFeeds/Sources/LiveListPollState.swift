@@ -49,7 +49,7 @@ public struct LiveListPollState: Sendable {
                 guard let body = response.body, !body.isEmpty else { throw InputError(field: "", reason: "empty body") }
                 decoded = try FeedDecoding.liveMatches(body)
             } catch {
-                return fail(.decode(InputError(error), path: path), response: nil, now: now, using: &rng)
+                return pacer.failure(.decode(InputError(error), path: path), response: nil, now: now, using: &rng)
             }
             let delay = pacer.succeeded(response, bodyRetryAfterMs: decoded.retryAfterMs, now: now, using: &rng)
             let update = merge(decoded)
@@ -59,10 +59,9 @@ public struct LiveListPollState: Sendable {
             let quiet = update.changed.isEmpty && update.removed.isEmpty && update.stale.isEmpty && update.failures.isEmpty
             return PollResult(outcome: quiet && !first ? .unchanged : .updated(update), delay: delay)
         case 304 where hasList:
-            let delay = pacer.succeeded(response, bodyRetryAfterMs: nil, now: now, using: &rng)
-            return PollResult(outcome: .unchanged, delay: delay)
+            return pacer.notModified(response, now: now, using: &rng)
         default:
-            return fail(.status(response.status, path: path), response: response, now: now, using: &rng)
+            return pacer.failure(.status(response.status, path: path), response: response, now: now, using: &rng)
         }
     }
 
@@ -70,13 +69,7 @@ public struct LiveListPollState: Sendable {
     public mutating func ingest(
         failure error: FeedError, now: Date, using rng: inout some RandomNumberGenerator
     ) -> PollResult<LiveListPollOutcome> {
-        fail(error, response: nil, now: now, using: &rng)
-    }
-
-    private mutating func fail(
-        _ error: FeedError, response: FeedResponse?, now: Date, using rng: inout some RandomNumberGenerator
-    ) -> PollResult<LiveListPollOutcome> {
-        PollResult(outcome: .failed(error), delay: pacer.failed(response, now: now, using: &rng))
+        pacer.failure(error, response: nil, now: now, using: &rng)
     }
 
     /// The new list against the held one, match by match.

@@ -41,13 +41,8 @@ public actor LiveListSource: PollingDataSource {
     public var consecutiveFailures: Int { state.consecutiveFailures }
 
     public func poll() async throws -> PollResult<LiveListPollOutcome> {
-        let request = state.nextRequest
-        let answer = try await transport.answer(request, path: state.path)
-        let result: PollResult<LiveListPollOutcome>
-        switch answer {
-        case .success(let response): result = state.ingest(response, now: wallClock(), using: &rng)
-        case .failure(let error): result = state.ingest(failure: error, now: wallClock(), using: &rng)
-        }
+        let answer = try await transport.answer(state.nextRequest, path: state.path)
+        let result = state.take(answer, now: wallClock(), using: &rng)
         due = elapsed.now + result.delay
         return result
     }

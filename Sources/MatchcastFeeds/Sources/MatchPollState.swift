@@ -58,7 +58,7 @@ public struct MatchPollState: Sendable {
             do {
                 decoded = try Self.decode(response.body, matchId: matchId)
             } catch {
-                return fail(.decode(error, path: path), response: nil, now: now, using: &rng)
+                return pacer.failure(.decode(error, path: path), response: nil, now: now, using: &rng)
             }
             let delay = pacer.succeeded(response, bodyRetryAfterMs: decoded.retryAfterMs, now: now, using: &rng)
             let incoming = decoded.match
@@ -71,10 +71,9 @@ public struct MatchPollState: Sendable {
             snapshot = incoming
             return PollResult(outcome: .updated(incoming), delay: delay)
         case 304 where snapshot != nil:
-            let delay = pacer.succeeded(response, bodyRetryAfterMs: nil, now: now, using: &rng)
-            return PollResult(outcome: .unchanged, delay: delay)
+            return pacer.notModified(response, now: now, using: &rng)
         default:
-            return fail(.status(response.status, path: path), response: response, now: now, using: &rng)
+            return pacer.failure(.status(response.status, path: path), response: response, now: now, using: &rng)
         }
     }
 
@@ -82,13 +81,7 @@ public struct MatchPollState: Sendable {
     public mutating func ingest(
         failure error: FeedError, now: Date, using rng: inout some RandomNumberGenerator
     ) -> PollResult<MatchPollOutcome> {
-        fail(error, response: nil, now: now, using: &rng)
-    }
-
-    private mutating func fail(
-        _ error: FeedError, response: FeedResponse?, now: Date, using rng: inout some RandomNumberGenerator
-    ) -> PollResult<MatchPollOutcome> {
-        PollResult(outcome: .failed(error), delay: pacer.failed(response, now: now, using: &rng))
+        pacer.failure(error, response: nil, now: now, using: &rng)
     }
 
     private static func decode(_ body: Data?, matchId: String) throws(InputError) -> MatchResponse {

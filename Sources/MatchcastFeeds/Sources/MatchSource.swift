@@ -46,13 +46,8 @@ public actor MatchSource: PollingDataSource {
     public var consecutiveFailures: Int { state.consecutiveFailures }
 
     public func poll() async throws -> PollResult<MatchPollOutcome> {
-        let request = state.nextRequest
-        let answer = try await transport.answer(request, path: state.path)
-        let result: PollResult<MatchPollOutcome>
-        switch answer {
-        case .success(let response): result = state.ingest(response, now: wallClock(), using: &rng)
-        case .failure(let error): result = state.ingest(failure: error, now: wallClock(), using: &rng)
-        }
+        let answer = try await transport.answer(state.nextRequest, path: state.path)
+        let result = state.take(answer, now: wallClock(), using: &rng)
         due = elapsed.now + result.delay
         return result
     }

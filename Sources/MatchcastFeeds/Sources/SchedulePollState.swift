@@ -51,7 +51,7 @@ public struct SchedulePollState: Sendable {
             do {
                 decoded = try Self.decode(response.body, date: date)
             } catch {
-                return fail(.decode(error, path: path), response: nil, now: now, using: &rng)
+                return pacer.failure(.decode(error, path: path), response: nil, now: now, using: &rng)
             }
             pacer.succeeded(response)
             let same = schedule.map { $0.matches == decoded.matches && $0.failures == decoded.failures } ?? false
@@ -61,7 +61,7 @@ public struct SchedulePollState: Sendable {
             pacer.succeeded(response)
             return PollResult(outcome: .unchanged, delay: currentTTL)
         default:
-            return fail(.status(response.status, path: path), response: response, now: now, using: &rng)
+            return pacer.failure(.status(response.status, path: path), response: response, now: now, using: &rng)
         }
     }
 
@@ -69,13 +69,7 @@ public struct SchedulePollState: Sendable {
     public mutating func ingest(
         failure error: FeedError, now: Date, using rng: inout some RandomNumberGenerator
     ) -> PollResult<SchedulePollOutcome> {
-        fail(error, response: nil, now: now, using: &rng)
-    }
-
-    private mutating func fail(
-        _ error: FeedError, response: FeedResponse?, now: Date, using rng: inout some RandomNumberGenerator
-    ) -> PollResult<SchedulePollOutcome> {
-        PollResult(outcome: .failed(error), delay: pacer.failed(response, now: now, using: &rng))
+        pacer.failure(error, response: nil, now: now, using: &rng)
     }
 
     private static func decode(_ body: Data?, date: String) throws(InputError) -> ScheduleResponse {

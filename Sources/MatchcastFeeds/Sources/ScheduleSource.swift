@@ -129,11 +129,7 @@ public actor ScheduleSource: PollingDataSource {
         let answer = try await transport.answer(entry.state.nextRequest, path: entry.state.path)
         // Another call may have updated this date while the fetch was in flight; ingest into the latest state.
         entry = entries[date] ?? entry
-        let result: PollResult<SchedulePollOutcome>
-        switch answer {
-        case .success(let response): result = entry.state.ingest(response, now: wallClock(), using: &rng)
-        case .failure(let error): result = entry.state.ingest(failure: error, now: wallClock(), using: &rng)
-        }
+        let result = entry.state.take(answer, now: wallClock(), using: &rng)
         entry.due = elapsed.now + result.delay
         entry.lastUsed = elapsed.now
         entries[date] = entry
