@@ -49,9 +49,9 @@ public final class WebhookReceiver: Sendable {
     /// The port the server listens on.
     public let port: Int
     private let state: SharedState
-    private let server: Task<Void, any Error>
+    private let server: LocalHTTPServer
 
-    private init(port: Int, state: SharedState, server: Task<Void, any Error>) {
+    private init(port: Int, state: SharedState, server: LocalHTTPServer) {
         self.port = port
         self.state = state
         self.server = server
@@ -66,30 +66,18 @@ public final class WebhookReceiver: Sendable {
         -> WebhookReceiver
     {
         let state = SharedState(signer: WebhookSigner(secret: secret), now: now)
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
         let responder = CallbackResponder<Context> { request, context in
             try await state.respond(to: request, context: context)
         }
-        let app = Application(
-            responder: responder,
-            configuration: ApplicationConfiguration(
-                address: .hostname("127.0.0.1", port: 0), serverName: "matchcast-webhook-receiver"),
-            onServerRunning: { channel in
-                continuation.yield(channel.localAddress?.port ?? 0)
-                continuation.finish()
-            },
-            logger: Logger(label: "matchcast.webhook-receiver", factory: { _ in SwiftLogNoOpLogHandler() }))
-        let server = Task {
-            defer { continuation.finish() }
-            try await app.run()
+        let server = try await LocalHTTPServer.start(name: "webhook receiver") { onServerRunning in
+            Application(
+                responder: responder,
+                configuration: ApplicationConfiguration(
+                    address: .hostname("127.0.0.1", port: 0), serverName: "matchcast-webhook-receiver"),
+                onServerRunning: onServerRunning,
+                logger: Logger(label: "matchcast.webhook-receiver", factory: { _ in SwiftLogNoOpLogHandler() }))
         }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next(), port > 0 else {
-            server.cancel()
-            _ = await server.result
-            throw ReceiverStartError()
-        }
-        return WebhookReceiver(port: port, state: state, server: server)
+        return WebhookReceiver(port: server.port, state: state, server: server)
     }
 
     /// Runs `body` with a started receiver and stops it afterwards, whether `body` throws or not.
@@ -109,8 +97,7 @@ public final class WebhookReceiver: Sendable {
 
     /// Stops the server and waits until it has.
     public func stop() async {
-        server.cancel()
-        _ = await server.result
+        await server.stop()
     }
 
     /// Makes the next `count` requests meet `fault` (after any faults already queued).
@@ -155,9 +142,6 @@ public final class WebhookReceiver: Sendable {
         }
     }
 
-    struct ReceiverStartError: Error, CustomStringConvertible {
-        var description: String { "webhook receiver did not start listening" }
-    }
 }
 
 extension WebhookReceiver {

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import MatchcastCore
+import MatchcastTesting
 import NIOCore
 import Synchronization
 import Testing
@@ -317,23 +318,16 @@ struct ESPNFeedTransportTests {
             hits.withLock { $0.append(request.uri.path) }
             return Response(status: .notFound)
         }
-        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         var logger = Logger(label: "espn-test")
         logger.logLevel = .error
-        let app = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in
-                portContinuation.yield(channel.localAddress?.port ?? 0)
-                portContinuation.finish()
-            },
-            logger: logger)
+        let server = try await LocalHTTPServer.start(name: "ESPN feed") { [logger] onServerRunning in
+            Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                        onServerRunning: onServerRunning, logger: logger)
+        }
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         do {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await app.run() }
-                defer { group.cancelAll() }
-                var iterator = ports.makeAsyncIterator()
-                let port = try #require(await iterator.next())
+            do {
+                let port = server.port
                 let spec = try FeedSpec(parsing: "espn:soccer/eng.1@http://127.0.0.1:\(port)")
                 let transport = try spec.makeTransport(client: client, clock: ContinuousClock())
                 let live = try FeedDecoding.match(try #require(try await transport.fetch(.match("espn:101")).body))
@@ -346,8 +340,10 @@ struct ESPNFeedTransportTests {
             }
         } catch {
             try await client.shutdown()
+            await server.stop()
             throw error
         }
         try await client.shutdown()
+        await server.stop()
     }
 }

@@ -13,18 +13,16 @@ import Testing
 struct FakeFeedServerTests {
     /// Runs the server on port 0 for the duration of `body`, which gets the port.
     private static func withServer(_ feed: FakeFeed, _ body: @Sendable (Int) async throws -> Void) async throws {
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let app = FakeFeedServer.makeApplication(feed: feed, port: 0) { channel in
-            continuation.yield(channel.localAddress?.port ?? 0)
-            continuation.finish()
+        let server = try await LocalHTTPServer.start(name: "fake feed") { onServerRunning in
+            FakeFeedServer.makeApplication(feed: feed, port: 0, onServerRunning: onServerRunning)
         }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.run() }
-            var iterator = ports.makeAsyncIterator()
-            let port = try #require(await iterator.next())
-            defer { group.cancelAll() }
-            try await body(port)
+        do {
+            try await body(server.port)
+        } catch {
+            await server.stop()
+            throw error
         }
+        await server.stop()
     }
 
     private static func get(_ port: Int, _ path: String, headers: [(String, String)] = []) async throws

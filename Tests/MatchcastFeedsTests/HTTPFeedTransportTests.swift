@@ -71,27 +71,20 @@ struct HTTPFeedTransportTests {
     /// Runs a feed server on an ephemeral port and an `HTTPClient` for `body`, shutting both down after.
     private func withFeed(_ body: (_ baseURL: String, _ client: HTTPClient, _ seen: SeenRequests) async throws -> Void) async throws {
         let seen = SeenRequests()
-        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         var logger = Logger(label: "feed-test")
         logger.logLevel = .error
-        let app = Application(
-            router: router(seen: seen),
-            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in
-                portContinuation.yield(channel.localAddress?.port ?? 0)
-                portContinuation.finish()
-            },
-            logger: logger)
-        try await withClient { client in
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await app.run() }
-                defer { group.cancelAll() }
-                var iterator = ports.makeAsyncIterator()
-                let port = try #require(await iterator.next())
-                try #require(port > 0)
-                try await body("http://127.0.0.1:\(port)/", client, seen)
-            }
+        let router = router(seen: seen)
+        let server = try await LocalHTTPServer.start(name: "feed") { [logger] onServerRunning in
+            Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                        onServerRunning: onServerRunning, logger: logger)
         }
+        do {
+            try await withClient { client in try await body("http://127.0.0.1:\(server.port)/", client, seen) }
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
     }
 
     /// An `HTTPClient` for `body`, shut down afterwards whether `body` throws or not.

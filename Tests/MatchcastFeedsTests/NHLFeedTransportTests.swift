@@ -202,24 +202,16 @@ struct NHLFeedTransportTests {
                 status: .ok, headers: [.contentType: "application/json", .eTag: "\"p1\""],
                 body: .init(byteBuffer: ByteBuffer(bytes: Self.playByPlayBody)))
         }
-        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         var logger = Logger(label: "nhl-test")
         logger.logLevel = .error
-        let app = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in
-                portContinuation.yield(channel.localAddress?.port ?? 0)
-                portContinuation.finish()
-            },
-            logger: logger)
+        let server = try await LocalHTTPServer.start(name: "NHL feed") { [logger] onServerRunning in
+            Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                        onServerRunning: onServerRunning, logger: logger)
+        }
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         do {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await app.run() }
-                defer { group.cancelAll() }
-                var iterator = ports.makeAsyncIterator()
-                let port = try #require(await iterator.next())
-                try #require(port > 0)
+            do {
+                let port = server.port
 
                 let spec = try FeedSpec(parsing: "nhl@http://127.0.0.1:\(port)")
                 let transport = try spec.makeTransport(client: client, clock: ContinuousClock())
@@ -238,9 +230,11 @@ struct NHLFeedTransportTests {
             }
         } catch {
             try await client.shutdown()
+            await server.stop()
             throw error
         }
         try await client.shutdown()
+        await server.stop()
     }
 
     // MARK: Feed spec
