@@ -45,6 +45,7 @@ public final class PostgresStore: MatchcastStore {
         public var schema: String?
         /// The most connections the pool holds.
         public var maximumConnections: Int
+        public static let defaultMaximumConnections = 20
         /// True (the default): all `maximumConnections` are opened at start and kept, so that no connection arms an
         /// idle timer whenever it goes idle (see `init`). False: opened as calls need them and closed after a minute
         /// idle, for a store that shares its server with many others (the tests').
@@ -56,7 +57,7 @@ public final class PostgresStore: MatchcastStore {
         public init(
             host: String, port: Int = 5432, username: String, password: String? = nil, database: String? = nil,
             tls: TLSMode = .prefer, connectTimeout: Duration = .seconds(10), leaseTimeout: Duration = .seconds(30),
-            schema: String? = nil, maximumConnections: Int = 20, keepAlive: Duration? = nil
+            schema: String? = nil, maximumConnections: Int = defaultMaximumConnections, keepAlive: Duration? = nil
         ) {
             self.host = host
             self.port = port

@@ -161,7 +161,7 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
         if configuration.connectTimeout != .seconds(10) {
             parameters.append("connect_timeout=\(configuration.connectTimeout.components.seconds)")
         }
-        if configuration.maximumConnections != 20 { parameters.append("pool_size=\(configuration.maximumConnections)") }
+        if configuration.maximumConnections != PostgresStore.Configuration.defaultMaximumConnections { parameters.append("pool_size=\(configuration.maximumConnections)") }
         if let keepAlive = configuration.keepAlive { parameters.append("keepalive=\(keepAlive.components.seconds)") }
         if !parameters.isEmpty { text += "?" + parameters.joined(separator: "&") }
         return text

@@ -27,7 +27,11 @@ struct ActivityCache: Sendable {
     /// How many of the open activities are waiting to start (a tick may start them whenever their match is live).
     private(set) var waitingCount = 0
     /// While every activity is being changed in turn (`beginSweep()`): the earliest next deadline among them so far.
-    private var sweepDue: Date??
+    private var sweep: Sweep?
+
+    private struct Sweep {
+        var due: Date?
+    }
 
     init(policy: ActivityPolicy) {
         self.policy = policy
@@ -149,14 +153,14 @@ struct ActivityCache: Sendable {
     /// Every open activity is about to be changed in turn (a fan-out): their next deadlines, seen as they change,
     /// set `earliestDue` exactly at `endSweep()`, so that deadlines the changes replaced no longer count.
     mutating func beginSweep() {
-        sweepDue = .some(nil)
+        sweep = Sweep()
     }
 
     /// Every activity open at `beginSweep()` was changed since (through `update(at:)` or `put`).
     mutating func endSweep() {
-        guard let due = sweepDue else { return }
-        sweepDue = nil
-        settle(due: due, feedIsFresh: true)
+        guard let sweep else { return }
+        self.sweep = nil
+        settle(due: sweep.due, feedIsFresh: true)
     }
 
     // MARK: Internals
@@ -169,9 +173,9 @@ struct ActivityCache: Sendable {
     }
 
     private mutating func lowerEarliestDue(to due: Date?) {
-        if let sweeping = sweepDue, let due { sweepDue = sweeping.map { min($0, due) } ?? due }
         guard let due else { return }
-        earliestDue = earliestDue.map { min($0, due) } ?? due
+        earliestDue = min(earliestDue ?? due, due)
+        if let sweeping = sweep { sweep?.due = min(sweeping.due ?? due, due) }
     }
 
     private mutating func reindexAfterChange(at slot: Int, from old: ActivityRecord?) {
