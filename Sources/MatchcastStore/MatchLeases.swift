@@ -18,6 +18,23 @@ public protocol MatchLeases: Sendable {
     func release(matchId: String, owner: String) async throws(StoreError) -> Bool
     /// Every lease, expired ones included, sorted by match id.
     func leases() async throws(StoreError) -> [MatchLease]
+    /// The leases owners other than `owner` hold, as one waiting to take them over sees them: the matches whose
+    /// lease has expired (sorted), and how long until the next of the others expires. Measured on the store's
+    /// clock, so replicas with skewed clocks agree.
+    func leasesHeldElsewhere(than owner: String) async throws(StoreError) -> LeasesElsewhere
+}
+
+/// What `leasesHeldElsewhere(than:)` found.
+public struct LeasesElsewhere: Sendable, Hashable {
+    /// Expired leases of other owners, sorted: theirs no more, for whoever claims them first.
+    public var expired: [String]
+    /// How long until the first of the other owners' live leases expires; nil when there is none.
+    public var nextExpiry: Duration?
+
+    public init(expired: [String], nextExpiry: Duration?) {
+        self.expired = expired
+        self.nextExpiry = nextExpiry
+    }
 }
 
 /// One match's lease as stored.
@@ -116,6 +133,14 @@ public final class LocalMatchLeases: MatchLeases {
 
     public func leases() -> [MatchLease] {
         table.withLock { $0.values.filter { !$0.owner.isEmpty }.sorted { $0.matchId < $1.matchId } }
+    }
+
+    public func leasesHeldElsewhere(than owner: String) -> LeasesElsewhere {
+        let now = self.now()
+        let others = table.withLock { $0.values.filter { !$0.owner.isEmpty && $0.owner != owner } }
+        let expired = others.filter { $0.expiresAt <= now }.map(\.matchId).sorted()
+        let next = others.filter { $0.expiresAt > now }.map(\.expiresAt).min()
+        return LeasesElsewhere(expired: expired, nextExpiry: next.map { .milliseconds(Int64($0.timeIntervalSince(now) * 1000)) })
     }
 }
 

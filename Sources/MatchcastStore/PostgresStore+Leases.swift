@@ -66,18 +66,46 @@ extension PostgresStore: MatchLeases {
     @discardableResult
     public func release(matchId: String, owner: String) async throws(StoreError) -> Bool {
         let logger = self.logger
-        // The row stays, ownerless, so the next owner's generation still grows.
+        let channel = replicaChannel
+        let signal = ReplicaSignal.leaseReleased(matchId: matchId).payload
+        // The row stays, ownerless, so the next owner's generation still grows. The other replicas are told at
+        // once (`NOTIFY`, sent when the update commits), so a match given up by a replica shutting down moves now.
         let released = try await withConnection("releasing match '\(matchId)'") { connection in
             try await connection.query(
                 """
-                UPDATE match_lease SET owner = '', expires_at = now()
-                WHERE match_id = \(matchId) AND owner = \(owner) AND owner <> '' RETURNING 1
+                WITH released AS (
+                    UPDATE match_lease SET owner = '', expires_at = now()
+                    WHERE match_id = \(matchId) AND owner = \(owner) AND owner <> '' RETURNING 1
+                )
+                SELECT pg_notify(\(channel), \(signal)) FROM released
                 """,
                 logger: logger
             ).count() > 0
         }
         if released { LeaseCounter.count("released") }
         return released
+    }
+
+    public func leasesHeldElsewhere(than owner: String) async throws(StoreError) -> LeasesElsewhere {
+        let logger = self.logger
+        let rows = try await withConnection("reading the other replicas' leases") { connection in
+            // The expired ones by name, then one row with the time left on the first of the live ones.
+            try await connection.query(
+                """
+                WITH others AS (
+                    SELECT match_id, expires_at - now() AS remaining FROM match_lease
+                    WHERE owner <> '' AND owner <> \(owner)
+                )
+                (SELECT match_id, NULL::float8 FROM others WHERE remaining <= interval '0' ORDER BY match_id)
+                UNION ALL
+                SELECT NULL, EXTRACT(EPOCH FROM min(remaining))::float8 FROM others WHERE remaining > interval '0'
+                """,
+                logger: logger
+            ).collect((String?, Double?).self)
+        }
+        let next = rows.lazy.compactMap(\.1).first
+        return LeasesElsewhere(
+            expired: rows.compactMap(\.0), nextExpiry: next.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) })
     }
 
     public func leases() async throws(StoreError) -> [MatchLease] {

@@ -62,8 +62,8 @@ extension PostgresStore: ReplicaStore {
 
     // MARK: Commands
 
-    /// The `NOTIFY` channel of this store's schema.
-    var commandChannel: String {
+    /// The `NOTIFY` channel of this store's schema: posted commands and released leases.
+    var replicaChannel: String {
         "matchcast_commands" + (configuration.schema.map { "_" + $0 } ?? "")
     }
 
@@ -75,7 +75,8 @@ extension PostgresStore: ReplicaStore {
             throw .invalid("command for match '\(command.matchId)' cannot be encoded: \(error)")
         }
         let logger = self.logger
-        let channel = commandChannel
+        let channel = replicaChannel
+        let signal = ReplicaSignal.commandPosted(matchId: command.matchId).payload
         return try await transaction("posting a \(command.kind.rawValue) command for match '\(command.matchId)'") { connection -> Int64 in
             let ids: [Int64] = try await connection.query(
                 "INSERT INTO match_command (match_id, command) VALUES (\(command.matchId), \(body)) RETURNING id",
@@ -83,7 +84,7 @@ extension PostgresStore: ReplicaStore {
             ).collect(Int64.self)
             let id: Int64 = ids.first ?? 0
             // Delivered when the transaction commits, so the owner always finds the row it is woken for.
-            try await connection.query("SELECT pg_notify(\(channel), \(command.matchId))", logger: logger).consume()
+            try await connection.query("SELECT pg_notify(\(channel), \(signal))", logger: logger).consume()
             return id
         }
     }
@@ -154,11 +155,11 @@ extension PostgresStore: ReplicaStore {
         }
     }
 
-    public func listenForCommands(_ onPost: @escaping @Sendable (String) -> Void) async throws {
-        let channel = commandChannel
+    public func listen(_ onSignal: @escaping @Sendable (ReplicaSignal) -> Void) async throws {
+        let channel = replicaChannel
         try await client.withConnection { connection in
             try await connection.listen(on: channel) { notifications in
-                for try await notification in notifications { onPost(notification.payload) }
+                for try await notification in notifications { onSignal(ReplicaSignal(payload: notification.payload)) }
             }
         }
     }

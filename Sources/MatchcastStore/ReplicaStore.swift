@@ -30,9 +30,37 @@ public protocol ReplicaStore: MatchcastStore, MatchLeases {
     /// Forgets every command posted more than `age` ago, done or not: outcomes nobody came back for, and
     /// changes no replica ran in that time (their callers were told to retry long ago).
     func forgetCommands(postedBefore age: Duration) async throws(StoreError)
-    /// Calls `onPost` with the match id of every command posted by any replica, until cancelled or the connection
-    /// fails (then it throws: listen again).
-    func listenForCommands(_ onPost: @escaping @Sendable (String) -> Void) async throws
+    /// Calls `onSignal` for every command posted and every lease released by any replica, until cancelled or the
+    /// connection fails (then it throws: listen again).
+    func listen(_ onSignal: @escaping @Sendable (ReplicaSignal) -> Void) async throws
+}
+
+/// What one replica tells the others through the store (PostgreSQL's `NOTIFY`).
+public enum ReplicaSignal: Sendable, Hashable {
+    /// A command for this match was posted: its owner should run it.
+    case commandPosted(matchId: String)
+    /// A replica gave this match's lease up (it is shutting down, or the match is over): whoever needs it may take it.
+    case leaseReleased(matchId: String)
+
+    /// A released lease's payload starts with a character no match id has; a command's is the bare match id,
+    /// as replicas of earlier builds send and expect it.
+    private static let releasedPrefix = "!released:"
+
+    public init(payload: String) {
+        if payload.hasPrefix(Self.releasedPrefix) {
+            self = .leaseReleased(matchId: String(payload.dropFirst(Self.releasedPrefix.count)))
+        } else {
+            self = .commandPosted(matchId: payload)
+        }
+    }
+
+    /// The notification's text.
+    public var payload: String {
+        switch self {
+        case .commandPosted(let matchId): matchId
+        case .leaseReleased(let matchId): Self.releasedPrefix + matchId
+        }
+    }
 }
 
 /// The lease a write is made under: the owner and, per match, the generation it claimed.

@@ -5,16 +5,17 @@ import MatchcastTesting
 import Testing
 
 /// Two real `matchcast serve` replicas on one PostgreSQL database, polling one `matchcast fake-feed` process over
-/// HTTP. The replica holding a live match's lease is killed with SIGKILL in the middle of a fan-out: the other takes
-/// the lease over once it expires, sends what the dead one left in the outbox and goes on, so every activity still
-/// gets its updates and its `end`, nothing starts twice, and a delivery seen twice is the same delivery.
+/// HTTP, at the default lease timings. The replica holding a live match's lease is killed with SIGKILL in the middle
+/// of a fan-out: the other takes the lease over once it expires (within 5 s of the kill), sends what the dead one left
+/// in the outbox and goes on, so every activity still gets its updates and its `end`, nothing starts twice, and a
+/// delivery seen twice is the same delivery. A replica stopped with SIGTERM hands its match over at once.
 ///
 /// Each replica sends to a webhook receiver of its own, so every delivery says which replica sent it.
 @Suite("Two replicas, one killed mid-match", .serialized)
 struct ReplicaFailoverTests {
     static let followers = 24
-    /// Seconds; a replica that stops renewing loses its leases this long after its last renewal.
-    static let leaseTTL = 3
+    /// The longest a dead replica's live match may go without a delivery from the survivor, at default settings.
+    static let takeoverBound = Duration.seconds(5)
     /// The match whose owner is killed; the other is followed too, so the survivor keeps its own match going.
     static let killedMatch = "football"
     static let otherMatch = "tennis-bo3"
@@ -45,7 +46,7 @@ struct ReplicaFailoverTests {
             """.write(to: config, atomically: true, encoding: .utf8)
         let arguments = [
             "--config", config.path, "--store", database.url, "--feed", "http://127.0.0.1:\(feedPort)",
-            "--admin-key", CrashRecoveryTests.adminKey, "--lease-ttl", "\(Self.leaseTTL)",
+            "--admin-key", CrashRecoveryTests.adminKey,
         ]
         var replicas: [BrokerReplica] = []
         func cleanUp() async {
@@ -128,6 +129,7 @@ struct ReplicaFailoverTests {
                 survivor.receiver.received.dropFirst(survivorAtKill).contains { $0.matchId == Self.killedMatch }
             }, "the survivor sent a delivery for \(Self.killedMatch) after the kill")
             let firstDelivery = ContinuousClock.now - killInstant
+            #expect(firstDelivery <= Self.takeoverBound, "the survivor's first delivery came \(firstDelivery) after the kill")
             try await #require(eventually(within: 60, every: .milliseconds(50)) {
                 (survivor.leaseTaken(of: Self.killedMatch)?.time ?? .distantPast) > killedAt
             }, "the survivor logged that it holds \(Self.killedMatch)'s lease")
@@ -162,13 +164,76 @@ struct ReplicaFailoverTests {
             let counts = replicas.map { "\($0.name) \($0.receiver.received.count)" }.joined(separator: ", ")
             print(
                 """
-                replica-failover: killed \(victim.name) holding \(Self.killedMatch) (lease TTL \(Self.leaseTTL) s; \
+                replica-failover: killed \(victim.name) holding \(Self.killedMatch) (default lease TTL; \
                 \(Self.otherMatch) held by \(otherHolder)); \
                 \(survivor.name) logged '\(takeover.message)' \(Self.seconds(takeover.time.timeIntervalSince(killedAt))) \
                 after the kill, its first \(Self.killedMatch) delivery arrived after \(Self.seconds(firstDelivery)); \
                 \(received.count) deliveries (\(counts)), \(beforeKill.count) before the kill, \
                 \(duplicates) repeated with the same id, \(registered.count) activities
                 """)
+        } catch {
+            print(MatchcastProcess.logs(directory))
+            await cleanUp()
+            throw error
+        }
+        await cleanUp()
+    }
+
+    @Test(
+        "a replica stopped with SIGTERM releases its match and the other takes it at once, long before its lease would expire",
+        .enabled(if: ScratchPostgresDatabase.isConfigured, ScratchPostgresDatabase.skipMessage),
+        .timeLimit(.minutes(5)))
+    func stopTheOwnerOfAMatch() async throws {
+        let binary = try #require(MatchcastProcess.binary, "the matchcast executable is not built beside the tests")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("matchcast-handover-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = try await ScratchPostgresDatabase.create()
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        let feedPort = try MatchcastProcess.freePort()
+        let feed = try MatchcastProcess.start(
+            binary, ["fake-feed", "--port", "\(feedPort)", "--speed", "10", "--seed", "3"], log: directory, name: "feed")
+        // Leases of a minute: only the release, heard through NOTIFY, can move the match within the bound (the
+        // look for unowned matches runs every 5 s).
+        let arguments = [
+            "--store", database.url, "--feed", "http://127.0.0.1:\(feedPort)", "--admin-key", CrashRecoveryTests.adminKey,
+            "--lease-ttl", "60",
+        ]
+        var replicas: [BrokerReplica] = []
+        func cleanUp() async {
+            for replica in replicas { await replica.stop() }
+            feed.terminate()
+            try? await client.shutdown()
+            do { try await database.drop() } catch { print("replica-handover: could not drop \(database.name): \(error)") }
+        }
+        do {
+            for name in ["replica-a", "replica-b"] {
+                replicas.append(try await BrokerReplica.start(binary, name: name, arguments: arguments, client: client, log: directory))
+            }
+            for replica in replicas { try await replica.waitUntilHealthy() }
+            let device = try await replicas[0].api.register(index: 0)
+            try await replicas[0].api.setPushToStartToken(device, token: MatchcastProcess.token(0xaa, 0))
+            try await replicas[0].api.follow(device, match: Self.killedMatch)
+            var holder: BrokerReplica?
+            try await #require(eventually(within: 60, every: .milliseconds(50)) {
+                holder = replicas.first { $0.leaseTaken(of: Self.killedMatch) != nil }
+                return holder != nil
+            }, "a replica holds \(Self.killedMatch)")
+            let owner = try #require(holder)
+            let survivor = try #require(replicas.first { $0 !== owner })
+
+            let stoppedAt = Date()
+            owner.process.terminate()
+            try await #require(eventually(within: 60, every: .milliseconds(20)) {
+                survivor.leaseTaken(of: Self.killedMatch) != nil
+            }, "the survivor took \(Self.killedMatch)")
+            let taken = try #require(survivor.leaseTaken(of: Self.killedMatch))
+            let handover = taken.time.timeIntervalSince(stoppedAt)
+            // Released, not expired: the survivor acquired a free lease rather than taking over a dead one's.
+            #expect(taken.message == "match lease acquired", "the survivor logged '\(taken.message)'")
+            #expect(handover < 2, "the survivor took the match \(Self.seconds(handover)) after SIGTERM")
+            #expect(owner.logLines.contains { $0.message == "replica let its matches go" })
+            print("replica-handover: \(owner.name) stopped with SIGTERM; \(survivor.name) acquired \(Self.killedMatch) \(Self.seconds(handover)) later")
         } catch {
             print(MatchcastProcess.logs(directory))
             await cleanUp()

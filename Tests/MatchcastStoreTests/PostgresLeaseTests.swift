@@ -82,6 +82,32 @@ struct PostgresLeaseTests {
     }
 
     @Test(arguments: Kind.allCases)
+    func aWaitingReplicaSeesWhichLeasesExpiredAndWhenTheNextOneDoes(_ kind: Kind) async throws {
+        try await kind.withLeases { leases in
+            #expect(try await leases.leasesHeldElsewhere(than: "replica-b") == LeasesElsewhere(expired: [], nextExpiry: nil))
+            _ = try #require(try await leases.claim(matchId: "m2", owner: "replica-a", ttl: Self.expired))
+            _ = try #require(try await leases.claim(matchId: "m1", owner: "replica-a", ttl: Self.expired))
+            _ = try #require(try await leases.claim(matchId: "m3", owner: "replica-a", ttl: .seconds(300)))
+            _ = try #require(try await leases.claim(matchId: "m4", owner: "replica-a", ttl: .seconds(30)))
+            _ = try #require(try await leases.claim(matchId: "m5", owner: "replica-b", ttl: Self.expired))
+            _ = try #require(try await leases.claim(matchId: "m6", owner: "replica-c", ttl: .seconds(500)))
+
+            // B's own expired lease is not someone else's to take over; the next foreign expiry is m4's.
+            let seen = try await leases.leasesHeldElsewhere(than: "replica-b")
+            #expect(seen.expired == ["m1", "m2"])
+            let next = try #require(seen.nextExpiry)
+            #expect(next > .seconds(28) && next <= .seconds(30), "m4's lease expires in \(next)")
+            // A released lease is nobody's: not listed as expired (the matches that need a replica are found apart).
+            try await leases.release(matchId: "m1", owner: "replica-a")
+            #expect(try await leases.leasesHeldElsewhere(than: "replica-b").expired == ["m2"])
+            // From A's side: only B's and C's leases count.
+            let fromA = try await leases.leasesHeldElsewhere(than: "replica-a")
+            #expect(fromA.expired == ["m5"])
+            #expect(try #require(fromA.nextExpiry) > .seconds(400))
+        }
+    }
+
+    @Test(arguments: Kind.allCases)
     func replicasClaimingTogetherGetOneOwnerPerMatch(_ kind: Kind) async throws {
         try await kind.withLeases { leases in
             let matches = ["m1", "m2", "m3"]

@@ -59,8 +59,8 @@ struct PostgresReplicaStoreTests {
     @Test("a posted command wakes a listener, stays pending until done, and keeps the owner's refusal")
     func commandInbox() async throws {
         try await PostgresTestServer.withFreshStore { store in
-            let (woken, wake) = AsyncStream.makeStream(of: String.self)
-            let listener = Task { try await store.listenForCommands { wake.yield($0) } }
+            let (woken, wake) = AsyncStream.makeStream(of: ReplicaSignal.self)
+            let listener = Task { try await store.listen { wake.yield($0) } }
             defer { listener.cancel() }
             // LISTEN is in place once a probe comes back: post probes until one does.
             let prober = Task {
@@ -70,15 +70,26 @@ struct PostgresReplicaStoreTests {
                 }
             }
             var heard = woken.makeAsyncIterator()
-            #expect(await heard.next() == "probe")
+            #expect(await heard.next() == .commandPosted(matchId: "probe"))
             prober.cancel()
             _ = await prober.result
             let first = try await store.postCommand(MatchCommand(.follow, matchId: "m1", deviceId: "dev-a", environment: .sandbox))
             var woke = false
-            while let matchId = await heard.next() {
-                if matchId == "m1" { woke = true; break }
+            while let signal = await heard.next() {
+                if signal == .commandPosted(matchId: "m1") { woke = true; break }
             }
             #expect(woke, "the owner is woken for m1")
+
+            // A lease given up is heard too (a replica shutting down): the others take its match at once.
+            _ = try await store.claim(matchId: "m3", owner: "replica-a", ttl: .seconds(30))
+            #expect(try await store.release(matchId: "m3", owner: "replica-a"))
+            var released = false
+            while let signal = await heard.next() {
+                if signal == .leaseReleased(matchId: "m3") { released = true; break }
+            }
+            #expect(released, "the release of m3 is heard")
+            // Releasing what is not held tells nobody anything.
+            #expect(try await store.release(matchId: "m3", owner: "replica-a") == false)
 
             let second = try await store.postCommand(MatchCommand(.dismiss, matchId: "m1", deviceId: "dev-a", activityId: "act-1"))
             _ = try await store.postCommand(MatchCommand(.unfollow, matchId: "m2", deviceId: "dev-a"))

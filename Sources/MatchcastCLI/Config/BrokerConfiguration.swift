@@ -33,7 +33,7 @@ public struct BrokerConfiguration: Sendable, Hashable {
     /// This replica's name in the lease rows (PostgreSQL store); empty: `<host name>:<pid>`.
     public var replicaId = ""
     /// How long a replica's match leases last unless renewed: how soon a dead replica's matches move.
-    public var leaseTTLSeconds = 15.0
+    public var leaseTTLSeconds = 3.0
     public var logLevel = Logger.Level.info
     public var logFormat = LogFormat.text
 

@@ -24,7 +24,7 @@ public struct Broker: Sendable {
         store: any MatchcastStore, transport: any FeedTransport, sinks: [any DeliverySink],
         settings: BrokerSettings, timing: PollTimingPolicy, clock: any Clock<Duration>,
         now: @escaping @Sendable () -> Date, metrics: BrokerMetrics = BrokerMetrics(),
-        replicaId: String = Broker.defaultReplicaId, leaseTTL: Duration = .seconds(15), logger: Logger
+        replicaId: String = Broker.defaultReplicaId, leaseTTL: Duration = .seconds(3), logger: Logger
     ) {
         let ownership = (store as? any ReplicaStore).map {
             MatchOwnership(shared: MatchOwnership.Shared(store: $0, replicaId: replicaId, leaseTTL: leaseTTL))

@@ -2,16 +2,27 @@ import Foundation
 import Logging
 import MatchcastStore
 import ServiceLifecycle
+import Synchronization
 
 /// The replica's side of sharing matches with other replicas (PostgreSQL only):
-/// - every third of the lease TTL it renews its leases (a lost one is let go at once), claims the matches that
-///   need a replica and that nobody holds (a dead replica's, once their leases expire: taken over, reloaded from
-///   the store, its outbox resent), claims the live list's lease, and gives up the matches that are over;
+/// - every third of the lease TTL it renews its leases (a lost one is let go at once) and takes over the matches of
+///   other replicas whose leases have expired (a dead replica's: reloaded from the store, its outbox resent); it
+///   looks again the moment the next of the others' leases is due to expire, so a dead replica's matches move
+///   within a lease TTL of its last renewal;
+/// - every `scanInterval`, and at once when another replica releases a lease (it is shutting down), it claims the
+///   matches that need a replica and nobody holds, claims the live list's lease, and gives up the matches that
+///   are over;
 /// - it runs the commands other replicas post for the matches it holds: woken by `LISTEN` at once, and every
 ///   second anyway (the safety net for a notification missed while the listening connection was down).
 public struct ReplicaCoordinator: Service {
     /// The lease name of the live list: one replica polls it.
     public static let liveListLease = "@live-list"
+    /// How often a replica looks for matches that need one and that no lease names (the safety net: a match is
+    /// claimed when it is followed, and a released or expired lease is acted on at once).
+    static let scanInterval = Duration.seconds(5)
+    /// How long after the next foreign lease's expiry the replica looks: the store's clock and this one's
+    /// timers need not agree to the millisecond.
+    static let expiryMargin = Duration.milliseconds(20)
 
     let service: LiveActivityService
     let clock: any Clock<Duration>
@@ -25,18 +36,44 @@ public struct ReplicaCoordinator: Service {
 
     private var ownership: MatchOwnership { service.lifecycle.ownership }
 
+    /// Asks the lease loop for a round, now or after a delay; asks for a scan in it too when another replica
+    /// released a lease. Requests made while a round runs become one more round.
+    final class RoundRequests: Sendable {
+        let rounds: AsyncStream<Void>
+        private let continuation: AsyncStream<Void>.Continuation
+        private let scanWanted = Mutex(true)
+
+        init() {
+            (rounds, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        }
+
+        func round() { continuation.yield() }
+
+        func scan() {
+            scanWanted.withLock { $0 = true }
+            continuation.yield()
+        }
+
+        /// True once after each `scan()` (and at first).
+        func takeScan() -> Bool { scanWanted.withLock { wanted in defer { wanted = false }; return wanted } }
+
+        func finish() { continuation.finish() }
+    }
+
     public func run() async throws {
         guard let shared = ownership.shared else { return }
         let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let requests = RoundRequests()
         await withDiscardingTaskGroup { group in
-            group.addTask { await keepLeases(every: shared.leaseTTL / 3) }
-            group.addTask { await listen(shared.store, wake: wake) }
+            group.addTask { await keepLeases(renewEvery: shared.leaseTTL / 3, requests: requests) }
+            group.addTask { await listen(shared.store, wake: wake, requests: requests) }
             group.addTask {
                 // The safety net: every second, whatever the notifications did.
                 while (try? await cancelWhenGracefulShutdown({ try await clock.sleep(for: .seconds(1)) })) != nil {
                     wake.yield()
                 }
                 wake.finish()
+                requests.finish()
             }
             group.addTask {
                 for await _ in wakes { await runCommands(shared.store) }
@@ -50,37 +87,69 @@ public struct ReplicaCoordinator: Service {
 
     // MARK: Leases
 
-    private func keepLeases(every interval: Duration) async {
-        repeat {
-            await leaseRound()
-        } while (try? await cancelWhenGracefulShutdown({ try await clock.sleep(for: interval) })) != nil
+    /// Runs a lease round for each request, the first a scan; after each, asks for the next at `interval`, or
+    /// sooner when another replica's lease expires before then, with a scan every `scanInterval`.
+    private func keepLeases(renewEvery interval: Duration, requests: RoundRequests) async {
+        let clock = self.clock
+        var timer: Task<Void, Never>?
+        var lastScan: ContinuousClock.Instant?
+        requests.round()
+        for await _ in requests.rounds {
+            timer?.cancel()
+            let scan = requests.takeScan() || lastScan.map { ContinuousClock.now - $0 >= Self.scanInterval } ?? true
+            if scan { lastScan = .now }
+            let nextExpiry = await leaseRound(scan: scan)
+            let untilScan = Self.scanInterval - (lastScan.map { ContinuousClock.now - $0 } ?? .zero)
+            let delay = max(.zero, min(interval, untilScan, nextExpiry.map { $0 + Self.expiryMargin } ?? interval))
+            timer = Task {
+                if (try? await clock.sleep(for: delay)) != nil { requests.round() }
+            }
+        }
+        timer?.cancel()
     }
 
-    /// One round: renew, claim what needs a replica, let go of what is over.
-    func leaseRound() async {
-        guard let shared = ownership.shared else { return }
+    /// One round: renew, take over the other replicas' expired leases and, when `scan`, claim what needs a
+    /// replica and let go of what is over. Returns how long until the next of the others' leases expires.
+    @discardableResult
+    func leaseRound(scan: Bool = true) async -> Duration? {
+        guard let shared = ownership.shared else { return nil }
         for matchId in await ownership.renewAll() where matchId != Self.liveListLease {
             logger.warning("match lease lost", metadata: ["match": "\(matchId)"])
             await service.lifecycle.release(matchId: matchId)
         }
-        let needed: [String]
-        do {
-            needed = try await shared.store.matchesNeedingOwner()
-        } catch {
-            logger.error("cannot list the matches that need a replica", metadata: ["error": "\(error)"])
-            return
-        }
         var gained = false
-        for matchId in needed where !ownership.holds(matchId) {
-            do {
-                gained = try await service.router.runsHere(matchId) || gained
-            } catch {
-                logger.error("cannot take match", metadata: ["match": "\(matchId)", "error": "\(error)"])
+        var nextExpiry: Duration?
+        do {
+            let elsewhere = try await shared.store.leasesHeldElsewhere(than: shared.leaseOwner)
+            nextExpiry = elsewhere.nextExpiry
+            for matchId in elsewhere.expired where matchId != Self.liveListLease {
+                gained = await take(matchId) || gained
             }
+        } catch {
+            logger.error("cannot read the other replicas' leases", metadata: ["error": "\(error)"])
         }
         if !ownership.holds(Self.liveListLease), (try? await ownership.claim(Self.liveListLease)) != .elsewhere {
             logger.info("live list lease acquired")
             gained = true
+        }
+        if scan { gained = await scanForMatches(shared.store) || gained }
+        if gained { service.pollersShouldLook() }
+        return nextExpiry
+    }
+
+    /// Claims the matches that need a replica and that nobody holds, and lets go of the held ones that are over;
+    /// true when it gained one.
+    private func scanForMatches(_ store: any ReplicaStore) async -> Bool {
+        let needed: [String]
+        do {
+            needed = try await store.matchesNeedingOwner()
+        } catch {
+            logger.error("cannot list the matches that need a replica", metadata: ["error": "\(error)"])
+            return false
+        }
+        var gained = false
+        for matchId in needed where !ownership.holds(matchId) {
+            gained = await take(matchId) || gained
         }
         let stillNeeded = Set(needed)
         for matchId in ownership.heldMatches where matchId != Self.liveListLease && !stillNeeded.contains(matchId) {
@@ -89,19 +158,33 @@ public struct ReplicaCoordinator: Service {
             await ownership.release(matchId)
             logger.info("match lease released", metadata: ["match": "\(matchId)"])
         }
-        if gained { service.pollersShouldLook() }
         // Outcomes their posters never came back for, and changes nobody ran for 10 minutes.
-        try? await shared.store.forgetCommands(postedBefore: .seconds(600))
+        try? await store.forgetCommands(postedBefore: .seconds(600))
+        return gained
+    }
+
+    /// Claims the match if it is free; true when this replica gained it.
+    private func take(_ matchId: String) async -> Bool {
+        guard !ownership.holds(matchId) else { return false }
+        do {
+            return try await service.router.runsHere(matchId)
+        } catch {
+            logger.error("cannot take match", metadata: ["match": "\(matchId)", "error": "\(error)"])
+            return false
+        }
     }
 
     // MARK: Commands
 
-    private func listen(_ store: any ReplicaStore, wake: AsyncStream<Void>.Continuation) async {
+    private func listen(_ store: any ReplicaStore, wake: AsyncStream<Void>.Continuation, requests: RoundRequests) async {
         let ownership = self.ownership
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             do {
-                try await store.listenForCommands { matchId in
-                    if ownership.holds(matchId) { wake.yield() }
+                try await store.listen { signal in
+                    switch signal {
+                    case .commandPosted(let matchId): if ownership.holds(matchId) { wake.yield() }
+                    case .leaseReleased(let matchId): if !ownership.holds(matchId) { requests.scan() }
+                    }
                 }
             } catch {
                 if Task.isCancelled { return }
