@@ -9,7 +9,8 @@ import Synchronization
 
 /// The feed `bench serve` points the broker at: one football match in Matchcast's native v1 format
 /// (`/live-matches`, `/matches/{id}`, `/schedule?date=`, as `FakeFeed` answers them), served on `127.0.0.1`
-/// (a free port) in this process. The match stays as it is until the benchmark changes it (kick-off, a goal);
+/// (a free port) in this process. The match stays as it is until the benchmark changes it (kick-off, a goal, or
+/// any snapshot it shows);
 /// each change is encoded once, under the lock, so what a poll reads is ready bytes. Every answer asks to be
 /// polled again after `retryAfterMs`; `ETag`/`If-None-Match` give 304s as the fake feed does.
 final class ControlledFeed: Sendable {
@@ -88,6 +89,11 @@ final class ControlledFeed: Sendable {
     /// The next goal (a key event); returns the `MonotonicTime` at which the new answer is served.
     func goal(retryAfterMs: Int) -> Int64 {
         change(retryAfterMs: retryAfterMs) { $0.goal(at: Date()) }
+    }
+
+    /// Serves `snapshot` (its id must be `matchId`) from now on; returns the `MonotonicTime` at which it is served.
+    func show(_ snapshot: MatchSnapshot, retryAfterMs: Int) -> Int64 {
+        change(retryAfterMs: retryAfterMs) { _ in snapshot }
     }
 
     private func change(retryAfterMs: Int, _ step: (inout BenchMatch) -> MatchSnapshot) -> Int64 {

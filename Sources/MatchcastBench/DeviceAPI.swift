@@ -75,6 +75,16 @@ struct DeviceAPI: Sendable {
         (try? await send(.GET, "/v1/matches/\(matchId)", secret: device.deviceSecret, expecting: 200)) != nil
     }
 
+    /// The value of a gauge or counter on `/metrics` (the sum of its series); nil when serve does not show it.
+    func metric(_ name: String) async throws -> Double? {
+        let body = String(buffer: try await send(.GET, "/metrics", expecting: 200, timeout: .seconds(10)))
+        var total: Double?
+        for line in body.split(separator: "\n") where line.hasPrefix(name + " ") || line.hasPrefix(name + "{") {
+            if let value = line.split(separator: " ").last.flatMap({ Double($0) }) { total = (total ?? 0) + value }
+        }
+        return total
+    }
+
     func isHealthy() async throws -> Bool {
         (try? await send(.GET, "/healthz", expecting: 200, timeout: .seconds(2))) != nil
     }

@@ -145,6 +145,14 @@ final class DeliveryTap: Sendable {
         state.withLock { Array($0.lines[min(start, $0.lines.count)...]) }
     }
 
+    /// Takes every line read so far, leaving none (a long run reads as it goes; `count` and cursors restart at 0).
+    func drain() -> [Line] {
+        state.withLock { state in
+            defer { state.lines.removeAll(keepingCapacity: true) }
+            return state.lines
+        }
+    }
+
     /// Runs `body` over the lines from `start` on, under the lock (no copy).
     func withLines<T>(from start: Int, _ body: (ArraySlice<Line>) -> T) -> T {
         state.withLock { body($0.lines[min(start, $0.lines.count)...]) }
