@@ -8,6 +8,16 @@ import PostgresNIO
 // migration is applied completely, once, or not at all. Replicas that start together wait on an
 // advisory lock: one migrates, the others find the work done.
 //
+// Rolling upgrades: replicas of two builds share one database while a rollout runs, so a migration says which
+// builds can still use the database once it is applied (`readers`), and the row records it for builds that have
+// never heard of the migration. An expand migration (a new table, a column with a default or nullable, an index)
+// leaves every build that could use the database before able to use it (`.any`); one that removes or reshapes
+// what a build reads needs builds that know it (`.knowing(self)`, the default, and what every row written before
+// the column existed means), or builds that know an earlier migration, the first of the builds that stopped
+// reading what it removes (`.knowing("vN")`: expand, then contract one release later). A build refuses, before
+// touching anything, a database with a migration whose readers it is not among; it runs beside one with
+// migrations it does not know that need nothing it lacks. docs/development.md has the rules for writing one.
+//
 // Text keys are `COLLATE "C"`: lists sort by code point whatever the database's locale, as the
 // other stores sort them. Dates are `timestamptz(3)`: whole milliseconds, the protocol's precision.
 
@@ -16,6 +26,33 @@ extension PostgresStore {
     struct Migration: Sendable {
         var name: String
         var statements: [String]
+        /// Which builds can use the database once this migration is applied.
+        var readers: Readers = .knowingThis
+
+        /// Which builds can use the database once a migration is applied: recorded in `schema_migrations.readers`
+        /// as NULL (`knowingThis`), '' (`any`) or a migration's name (`knowing`).
+        enum Readers: Sendable, Hashable {
+            /// Only builds that know this migration (it removes or reshapes what earlier builds read).
+            case knowingThis
+            /// Every build that could use the database before (it only adds).
+            case any
+            /// Builds that know the named earlier migration (they stopped reading what this one removes).
+            case knowing(String)
+
+            var column: String? {
+                switch self {
+                case .knowingThis: nil
+                case .any: ""
+                case .knowing(let name): name
+                }
+            }
+
+            /// The migration a build must know to use a database where `name` was applied with `column`; nil when none.
+            static func required(name: String, column: String?) -> String? {
+                guard let column else { return name }
+                return column.isEmpty ? nil : column
+            }
+        }
     }
 
     /// The schema, in order.
@@ -289,19 +326,26 @@ extension PostgresStore {
                 """,
                 logger: logger
             ).consume()
-            let applied = try await Self.appliedMigrations(connection, logger: logger)
-            let known = Set(Self.migrations.map(\.name))
-            if let unknown = applied.first(where: { !known.contains($0) }) {
-                throw StoreError.configuration(
-                    "the database was migrated by a newer matchcast (migration '\(unknown)'); refusing to use it with this version")
+            // Which builds can use the database after each migration (rows from before this column: NULL, "only
+            // builds that know it", which is what every earlier build assumed of every migration).
+            try await connection.query("ALTER TABLE schema_migrations ADD COLUMN IF NOT EXISTS readers text", logger: logger)
+                .consume()
+            let applied = try await Self.appliedRows(connection, logger: logger)
+            let newer = try Self.checkReadable(applied)
+            if !newer.isEmpty {
+                logger.warning("the database has migrations of a newer matchcast; this build runs beside them", metadata: [
+                    "migrations": "\(newer.joined(separator: ", "))",
+                ])
             }
-            for migration in pending where !applied.contains(migration.name) {
+            let done = Set(applied.map(\.name))
+            for migration in pending where !done.contains(migration.name) {
                 try await Self.inTransaction(connection, logger: logger) { connection in
                     for statement in migration.statements {
                         try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger).consume()
                     }
                     try await connection.query(
-                        "INSERT INTO schema_migrations (name) VALUES (\(migration.name))", logger: logger
+                        "INSERT INTO schema_migrations (name, readers) VALUES (\(migration.name), \(migration.readers.column))",
+                        logger: logger
                     ).consume()
                 }
                 logger.info("applied migration", metadata: ["migration": "\(migration.name)"])
@@ -320,12 +364,39 @@ extension PostgresStore {
     }
 
     private static func appliedMigrations(_ connection: PostgresConnection, logger: Logger) async throws -> [String] {
-        let applied = try await connection.query(
-            "SELECT name FROM schema_migrations ORDER BY applied_at, name", logger: logger
-        ).collect(String.self).map { $0 }
+        try await appliedRows(connection, logger: logger).map(\.name)
+    }
+
+    /// A row of `schema_migrations`: the migration, and which builds can use the database after it (the column).
+    struct AppliedMigration: Sendable, Hashable {
+        var name: String
+        var readers: String?
+    }
+
+    private static func appliedRows(_ connection: PostgresConnection, logger: Logger) async throws -> [AppliedMigration] {
+        let rows = try await connection.query(
+            "SELECT name, readers FROM schema_migrations ORDER BY applied_at, name", logger: logger
+        ).collect((String, String?).self).map { AppliedMigration(name: $0.0, readers: $0.1) }
         // Applied order is the list's order; sort by it so equal timestamps cannot reorder them.
         let order = Dictionary(uniqueKeysWithValues: migrations.enumerated().map { ($1.name, $0) })
-        return applied.sorted { (order[$0] ?? .max, $0) < (order[$1] ?? .max, $1) }
+        return rows.sorted { (order[$0.name] ?? .max, $0.name) < (order[$1.name] ?? .max, $1.name) }
+    }
+
+    /// Throws unless this build is among the readers of every applied migration; returns the applied migrations it
+    /// does not know (a newer build's, which need nothing it lacks).
+    static func checkReadable(_ applied: [AppliedMigration], known: [String] = migrations.map(\.name)) throws(StoreError) -> [String] {
+        let knownNames = Set(known)
+        for row in applied {
+            guard let required = Migration.Readers.required(name: row.name, column: row.readers), !knownNames.contains(required)
+            else { continue }
+            let detail = required == row.name
+                ? "migration '\(row.name)' changes what earlier builds read"
+                : "migration '\(row.name)' needs a build that knows migration '\(required)'"
+            throw .configuration(
+                "the database was migrated by a newer matchcast (\(detail); this build knows \(known.first ?? "")…\(known.last ?? "")); "
+                    + "refusing to use it with this version: run the newer build")
+        }
+        return applied.map(\.name).filter { !knownNames.contains($0) }
     }
 
     /// One connection outside the pool: it fails at once (or after `connectTimeout`) when the server cannot be

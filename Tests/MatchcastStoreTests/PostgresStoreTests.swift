@@ -51,6 +51,54 @@ struct PostgresStoreTests {
         try await PostgresStore(configuration: configuration).dropSchema()
     }
 
+    @Test("a newer build's migrations: run beside the ones that only add, refuse the ones that need a newer build")
+    func rollingUpgradeCompatibility() async throws {
+        let configuration = try PostgresTestServer.freshConfiguration()
+        try await PostgresTestServer.withStore(configuration: configuration, dropAfterwards: false) { store in
+            try await store.createDevice(F.device("dev-a"))
+            try await PostgresTestServer.applyNewerExpandMigration(store)
+        }
+        // The older build opens it (no error), keeps its data and writes beside the newer columns.
+        try await PostgresTestServer.withStore(configuration: configuration, dropAfterwards: false) { store in
+            #expect(try await store.appliedMigrations() == PostgresStore.migrations.map(\.name) + ["v900"])
+            #expect(try await store.device(id: "dev-a") == F.device("dev-a"))
+            try await store.createDevice(F.device("dev-b"))
+            // A contract that names a migration this build knows as the oldest reader: still fine.
+            try await store.withConnection("test") { connection in
+                try await connection.query("INSERT INTO schema_migrations (name, readers) VALUES ('v901', 'v8')", logger: store.logger)
+                    .consume()
+            }
+        }
+        try await PostgresTestServer.withStore(configuration: configuration, dropAfterwards: false) { store in
+            #expect(try await store.device(id: "dev-b") == F.device("dev-b"))
+            // Then a contract that needs a build knowing 'v901': this build refuses, naming why.
+            try await store.withConnection("test") { connection in
+                try await connection.query("INSERT INTO schema_migrations (name, readers) VALUES ('v902', 'v901')", logger: store.logger)
+                    .consume()
+            }
+        }
+        let error = await #expect(throws: StoreError.self) { _ = try await PostgresStore.open(configuration) }
+        #expect(error == .configuration)
+        #expect(error?.message.contains("migration 'v902' needs a build that knows migration 'v901'") == true, "\(String(describing: error))")
+        try await PostgresStore(configuration: configuration).dropSchema()
+    }
+
+    @Test("which builds can read a database: rows before the readers column, expand, contract, contract naming an earlier one")
+    func readersRule() throws {
+        typealias Row = PostgresStore.AppliedMigration
+        let known = ["v1", "v2", "v3"]
+        #expect(try PostgresStore.checkReadable([Row(name: "v1", readers: nil), Row(name: "v2", readers: "")], known: known).isEmpty)
+        #expect(try PostgresStore.checkReadable([Row(name: "v1", readers: nil), Row(name: "v4", readers: "")], known: known) == ["v4"])
+        #expect(try PostgresStore.checkReadable([Row(name: "v4", readers: "v2"), Row(name: "v5", readers: "")], known: known) == ["v4", "v5"])
+        #expect(throws: StoreError.self) { try PostgresStore.checkReadable([Row(name: "v4", readers: nil)], known: known) }
+        #expect(throws: StoreError.self) { try PostgresStore.checkReadable([Row(name: "v5", readers: "v4")], known: known) }
+        #expect(PostgresStore.Migration.Readers.knowing("v2").column == "v2")
+        #expect(PostgresStore.Migration.Readers.any.column == "")
+        #expect(PostgresStore.Migration.Readers.knowingThis.column == nil)
+        // Every migration released so far reshaped what the one before read: each needs builds that know it.
+        #expect(PostgresStore.migrations.allSatisfy { $0.readers == .knowingThis })
+    }
+
     @Test func anUnreachableServerIsAClearErrorNotAHang() async throws {
         // A port held without a listener: refused at once, and nothing else can take it meanwhile.
         let refusing = try ReservedPort()

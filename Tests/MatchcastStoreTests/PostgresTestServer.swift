@@ -1,5 +1,6 @@
 import Foundation
 @testable import MatchcastStore
+import PostgresNIO
 import Testing
 
 /// The PostgreSQL server the tests use: `MATCHCAST_POSTGRES_URL` (`Scripts/postgres start` prints one; `.ci/run`
@@ -31,6 +32,37 @@ enum PostgresTestServer {
     /// Runs `body` on a migrated store in a fresh schema, with its pool running; drops the schema afterwards.
     static func withFreshStore(_ body: (PostgresStore) async throws -> Void) async throws {
         try await withStore(configuration: try freshConfiguration(), dropAfterwards: true, body)
+    }
+
+    /// Runs `body` on a migrated store in a fresh schema to which a newer build has applied an expand migration this
+    /// build does not know (`applyNewerExpandMigration`): what a replica of the older build sees during a rolling
+    /// upgrade. Drops the schema afterwards.
+    static func withFreshStoreBesideNewerSchema(_ body: (PostgresStore) async throws -> Void) async throws {
+        let configuration = try freshConfiguration()
+        try await withStore(configuration: configuration, dropAfterwards: false) { try await applyNewerExpandMigration($0) }
+        try await withStore(configuration: configuration, dropAfterwards: true, body)
+    }
+
+    /// What a newer build's expand migration may add, recorded as that build records it (`readers` ''): a table of
+    /// its own, and in every table of the schema a nullable column and a NOT NULL one with a default.
+    static func applyNewerExpandMigration(_ store: PostgresStore) async throws {
+        let logger = store.logger
+        try await store.withConnection("applying a newer build's migration") { connection in
+            let tables = try await connection.query(
+                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename <> 'schema_migrations'",
+                logger: logger
+            ).collect(String.self)
+            for table in tables {
+                try await connection.query(PostgresQuery(unsafeSQL: """
+                    ALTER TABLE "\(table)" ADD COLUMN newer_note text, ADD COLUMN newer_flag boolean NOT NULL DEFAULT false
+                    """), logger: logger).consume()
+            }
+            try await connection.query(
+                "CREATE TABLE newer_thing (id bigserial PRIMARY KEY, device_id text REFERENCES device(id) ON DELETE CASCADE)",
+                logger: logger
+            ).consume()
+            try await connection.query("INSERT INTO schema_migrations (name, readers) VALUES ('v900', '')", logger: logger).consume()
+        }
     }
 
     /// Runs `body` on a migrated store with its pool running.

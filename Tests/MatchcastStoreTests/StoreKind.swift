@@ -12,9 +12,13 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
     /// run side by side without seeing each other. Only listed when that variable is set (`Scripts/postgres`);
     /// `PostgresStoreTests` then reports the PostgreSQL tests as skipped.
     case postgres
+    /// The same, after a newer build applied an expand migration this build does not know (new columns in every
+    /// table, a new table): a replica of the older build during a rolling upgrade keeps every contract.
+    case postgresBesideNewerSchema
 
     static var allCases: [StoreKind] {
-        PostgresTestServer.isConfigured ? [.inMemory, .sqliteFile, .postgres] : [.inMemory, .sqliteFile]
+        PostgresTestServer.isConfigured
+            ? [.inMemory, .sqliteFile, .postgres, .postgresBesideNewerSchema] : [.inMemory, .sqliteFile]
     }
 
     var testDescription: String { rawValue }
@@ -32,6 +36,8 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
             try store.close()
         case .postgres:
             try await PostgresTestServer.withFreshStore { store in try await body(store) }
+        case .postgresBesideNewerSchema:
+            try await PostgresTestServer.withFreshStoreBesideNewerSchema { store in try await body(store) }
         }
     }
 }
