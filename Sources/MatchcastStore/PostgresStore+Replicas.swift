@@ -53,6 +53,8 @@ extension PostgresStore: ReplicaStore {
                 SELECT DISTINCT match_id FROM outbox WHERE match_id <> ''
                 UNION
                 SELECT DISTINCT match_id FROM outbox_chunk
+                UNION
+                SELECT match_id FROM match_channel
                 ORDER BY 1
                 """,
                 logger: logger

@@ -14,7 +14,8 @@ public protocol ReplicaStore: MatchcastStore, MatchLeases {
     /// The match's queued deliveries, oldest first.
     func queuedDeliveries(matchId: String) async throws(StoreError) -> [Delivery]
     /// Matches that need a replica: followed and not over by their last stored snapshot, or with an open activity,
-    /// or with deliveries still queued (a final `end` a dead replica saved but did not send). Sorted.
+    /// or with deliveries still queued (a final `end` a dead replica saved but did not send), or with a broadcast
+    /// channel not yet deleted. Sorted.
     func matchesNeedingOwner() async throws(StoreError) -> [String]
 
     /// Queues a command for the replica that runs `command.matchId` and wakes it (`commandPosted`); returns its id.

@@ -10,14 +10,39 @@ import Testing
 /// replica reaches it, what a takeover resends, and that a replica which lost a match can no longer write for it.
 @Suite(.enabled(if: ScratchPostgresDatabase.isConfigured, ScratchPostgresDatabase.skipMessage), .serialized)
 struct ReplicaRoutingTests {
-    /// One replica: its lifecycle (delivering inline to its own capturing sink), service and coordinator.
+    /// Apple's channel management API as both replicas reach it: every channel created and deleted, in order.
+    actor RecordingChannels: ChannelManagement {
+        private(set) var created: [String] = []
+        private(set) var deleted: [String] = []
+
+        func createChannel() async throws -> String {
+            let id = "Y2hhbm5lbC0" + String(created.count + 1)
+            created.append(id)
+            return id
+        }
+
+        func deleteChannel(_ channelId: String) async throws { deleted.append(channelId) }
+    }
+
+    /// One replica: its lifecycle (delivering inline to its own capturing sink), service and coordinator; in
+    /// channel mode (a match gets a channel from its first follower on) with `channels`.
     struct Replica: Sendable {
         let name: String
         let sink = CapturingSink()
         let service: LiveActivityService
         let coordinator: ReplicaCoordinator
+        let broadcast: BroadcastChannels?
+
+        init(_ name: String, store: PostgresStore, leaseTTL: Duration, channels: RecordingChannels) async {
+            self.init(name, store: store, leaseTTL: leaseTTL, channelsAt: channels)
+            if let broadcast { await service.lifecycle.useBroadcastChannels(broadcast) }
+        }
 
         init(_ name: String, store: PostgresStore, leaseTTL: Duration) {
+            self.init(name, store: store, leaseTTL: leaseTTL, channelsAt: nil)
+        }
+
+        private init(_ name: String, store: PostgresStore, leaseTTL: Duration, channelsAt channels: RecordingChannels?) {
             self.name = name
             let logger = Logger(label: "test.replica.\(name)", factory: { _ in SwiftLogNoOpLogHandler() })
             let metrics = BrokerMetrics()
@@ -29,6 +54,12 @@ struct ReplicaRoutingTests {
             service = LiveActivityService(
                 store: store, lifecycle: lifecycle, metrics: metrics, commandAnswerTimeout: .seconds(30), logger: logger)
             coordinator = ReplicaCoordinator(service: service, clock: ContinuousClock(), logger: logger)
+            broadcast = channels.map {
+                BroadcastChannels(
+                    client: $0, store: store, settings: BrokerSettings(pushToStartSpacing: .zero, seed: 3),
+                    policy: ChannelPolicy(minFollowers: 1, deleteDelay: .zero), clock: ContinuousClock(), now: { Date() },
+                    logger: logger)
+            }
         }
 
         var ownership: MatchOwnership { service.lifecycle.ownership }
@@ -185,6 +216,84 @@ struct ReplicaRoutingTests {
             let queued = try await store.queuedDeliveries(matchId: match)
             let sentByB = Set(b.sink.deliveries.map(\.id))
             #expect(queued.allSatisfy { sentByB.contains($0.id) }, "nothing of A's refused write was queued")
+        }
+    }
+
+    @Test("channel mode across replicas: the new owner of a dead replica's match broadcasts on its channel and deletes it at the end")
+    func channelModeTakeover() async throws {
+        try await Self.withStore { store in
+            let apns = RecordingChannels()
+            let a = await Replica("a", store: store, leaseTTL: .seconds(2), channels: apns)
+            let b = await Replica("b", store: store, leaseTTL: .seconds(2), channels: apns)
+            let match = "m-channel"
+            let device = try await a.device(pushToStart: ManagerFixtures.pushToStart(1))
+            _ = try await a.service.follow(deviceId: device, matchId: match)
+            try await a.service.lifecycle.ingest(ManagerFixtures.football(match, seq: 1), pollInterval: .seconds(10))
+            let start = try #require(a.sink.deliveries.first { $0.payload.aps.event == .start })
+            let channelId = try #require(start.payload.aps.inputPushChannel, "the start names the match's channel")
+            #expect(await apns.created == [channelId])
+
+            // A dies. Once its lease expires, B takes the match, and its channel with it.
+            try await Task.sleep(for: .seconds(3))
+            await b.coordinator.leaseRound()
+            #expect(b.ownership.holds(match))
+            let goal = MatchEvent(id: "goal-1", type: "goal", at: Date(), text: "GOAL!")
+            try await b.service.lifecycle.ingest(
+                ManagerFixtures.football(match, home: 1, clock: "9'", seq: 2, events: [goal]), pollInterval: .seconds(10))
+            let onChannel = PushTarget(kind: .channel, value: channelId)
+            #expect(b.sink.deliveries.contains { $0.target == onChannel && $0.payload.aps.event == .update }, "the goal goes on A's channel")
+            #expect(await apns.created == [channelId], "no second channel")
+            #expect(!b.sink.deliveries.contains { $0.payload.aps.event == .start }, "nothing starts twice")
+
+            // The final: the end goes on the channel. B keeps the match while the channel exists, deletes it, then
+            // lets the match go.
+            try await b.service.lifecycle.ingest(
+                ManagerFixtures.football(match, .completed, home: 1, period: "FT", clock: nil, seq: 3, events: [goal]),
+                pollInterval: .seconds(10))
+            #expect(b.sink.deliveries.contains { $0.target == onChannel && $0.payload.aps.event == .end })
+            await b.coordinator.leaseRound()
+            #expect(b.ownership.holds(match), "a match whose channel still exists is not let go")
+            let deleted = try await eventually(within: 30) {
+                await b.broadcast?.deleteDue()
+                return await apns.deleted == [channelId]
+            }
+            #expect(deleted, "B deletes the channel A created")
+            #expect(try await store.channel(matchId: match) == nil)
+            await b.coordinator.leaseRound()
+            #expect(!b.ownership.holds(match), "then the match is let go")
+            #expect(await apns.created == [channelId])
+        }
+    }
+
+    @Test("a replica that dies after a channel-mode match ended leaves its channel to the survivor, which deletes it")
+    func channelOfAnEndedMatchOutlivesItsReplica() async throws {
+        try await Self.withStore { store in
+            let apns = RecordingChannels()
+            let a = await Replica("a", store: store, leaseTTL: .seconds(2), channels: apns)
+            let b = await Replica("b", store: store, leaseTTL: .seconds(2), channels: apns)
+            let match = "m-channel-ended"
+            let device = try await a.device(pushToStart: ManagerFixtures.pushToStart(1))
+            _ = try await a.service.follow(deviceId: device, matchId: match)
+            try await a.service.lifecycle.ingest(ManagerFixtures.football(match, seq: 1), pollInterval: .seconds(10))
+            try await a.service.lifecycle.ingest(
+                ManagerFixtures.football(match, .completed, period: "FT", clock: nil, seq: 2), pollInterval: .seconds(10))
+            let channelId = try #require(await apns.created.first)
+            // A's own look at its matches: over, nothing open, but the channel is not deleted yet: A keeps it.
+            await a.coordinator.leaseRound()
+            #expect(a.ownership.holds(match))
+            // A dies before deleting it. The channel is what makes the match need a replica now.
+            #expect(try await store.matchesNeedingOwner().contains(match))
+            try await Task.sleep(for: .seconds(3))
+            await b.coordinator.leaseRound()
+            #expect(b.ownership.holds(match))
+            let deleted = try await eventually(within: 30) {
+                await b.broadcast?.deleteDue()
+                return await apns.deleted == [channelId]
+            }
+            #expect(deleted, "the survivor deletes the dead replica's channel")
+            await b.coordinator.leaseRound()
+            #expect(!b.ownership.holds(match))
+            #expect(try await !store.matchesNeedingOwner().contains(match))
         }
     }
 }

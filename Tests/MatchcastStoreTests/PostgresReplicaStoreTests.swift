@@ -7,7 +7,7 @@ import Testing
 /// match's outbox, and the command inbox with its notification.
 @Suite("PostgreSQL replica store", .enabled(if: PostgresTestServer.isConfigured, PostgresTestServer.skipMessage))
 struct PostgresReplicaStoreTests {
-    @Test("followed matches that are not over, and matches with an open activity, need a replica")
+    @Test("followed matches that are not over, matches with an open activity, a queued delivery or a channel need a replica")
     func matchesNeedingOwner() async throws {
         try await PostgresTestServer.withFreshStore { store in
             try await store.createDevice(StoreFixture.device("dev-a"))
@@ -27,6 +27,16 @@ struct PostgresReplicaStoreTests {
             end.matchId = "m-over"
             try await store.saveActivities([], enqueue: [end])
             #expect(try await store.matchesNeedingOwner() == ["m-live", "m-over", "m-over-open", "m-unfollowed", "m-unseen"])
+            // Over, nothing open or queued, but its broadcast channel not deleted yet: its owner must live on to delete it.
+            let rendered = try MatchRenderer.render(StoreFixture.football(.completed, 2, 0, clock: "FT", id: "m-channel"))
+            let channel = MatchChannel(
+                matchId: "m-channel", channelId: "Y2gtMQ==", activityId: "act_ch_m-channel",
+                current: MatchUpdate(rendered: rendered, content: rendered.contentState, keyEvents: [], pollInterval: .seconds(5)),
+                now: StoreFixture.at(0), policy: StoreFixture.policy)
+            try await store.saveChannel(MatchChannelRecord(channel: channel, updatedAt: StoreFixture.at(1)))
+            #expect(try await store.matchesNeedingOwner().contains("m-channel"))
+            try await store.deleteChannel(matchId: "m-channel")
+            #expect(try await !store.matchesNeedingOwner().contains("m-channel"))
         }
     }
 
