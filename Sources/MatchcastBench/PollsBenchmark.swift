@@ -60,47 +60,15 @@ struct PollsBenchmark: Sendable {
     let options: Options
 
     func run() async throws -> Result {
-        let directory = try ServeChildStore.folder("polls", options.store)
-        var store: ServeChildStore?
-        var feed: PollsFeed?
-        var child: ServeChild?
-        let client = HTTPClient(
-            eventLoopGroupProvider: .singleton,
-            configuration: HTTPClient.Configuration(
-                connectionPool: .init(idleTimeout: .seconds(120), concurrentHTTP1ConnectionsPerHostSoftLimit: options.clients)))
-        var result: Result?
-        var failure: (any Error)?
-        do {
-            let made = try await ServeChildStore.make(options.store, in: directory, postgresServer: options.postgresServer)
-            store = made
-            let storeURL = made.url
-            let started = try await PollsFeed.start(matches: options.matches, retryAfterMs: options.pollMs)
-            feed = started
-            let port = try ReservedPort.free()
-            let serve = try ServeChild.start(
-                executable: options.executable,
-                arguments: [
-                    "serve", "--host", "127.0.0.1", "--port", "\(port)", "--store", storeURL, "--feed", started.baseURL,
-                    "--log-level", options.serveLogLevel, "--sink", "stdout",
-                ],
-                environment: [
-                    "MATCHCAST_POLLING_MIN_POLL_MS": "\(options.pollMs)", "MATCHCAST_POLLING_DEFAULT_MS": "\(options.pollMs)",
-                ],
-                directory: directory, logName: "serve.log", tap: DeliveryTap())
-            child = serve
-            let api = DeviceAPI(client: client, base: "http://127.0.0.1:\(port)", interrupted: options.interrupted)
-            result = try await measure(api: api, feed: started, child: serve)
-        } catch {
-            failure = error
+        let settings = ServeSession<PollsFeed>.Settings(
+            what: "polls", store: options.store, postgresServer: options.postgresServer, executable: options.executable,
+            serveLogLevel: options.serveLogLevel, pollMs: options.pollMs, clients: options.clients,
+            interrupted: options.interrupted)
+        var (result, exit) = try await ServeSession.run(settings, feed: {
+            try await PollsFeed.start(matches: options.matches, retryAfterMs: options.pollMs)
+        }) { session in
+            try await measure(api: session.api, feed: session.feed, child: session.child)
         }
-        let exit = await child?.stop() ?? "not started"
-        if failure != nil, let child { StandardStreams.err("serve's log (last lines):\n" + child.logTail()) }
-        try? await client.shutdown()
-        await feed?.stop()
-        await store?.drop()
-        try? FileManager.default.removeItem(at: directory)
-        if let failure { throw failure }
-        guard var result else { throw CommandFailure("no result") }
         result.serveExit = exit
         return result
     }

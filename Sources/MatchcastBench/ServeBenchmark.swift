@@ -109,66 +109,25 @@ struct ServeBenchmark: Sendable {
     let options: Options
 
     func run() async throws -> Result {
-        let n = options.devices
-        let directory = try ServeChildStore.folder("serve", options.store)
-        var store: ServeChildStore?
-        var feed: ControlledFeed?
-        var child: ServeChild?
-        var fake: ServeChild?
-        let client = HTTPClient(
-            eventLoopGroupProvider: .singleton,
-            configuration: HTTPClient.Configuration(
-                connectionPool: .init(idleTimeout: .seconds(120), concurrentHTTP1ConnectionsPerHostSoftLimit: options.clients)))
-        var failure: (any Error)?
-        var result: Result?
-        do {
-            let made = try await ServeChildStore.make(options.store, in: directory, postgresServer: options.postgresServer)
-            store = made
-            let storeURL = made.url
-            let controlled = try await ControlledFeed.start(matchId: ServeBenchmark.matchId, retryAfterMs: options.pollMs)
-            feed = controlled
-            let port = try ReservedPort.free()
-            var sinkArguments = ["--sink", "stdout"]
-            if options.sink == .apns {
-                let (started, arguments) = try await FakeAPNsChild.start(
-                    executable: options.fakeAPNs, directory: directory, maxConnections: options.apnsConnections,
-                    timeout: options.phaseTimeout)
-                fake = started
-                sinkArguments = arguments
-            }
-            let started = try ServeChild.start(
-                executable: options.executable,
-                arguments: [
-                    "serve", "--host", "127.0.0.1", "--port", "\(port)", "--store", storeURL, "--feed", controlled.baseURL,
-                    "--log-level", options.serveLogLevel,
-                ] + sinkArguments,
-                environment: [
-                    "MATCHCAST_POLLING_MIN_POLL_MS": "\(options.pollMs)", "MATCHCAST_POLLING_DEFAULT_MS": "\(options.pollMs)",
-                ],
-                directory: directory, logName: "serve.log", tap: DeliveryTap())
-            child = started
-            let api = DeviceAPI(client: client, base: "http://127.0.0.1:\(port)", interrupted: options.interrupted)
-            let run = Run(options: options, api: api, feed: controlled, child: started, fake: fake)
-            result = try await run.measure(n: n)
-        } catch {
-            failure = error
+        let settings = ServeSession<ControlledFeed>.Settings(
+            what: "serve", store: options.store, postgresServer: options.postgresServer, executable: options.executable,
+            serveLogLevel: options.serveLogLevel, pollMs: options.pollMs, clients: options.clients,
+            interrupted: options.interrupted)
+        let options = self.options
+        var (result, exit) = try await ServeSession.run(settings, feed: {
+            try await ControlledFeed.start(matchId: ServeBenchmark.matchId, retryAfterMs: options.pollMs)
+        }, sink: { directory in
+            guard options.sink == .apns else { return (["--sink", "stdout"], nil) }
+            let (fake, arguments) = try await FakeAPNsChild.start(
+                executable: options.fakeAPNs, directory: directory, maxConnections: options.apnsConnections,
+                timeout: options.phaseTimeout)
+            return (arguments, fake)
+        }) { session in
+            let run = Run(options: options, api: session.api, feed: session.feed, child: session.child, fake: session.sinkChild)
+            var result = try await run.measure(n: options.devices)
+            result.feedRequests = session.feed.requests
+            return result
         }
-        // Cleanup, whatever happened: the child first (so nothing writes to the store), then the rest.
-        let exit = await child?.stop() ?? "not started"
-        await fake?.stop()
-        if failure != nil, let child {
-            StandardStreams.err("serve's log (last lines):\n" + child.logTail())
-            if let fake { StandardStreams.err("matchcast-fake-apns's log (last lines):\n" + fake.logTail()) }
-        }
-        try? await client.shutdown()
-        if let feed {
-            result?.feedRequests = feed.requests
-            await feed.stop()
-        }
-        await store?.drop()
-        try? FileManager.default.removeItem(at: directory)
-        if let failure { throw failure }
-        guard var result else { throw CommandFailure("no result") }
         result.serveExit = exit
         return result
     }
@@ -213,14 +172,14 @@ struct ServeBenchmark: Sendable {
             phases.append(Phase(name: "follow", count: n, unit: "follows", duration: .now - begin))
             say(String(format: "%d follows: %.0f/s", n, phases.last!.rate))
             // The broker polls the match it now has followers for; wait until it has seen it (scheduled).
-            try await waitUntil("the broker knows the match") { try await api.matchIsKnown(devices.get(0), matchId: ServeBenchmark.matchId) }
+            try await waits.until("the broker knows the match") { try await api.matchIsKnown(devices.get(0), matchId: ServeBenchmark.matchId) }
 
             // 3. Kick-off: N starts.
             var starts = Tally(event: .start, devices: n, cursor: tap.count)
             var cpuBefore = child.cpuTime()
             var fakeBefore = fake?.cpuTime()
             var changed = feed.kickOff(retryAfterMs: options.pollMs)
-            try await collect(&starts, what: "\(n) starts")
+            try await waits.collect(&starts, what: "\(n) starts")
             var kickOff = starts.wave(label: "kick-off (starts)", changed: changed, cpu: Self.difference(child.cpuTime(), cpuBefore))
             kickOff.fakeCPU = Self.difference(fake?.cpuTime(), fakeBefore)
             say(String(format: "kick-off: %d starts, change→last %.1f ms", n, kickOff.changeToLast.seconds * 1000))
@@ -255,7 +214,7 @@ struct ServeBenchmark: Sendable {
                 cpuBefore = child.cpuTime()
                 fakeBefore = fake?.cpuTime()
                 changed = feed.goal(retryAfterMs: options.pollMs)
-                try await collect(&updates, what: "goal \(goal): \(n) updates")
+                try await waits.collect(&updates, what: "goal \(goal): \(n) updates")
                 var wave = updates.wave(label: "goal \(goal)", changed: changed, cpu: Self.difference(child.cpuTime(), cpuBefore))
                 wave.fakeCPU = Self.difference(fake?.cpuTime(), fakeBefore)
                 goals.append(wave)
@@ -284,37 +243,12 @@ struct ServeBenchmark: Sendable {
             return result
         }
 
+        private var waits: ServeWaits {
+            ServeWaits(child: child, sinkChild: fake, phaseTimeout: options.phaseTimeout, interrupted: options.interrupted)
+        }
+
         private func waitForHealth() async throws {
-            try await waitUntil("serve answers /healthz") { try await api.isHealthy() }
-        }
-
-        /// Polls `condition` every 20 ms until it holds; fails when serve exits, a signal came or the phase timed out.
-        private func waitUntil(_ what: String, _ condition: () async throws -> Bool) async throws {
-            let deadline = ContinuousClock.now + options.phaseTimeout
-            while true {
-                if (try? await condition()) == true { return }
-                try check(what, deadline: deadline)
-                try await Task.sleep(for: .milliseconds(20))
-            }
-        }
-
-        /// Reads serve's deliveries into `tally` until every device has one.
-        private func collect(_ tally: inout Tally, what: String) async throws {
-            let deadline = ContinuousClock.now + options.phaseTimeout
-            while true {
-                let cursor = tally.cursor
-                tap.withLines(from: cursor) { tally.absorb($0) }
-                if tally.distinct == tally.counts.count { return }
-                try check(what + " (\(tally.distinct) so far)", deadline: deadline)
-                try await Task.sleep(for: .milliseconds(2))
-            }
-        }
-
-        private func check(_ what: String, deadline: ContinuousClock.Instant) throws {
-            if options.interrupted() { throw CommandFailure("interrupted while waiting for \(what)") }
-            if !child.isRunning { throw CommandFailure("serve exited while waiting for \(what)") }
-            if let fake, !fake.isRunning { throw CommandFailure("matchcast-fake-apns exited while waiting for \(what)") }
-            if ContinuousClock.now >= deadline { throw CommandFailure("timed out after \(options.phaseTimeout) waiting for \(what)") }
+            try await waits.until("serve answers /healthz") { try await api.isHealthy() }
         }
 
         enum TokenKind: UInt8 { case pushToStart = 0xa1, update = 0xb2 }

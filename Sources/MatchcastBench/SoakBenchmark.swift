@@ -55,46 +55,22 @@ struct SoakBenchmark: Sendable {
     let options: Options
 
     func run() async throws -> Result {
-        let directory = try ServeChildStore.folder("soak", options.store)
-        var store: ServeChildStore?
-        var feed: ControlledFeed?
-        var child: ServeChild?
-        let client = HTTPClient(
-            eventLoopGroupProvider: .singleton,
-            configuration: HTTPClient.Configuration(
-                connectionPool: .init(idleTimeout: .seconds(120), concurrentHTTP1ConnectionsPerHostSoftLimit: options.clients)))
-        var failure: (any Error)?
-        var result = Result(store: options.store, followers: options.followers)
-        do {
-            let made = try await ServeChildStore.make(options.store, in: directory, postgresServer: options.postgresServer)
-            store = made
-            let controlled = try await ControlledFeed.start(matchId: Self.matchId, retryAfterMs: options.pollMs)
-            feed = controlled
-            _ = controlled.show(options.timeline.scheduled(at: Date()), retryAfterMs: options.pollMs)
-            let port = try ReservedPort.free()
-            let started = try ServeChild.start(
-                executable: options.executable,
-                arguments: [
-                    "serve", "--host", "127.0.0.1", "--port", "\(port)", "--store", made.url, "--feed", controlled.baseURL,
-                    "--log-level", options.serveLogLevel, "--sink", "stdout",
-                ],
-                environment: [
-                    "MATCHCAST_POLLING_MIN_POLL_MS": "\(options.pollMs)", "MATCHCAST_POLLING_DEFAULT_MS": "\(options.pollMs)",
-                ],
-                directory: directory, logName: "serve.log", tap: DeliveryTap())
-            child = started
-            let api = DeviceAPI(client: client, base: "http://127.0.0.1:\(port)", interrupted: options.interrupted)
-            try await Run(options: options, api: api, feed: controlled, child: started).soak(into: &result)
-        } catch {
-            failure = error
+        let settings = ServeSession<ControlledFeed>.Settings(
+            what: "soak", store: options.store, postgresServer: options.postgresServer, executable: options.executable,
+            serveLogLevel: options.serveLogLevel, pollMs: options.pollMs, clients: options.clients,
+            interrupted: options.interrupted)
+        let timeline = options.timeline
+        let pollMs = options.pollMs
+        var (result, exit) = try await ServeSession.run(settings, feed: {
+            let feed = try await ControlledFeed.start(matchId: Self.matchId, retryAfterMs: pollMs)
+            _ = feed.show(timeline.scheduled(at: Date()), retryAfterMs: pollMs)
+            return feed
+        }) { session in
+            var result = Result(store: options.store, followers: options.followers)
+            try await Run(options: options, api: session.api, feed: session.feed, child: session.child).soak(into: &result)
+            return result
         }
-        result.serveExit = await child?.stop() ?? "not started"
-        if failure != nil, let child { StandardStreams.err("serve's log (last lines):\n" + child.logTail()) }
-        try? await client.shutdown()
-        await feed?.stop()
-        await store?.drop()
-        try? FileManager.default.removeItem(at: directory)
-        if let failure { throw failure }
+        result.serveExit = exit
         return result
     }
 
@@ -113,7 +89,7 @@ struct SoakBenchmark: Sendable {
 
         func soak(into result: inout Result) async throws {
             let n = options.followers
-            try await waitUntil("serve answers /healthz") { try await api.isHealthy() }
+            try await waits.until("serve answers /healthz") { try await api.isHealthy() }
             let devices = DeviceTable(count: n)
             var begin = ContinuousClock.now
             try await api.parallel(n, clients: options.clients) { index in
@@ -123,13 +99,13 @@ struct SoakBenchmark: Sendable {
                 devices.set(index, registration)
             }
             result.setup.append(.init(name: "register + token + follow", count: n, unit: "devices", duration: .now - begin))
-            try await waitUntil("the broker knows the match") { try await api.matchIsKnown(devices.get(0), matchId: SoakBenchmark.matchId) }
+            try await waits.until("the broker knows the match") { try await api.matchIsKnown(devices.get(0), matchId: SoakBenchmark.matchId) }
 
             // Kick-off: every device's activity starts; then each registers its update token.
             var counts = Counts()
             var changes: [Int64] = [feed.show(options.timeline.state(0, at: Date()), retryAfterMs: options.pollMs)]
             var starts = ServeBenchmark.Tally(event: .start, devices: n, cursor: 0)
-            try await collect(&starts, what: "\(n) starts")
+            try await waits.collect(&starts, what: "\(n) starts")
             let activityIds = starts.activityIds
             begin = .now
             try await api.parallel(n, clients: options.clients) { index in
@@ -154,7 +130,7 @@ struct SoakBenchmark: Sendable {
             while true {
                 let wake = min(nextStep, nextSample, end)
                 while ContinuousClock.now < wake {
-                    try check("the soak", deadline: end + options.phaseTimeout)
+                    try waits.check("the soak", deadline: end + options.phaseTimeout)
                     try await Task.sleep(until: min(wake, .now + .milliseconds(500)))
                 }
                 if ContinuousClock.now >= nextStep && ContinuousClock.now < end {
@@ -207,7 +183,7 @@ struct SoakBenchmark: Sendable {
                 let lines = tap.drain()
                 finalLines += lines
                 ends.absorb(lines[...])
-                try check("\(n) ends (\(ends.distinct) so far)", deadline: deadline)
+                try waits.check("\(n) ends (\(ends.distinct) so far)", deadline: deadline)
                 try await Task.sleep(for: .milliseconds(20))
             }
             try await Task.sleep(for: .milliseconds(500))  // a duplicate would come now
@@ -245,31 +221,8 @@ struct SoakBenchmark: Sendable {
             }
         }
 
-        /// Reads deliveries into `tally` until every device has one (the lines stay in the tap for the counts).
-        private func collect(_ tally: inout ServeBenchmark.Tally, what: String) async throws {
-            let deadline = ContinuousClock.now + options.phaseTimeout
-            while true {
-                let cursor = tally.cursor
-                tap.withLines(from: cursor) { tally.absorb($0) }
-                if tally.distinct == tally.counts.count { return }
-                try check(what + " (\(tally.distinct) so far)", deadline: deadline)
-                try await Task.sleep(for: .milliseconds(5))
-            }
-        }
-
-        private func waitUntil(_ what: String, _ condition: () async throws -> Bool) async throws {
-            let deadline = ContinuousClock.now + options.phaseTimeout
-            while true {
-                if (try? await condition()) == true { return }
-                try check(what, deadline: deadline)
-                try await Task.sleep(for: .milliseconds(20))
-            }
-        }
-
-        private func check(_ what: String, deadline: ContinuousClock.Instant) throws {
-            if options.interrupted() { throw CommandFailure("interrupted while waiting for \(what)") }
-            if !child.isRunning { throw CommandFailure("serve exited while waiting for \(what)") }
-            if ContinuousClock.now >= deadline { throw CommandFailure("timed out after \(options.phaseTimeout) waiting for \(what)") }
+        private var waits: ServeWaits {
+            ServeWaits(child: child, sinkChild: nil, phaseTimeout: options.phaseTimeout, interrupted: options.interrupted)
         }
 
         /// Entries of `/proc/<pid>/fd`; 0 where there is no such folder.

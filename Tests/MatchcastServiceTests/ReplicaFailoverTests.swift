@@ -25,47 +25,17 @@ struct ReplicaFailoverTests {
         .enabled(if: ScratchPostgresDatabase.isConfigured, ScratchPostgresDatabase.skipMessage),
         .timeLimit(.minutes(10)))
     func killTheOwnerOfALiveMatch() async throws {
-        let binary = try #require(MatchcastProcess.binary, "the matchcast executable is not built beside the tests")
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("matchcast-replicas-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let database = try await ScratchPostgresDatabase.create()
-        let client = HTTPClient(eventLoopGroupProvider: .singleton)
-
         // The feed outlives the replicas, as a real one would; at 90× a football match lasts about 80 s.
-        let feedPort = try MatchcastProcess.freePort()
-        let feed = try MatchcastProcess.start(
-            binary, ["fake-feed", "--port", "\(feedPort)", "--speed", "90", "--seed", "3"], log: directory, name: "feed")
-        let config = directory.appendingPathComponent("matchcast.yaml")
-        try """
+        let config = """
             polling:
               minPollMs: 100
             activities:
               coalesceSeconds: 1
               pushToStartSpacingSeconds: 1
-            """.write(to: config, atomically: true, encoding: .utf8)
-        let arguments = [
-            "--config", config.path, "--store", database.url, "--feed", "http://127.0.0.1:\(feedPort)",
-            "--admin-key", CrashRecoveryTests.adminKey,
-        ]
-        var replicas: [BrokerReplica] = []
-        func cleanUp() async {
-            for replica in replicas { await replica.stop() }
-            feed.terminate()
-            try? await client.shutdown()
-            do { try await database.drop() } catch { print("replica-failover: could not drop \(database.name): \(error)") }
-        }
-
-        do {
-            // Both start at once, as a rollout would start them: one migrates, the other waits for it.
-            for name in ["replica-a", "replica-b"] {
-                replicas.append(try await BrokerReplica.start(binary, name: name, arguments: arguments, client: client, log: directory))
-            }
-            for replica in replicas {
-                try await replica.waitUntilHealthy()
-                // Slow receivers: a fan-out is always part-way through when the owner is killed.
-                replica.receiver.answer(after: .milliseconds(150))
-            }
+            """
+        try await Self.withTwoReplicas("replica-failover", feedSpeed: 90, config: config) { replicas in
+            // Slow receivers: a fan-out is always part-way through when the owner is killed.
+            for replica in replicas { replica.receiver.answer(after: .milliseconds(150)) }
             let (a, b) = (replicas[0], replicas[1])
             try await #require(eventually(within: 90, every: .milliseconds(50)) {
                 guard try await a.api.matchIsLive(Self.killedMatch) else { return false }
@@ -171,12 +141,7 @@ struct ReplicaFailoverTests {
                 \(received.count) deliveries (\(counts)), \(beforeKill.count) before the kill, \
                 \(duplicates) repeated with the same id, \(registered.count) activities
                 """)
-        } catch {
-            print(MatchcastProcess.logs(directory))
-            await cleanUp()
-            throw error
         }
-        await cleanUp()
     }
 
     @Test(
@@ -184,33 +149,9 @@ struct ReplicaFailoverTests {
         .enabled(if: ScratchPostgresDatabase.isConfigured, ScratchPostgresDatabase.skipMessage),
         .timeLimit(.minutes(5)))
     func stopTheOwnerOfAMatch() async throws {
-        let binary = try #require(MatchcastProcess.binary, "the matchcast executable is not built beside the tests")
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("matchcast-handover-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let database = try await ScratchPostgresDatabase.create()
-        let client = HTTPClient(eventLoopGroupProvider: .singleton)
-        let feedPort = try MatchcastProcess.freePort()
-        let feed = try MatchcastProcess.start(
-            binary, ["fake-feed", "--port", "\(feedPort)", "--speed", "10", "--seed", "3"], log: directory, name: "feed")
         // Leases of a minute: only the release, heard through NOTIFY, can move the match within the bound (the
         // look for unowned matches runs every 5 s).
-        let arguments = [
-            "--store", database.url, "--feed", "http://127.0.0.1:\(feedPort)", "--admin-key", CrashRecoveryTests.adminKey,
-            "--lease-ttl", "60",
-        ]
-        var replicas: [BrokerReplica] = []
-        func cleanUp() async {
-            for replica in replicas { await replica.stop() }
-            feed.terminate()
-            try? await client.shutdown()
-            do { try await database.drop() } catch { print("replica-handover: could not drop \(database.name): \(error)") }
-        }
-        do {
-            for name in ["replica-a", "replica-b"] {
-                replicas.append(try await BrokerReplica.start(binary, name: name, arguments: arguments, client: client, log: directory))
-            }
-            for replica in replicas { try await replica.waitUntilHealthy() }
+        try await Self.withTwoReplicas("replica-handover", feedSpeed: 10, arguments: ["--lease-ttl", "60"]) { replicas in
             let device = try await replicas[0].api.register(index: 0)
             try await replicas[0].api.setPushToStartToken(device, token: MatchcastProcess.token(0xaa, 0))
             try await replicas[0].api.follow(device, match: Self.killedMatch)
@@ -234,6 +175,47 @@ struct ReplicaFailoverTests {
             #expect(handover < 2, "the survivor took the match \(Self.seconds(handover)) after SIGTERM")
             #expect(owner.logLines.contains { $0.message == "replica let its matches go" })
             print("replica-handover: \(owner.name) stopped with SIGTERM; \(survivor.name) acquired \(Self.killedMatch) \(Self.seconds(handover)) later")
+        }
+    }
+
+    /// Two `serve` replicas (`replica-a`, `replica-b`, started together as a rollout would start them: one
+    /// migrates, the other waits) on a scratch database, polling one `fake-feed` process at `feedSpeed`, each with
+    /// `config` (YAML) and `arguments`; both healthy before `body` runs. Everything is stopped and dropped afterwards;
+    /// the processes' logs are printed when `body` fails.
+    static func withTwoReplicas(
+        _ label: String, feedSpeed: Int, config: String? = nil, arguments extra: [String] = [],
+        _ body: ([BrokerReplica]) async throws -> Void
+    ) async throws {
+        let binary = try #require(MatchcastProcess.binary, "the matchcast executable is not built beside the tests")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("matchcast-\(label)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = try await ScratchPostgresDatabase.create()
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        let feedPort = try MatchcastProcess.freePort()
+        let feed = try MatchcastProcess.start(
+            binary, ["fake-feed", "--port", "\(feedPort)", "--speed", "\(feedSpeed)", "--seed", "3"], log: directory, name: "feed")
+        var arguments = [
+            "--store", database.url, "--feed", "http://127.0.0.1:\(feedPort)", "--admin-key", CrashRecoveryTests.adminKey,
+        ] + extra
+        var replicas: [BrokerReplica] = []
+        func cleanUp() async {
+            for replica in replicas { await replica.stop() }
+            feed.terminate()
+            try? await client.shutdown()
+            do { try await database.drop() } catch { print("\(label): could not drop \(database.name): \(error)") }
+        }
+        do {
+            if let config {
+                let file = directory.appendingPathComponent("matchcast.yaml")
+                try config.write(to: file, atomically: true, encoding: .utf8)
+                arguments += ["--config", file.path]
+            }
+            for name in ["replica-a", "replica-b"] {
+                replicas.append(try await BrokerReplica.start(binary, name: name, arguments: arguments, client: client, log: directory))
+            }
+            for replica in replicas { try await replica.waitUntilHealthy() }
+            try await body(replicas)
         } catch {
             print(MatchcastProcess.logs(directory))
             await cleanUp()

@@ -219,19 +219,28 @@ struct ReplicaRoutingTests {
         }
     }
 
+    /// Two replicas in channel mode with leases of 2 s, sharing one channel API; A runs `match`, live and followed
+    /// by one device. Returns them and the channel the device's start named (the only one created).
+    static func channelModeMatch(
+        _ match: String, store: PostgresStore
+    ) async throws -> (apns: RecordingChannels, a: Replica, b: Replica, channelId: String) {
+        let apns = RecordingChannels()
+        let a = await Replica("a", store: store, leaseTTL: .seconds(2), channels: apns)
+        let b = await Replica("b", store: store, leaseTTL: .seconds(2), channels: apns)
+        let device = try await a.device(pushToStart: ManagerFixtures.pushToStart(1))
+        _ = try await a.service.follow(deviceId: device, matchId: match)
+        try await a.service.lifecycle.ingest(ManagerFixtures.football(match, seq: 1), pollInterval: .seconds(10))
+        let start = try #require(a.sink.deliveries.first { $0.payload.aps.event == .start })
+        let channelId = try #require(start.payload.aps.inputPushChannel, "the start names the match's channel")
+        #expect(await apns.created == [channelId])
+        return (apns, a, b, channelId)
+    }
+
     @Test("channel mode across replicas: the new owner of a dead replica's match broadcasts on its channel and deletes it at the end")
     func channelModeTakeover() async throws {
         try await Self.withStore { store in
-            let apns = RecordingChannels()
-            let a = await Replica("a", store: store, leaseTTL: .seconds(2), channels: apns)
-            let b = await Replica("b", store: store, leaseTTL: .seconds(2), channels: apns)
             let match = "m-channel"
-            let device = try await a.device(pushToStart: ManagerFixtures.pushToStart(1))
-            _ = try await a.service.follow(deviceId: device, matchId: match)
-            try await a.service.lifecycle.ingest(ManagerFixtures.football(match, seq: 1), pollInterval: .seconds(10))
-            let start = try #require(a.sink.deliveries.first { $0.payload.aps.event == .start })
-            let channelId = try #require(start.payload.aps.inputPushChannel, "the start names the match's channel")
-            #expect(await apns.created == [channelId])
+            let (apns, _, b, channelId) = try await Self.channelModeMatch(match, store: store)
 
             // A dies. Once its lease expires, B takes the match, and its channel with it.
             try await Task.sleep(for: .seconds(3))
@@ -268,16 +277,10 @@ struct ReplicaRoutingTests {
     @Test("a replica that dies after a channel-mode match ended leaves its channel to the survivor, which deletes it")
     func channelOfAnEndedMatchOutlivesItsReplica() async throws {
         try await Self.withStore { store in
-            let apns = RecordingChannels()
-            let a = await Replica("a", store: store, leaseTTL: .seconds(2), channels: apns)
-            let b = await Replica("b", store: store, leaseTTL: .seconds(2), channels: apns)
             let match = "m-channel-ended"
-            let device = try await a.device(pushToStart: ManagerFixtures.pushToStart(1))
-            _ = try await a.service.follow(deviceId: device, matchId: match)
-            try await a.service.lifecycle.ingest(ManagerFixtures.football(match, seq: 1), pollInterval: .seconds(10))
+            let (apns, a, b, channelId) = try await Self.channelModeMatch(match, store: store)
             try await a.service.lifecycle.ingest(
                 ManagerFixtures.football(match, .completed, period: "FT", clock: nil, seq: 2), pollInterval: .seconds(10))
-            let channelId = try #require(await apns.created.first)
             // A's own look at its matches: over, nothing open, but the channel is not deleted yet: A keeps it.
             await a.coordinator.leaseRound()
             #expect(a.ownership.holds(match))
