@@ -11,12 +11,14 @@ public struct APIRoute: Sendable, Hashable, CustomStringConvertible {
         case followMatch
         case unfollowMatch
         case listFollows
+        case deviceDiagnostics
         case putActivity
         case deleteActivity
         case listMatches
         case getMatch
         case reportDeadToken
         case listDeadLetters
+        case adminDeviceDiagnostics
         case health
         case readiness
         case metrics
@@ -44,12 +46,14 @@ public struct APIRoute: Sendable, Hashable, CustomStringConvertible {
         APIRoute(.put, "/v1/devices/{deviceId}/follows/{matchId}", .followMatch),
         APIRoute(.delete, "/v1/devices/{deviceId}/follows/{matchId}", .unfollowMatch),
         APIRoute(.get, "/v1/devices/{deviceId}/follows", .listFollows),
+        APIRoute(.get, "/v1/devices/{deviceId}/diagnostics", .deviceDiagnostics),
         APIRoute(.put, "/v1/activities/{activityId}", .putActivity),
         APIRoute(.delete, "/v1/activities/{activityId}", .deleteActivity),
         APIRoute(.get, "/v1/matches", .listMatches),
         APIRoute(.get, "/v1/matches/{id}", .getMatch),
         APIRoute(.post, "/v1/feedback", .reportDeadToken),
         APIRoute(.get, "/v1/admin/dead-letters", .listDeadLetters),
+        APIRoute(.get, "/v1/admin/devices/{deviceId}/diagnostics", .adminDeviceDiagnostics),
         APIRoute(.get, "/healthz", .health),
         APIRoute(.get, "/readyz", .readiness),
         APIRoute(.get, "/metrics", .metrics),

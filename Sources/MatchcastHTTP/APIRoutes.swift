@@ -27,12 +27,14 @@ struct APIRoutes: Sendable {
         case .followMatch: return { try await followMatch($0, $1) }
         case .unfollowMatch: return { try await unfollowMatch($0, $1) }
         case .listFollows: return { try await listFollows($0, $1) }
+        case .deviceDiagnostics: return { try await deviceDiagnostics($0, $1) }
         case .putActivity: return { try await putActivity($0, $1) }
         case .deleteActivity: return { try await deleteActivity($0, $1) }
         case .listMatches: return { try await listMatches($0, $1) }
         case .getMatch: return { try await getMatch($0, $1) }
         case .reportDeadToken: return { try await reportDeadToken($0, $1) }
         case .listDeadLetters: return { try await listDeadLetters($0, $1) }
+        case .adminDeviceDiagnostics: return { try await adminDeviceDiagnostics($0, $1) }
         case .health: return { try health($0, $1) }
         case .readiness: return { try await readiness($0, $1) }
         case .metrics: return { _, _ in metricsExposition() }

@@ -50,4 +50,10 @@ extension APIRoutes {
         })
         return try json(body, request, context)
     }
+
+    /// `GET /v1/admin/devices/{deviceId}/diagnostics`: the device's diagnostics, for the operator.
+    func adminDeviceDiagnostics(_ request: Request, _ context: APIRequestContext) async throws -> Response {
+        try auth.admin(request)
+        return try json(try await service.diagnostics(deviceId: parameter("deviceId", context)), request, context)
+    }
 }

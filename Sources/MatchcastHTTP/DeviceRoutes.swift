@@ -49,4 +49,10 @@ extension APIRoutes {
         let follows = try await service.follows(deviceId: deviceId)
         return try json(FollowsBody(follows: follows), request, context)
     }
+
+    /// `GET /v1/devices/{deviceId}/diagnostics`: where the device's tokens and activities stand, and what needs attention.
+    func deviceDiagnostics(_ request: Request, _ context: APIRequestContext) async throws -> Response {
+        let deviceId = try await auth.device(request, owning: parameter("deviceId", context))
+        return try json(try await service.diagnostics(deviceId: deviceId), request, context)
+    }
 }

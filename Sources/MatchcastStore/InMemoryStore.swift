@@ -21,6 +21,7 @@ public actor InMemoryStore: MatchcastStore {
     private var matchesById: [String: MatchRecord] = [:]
     private var outbox = OutboxQueue()
     private var letters = DeadLetterList()
+    private var refusals: [String: [TokenRefusal]] = [:]
     /// Broadcast channels by match id (`InMemoryStore+Channels.swift`).
     var channelsByMatch: [String: MatchChannelRecord] = [:]
 
@@ -44,6 +45,7 @@ public actor InMemoryStore: MatchcastStore {
         }
         for follow in entry.follows { removeFollower(slot, of: follow.matchId) }
         activityTable.remove(deviceId: id)
+        refusals[id] = nil
         return true
     }
 
@@ -145,6 +147,15 @@ public actor InMemoryStore: MatchcastStore {
     public func recordDeadLetters(_ new: [DeadLetter]) { letters.record(new) }
 
     public func deadLetters(limit: Int) -> [DeadLetter] { letters.newest(limit: limit) }
+
+    public func recordTokenRefusal(_ refusal: TokenRefusal) {
+        guard devices.slot(id: refusal.deviceId) != nil else { return }
+        var kept = refusals[refusal.deviceId, default: []]
+        kept.insert(refusal, at: kept.firstIndex { $0.at <= refusal.at } ?? kept.endIndex)  // the newest first among equal times
+        refusals[refusal.deviceId] = Array(kept.prefix(TokenRefusal.keptPerDevice))
+    }
+
+    public func tokenRefusals(deviceId: String) -> [TokenRefusal] { refusals[deviceId] ?? [] }
 
     // MARK: Matches
 

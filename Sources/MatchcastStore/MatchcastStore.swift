@@ -111,6 +111,11 @@ public protocol MatchcastStore: Sendable {
     func recordDeadLetters(_ letters: [DeadLetter]) async throws(StoreError)
     /// The newest dead letters first (then by delivery id), at most `limit`.
     func deadLetters(limit: Int) async throws(StoreError) -> [DeadLetter]
+    /// Keeps a refusal of one of a device's tokens (the device's last `TokenRefusal.keptPerDevice`); nothing when
+    /// the device is gone.
+    func recordTokenRefusal(_ refusal: TokenRefusal) async throws(StoreError)
+    /// The device's kept refusals, newest first.
+    func tokenRefusals(deviceId: String) async throws(StoreError) -> [TokenRefusal]
 
     // MARK: Health
 

@@ -100,6 +100,53 @@ extension PostgresStore {
         }
     }
 
+    // MARK: Token refusals
+
+    public func recordTokenRefusal(_ refusal: TokenRefusal) async throws(StoreError) {
+        let logger = self.logger
+        try await transaction("recording a token refusal") { connection in
+            try await connection.query(
+                """
+                INSERT INTO token_refusal (device_id, kind, token, activity_id, reason, at)
+                SELECT \(refusal.deviceId), \(refusal.kind.rawValue), \(refusal.token), \(refusal.activityId), \(refusal.reason),
+                       \(refusal.at.storedPrecision)
+                WHERE EXISTS (SELECT 1 FROM device WHERE id = \(refusal.deviceId))
+                """,
+                logger: logger
+            ).consume()
+            try await connection.query(
+                """
+                DELETE FROM token_refusal WHERE device_id = \(refusal.deviceId) AND id NOT IN (
+                    SELECT id FROM token_refusal WHERE device_id = \(refusal.deviceId) ORDER BY at DESC, id DESC
+                    LIMIT \(TokenRefusal.keptPerDevice))
+                """,
+                logger: logger
+            ).consume()
+        }
+    }
+
+    public func tokenRefusals(deviceId: String) async throws(StoreError) -> [TokenRefusal] {
+        let logger = self.logger
+        let rows = try await withConnection("reading token refusals") { connection in
+            try await connection.query(
+                """
+                SELECT kind, token, activity_id, reason, at FROM token_refusal WHERE device_id = \(deviceId)
+                ORDER BY at DESC, id DESC
+                """,
+                logger: logger
+            ).collect((String, String, String?, String, Date).self)
+        }
+        var refusals: [TokenRefusal] = []
+        for row in rows {
+            guard let kind = TokenRefusal.Kind(rawValue: row.0) else {
+                throw .corrupt("token refusal of device '\(deviceId)': unknown kind '\(row.0)'")
+            }
+            refusals.append(TokenRefusal(
+                deviceId: deviceId, kind: kind, token: row.1, activityId: row.2, reason: row.3, at: row.4.readBack))
+        }
+        return refusals
+    }
+
     // MARK: Helpers
 
     /// Checked before writing so the error names the device; the foreign key stays as a backstop.

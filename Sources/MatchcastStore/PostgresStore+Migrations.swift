@@ -286,7 +286,23 @@ extension PostgresStore {
         // A chunk in one round trip: `PostgresStore+MigrationV7.swift`.
         v7,
         v8,
-        // Later migrations go here (`v9`, ...).
+        // The refusals of each device's tokens (`TokenRefusal`), for its diagnostics; gone with the device. Only adds:
+        // a replica of the build before runs beside it.
+        Migration(name: "v9", statements: [
+            """
+            CREATE TABLE token_refusal (
+                id bigserial PRIMARY KEY,
+                device_id text COLLATE "C" NOT NULL REFERENCES device(id) ON DELETE CASCADE,
+                kind text NOT NULL,
+                token text NOT NULL,
+                activity_id text COLLATE "C",
+                reason text NOT NULL,
+                at timestamptz(3) NOT NULL
+            )
+            """,
+            "CREATE INDEX token_refusal_on_device_id ON token_refusal (device_id, at)",
+        ], readers: .any),
+        // Later migrations go here (`v10`, ...).
     ]
 
     /// Applies the pending migrations, on a connection of its own (the client need not run yet).

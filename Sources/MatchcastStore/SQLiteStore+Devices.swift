@@ -77,6 +77,44 @@ extension SQLiteStore {
         }
     }
 
+    // MARK: Token refusals
+
+    public func recordTokenRefusal(_ refusal: TokenRefusal) async throws(StoreError) {
+        try await write("recording a token refusal") { db in
+            try db.cachedStatement(sql: """
+                INSERT INTO tokenRefusal (deviceId, kind, token, activityId, reason, at)
+                SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM device WHERE id = ?)
+                """).execute(arguments: [
+                    refusal.deviceId, refusal.kind.rawValue, refusal.token, refusal.activityId, refusal.reason, refusal.at,
+                    refusal.deviceId,
+                ])
+            try db.cachedStatement(sql: """
+                DELETE FROM tokenRefusal WHERE deviceId = ? AND id NOT IN (
+                    SELECT id FROM tokenRefusal WHERE deviceId = ? ORDER BY at DESC, id DESC LIMIT ?)
+                """).execute(arguments: [refusal.deviceId, refusal.deviceId, TokenRefusal.keptPerDevice])
+        }
+    }
+
+    public func tokenRefusals(deviceId: String) async throws(StoreError) -> [TokenRefusal] {
+        try await read("reading token refusals") { db in
+            try Row.fetchAll(
+                db.cachedStatement(sql: """
+                    SELECT kind, token, activityId, reason, at FROM tokenRefusal WHERE deviceId = ? ORDER BY at DESC, id DESC
+                    """),
+                arguments: [deviceId]
+            ).map { row in
+                let kind: String = try row.decode(forColumn: "kind")
+                guard let known = TokenRefusal.Kind(rawValue: kind) else {
+                    throw StoreError.corrupt("token refusal of device '\(deviceId)': unknown kind '\(kind)'")
+                }
+                return TokenRefusal(
+                    deviceId: deviceId, kind: known, token: try row.decode(forColumn: "token"),
+                    activityId: try row.decode(forColumn: "activityId"), reason: try row.decode(forColumn: "reason"),
+                    at: try row.decode(forColumn: "at"))
+            }
+        }
+    }
+
     // MARK: Helpers
 
     static func deviceExists(_ id: String, _ db: Database) throws -> Bool {

@@ -360,7 +360,23 @@ extension SQLiteStore {
             try db.execute(sql: "ALTER TABLE outboxPayload ADD COLUMN activityIdAt INTEGER")
         }
 
-        // Later migrations go here (`v9`, ...).
+        // v9: the refusals of each device's tokens (`TokenRefusal`), for its diagnostics; gone with the device.
+        migrator.registerMigration("v9") { db in
+            try db.execute(sql: """
+                CREATE TABLE tokenRefusal (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    deviceId TEXT NOT NULL REFERENCES device(id) ON DELETE CASCADE,
+                    kind TEXT NOT NULL,
+                    token TEXT NOT NULL,
+                    activityId TEXT,
+                    reason TEXT NOT NULL,
+                    at DATETIME NOT NULL
+                )
+                """)
+            try db.execute(sql: "CREATE INDEX tokenRefusal_on_deviceId ON tokenRefusal(deviceId, at)")
+        }
+
+        // Later migrations go here (`v10`, ...).
 
         return migrator
     }

@@ -76,6 +76,8 @@ private final class ChunkFailingStore: MatchcastStore {
     func queuedDeliveryCount() async throws(StoreError) -> Int { try await base.queuedDeliveryCount() }
     func recordDeadLetters(_ letters: [DeadLetter]) async throws(StoreError) { try await base.recordDeadLetters(letters) }
     func deadLetters(limit: Int) async throws(StoreError) -> [DeadLetter] { try await base.deadLetters(limit: limit) }
+    func recordTokenRefusal(_ refusal: TokenRefusal) async throws(StoreError) { try await base.recordTokenRefusal(refusal) }
+    func tokenRefusals(deviceId: String) async throws(StoreError) -> [TokenRefusal] { try await base.tokenRefusals(deviceId: deviceId) }
     func activity(id: String) async throws(StoreError) -> ActivityRecord? { try await base.activity(id: id) }
     func activities(matchId: String) async throws(StoreError) -> [ActivityRecord] { try await base.activities(matchId: matchId) }
     func activities(deviceId: String) async throws(StoreError) -> [ActivityRecord] {

@@ -204,6 +204,8 @@ final class ManagerScriptedStore: MatchcastStore {
     func queuedDeliveryCount() async throws(StoreError) -> Int { await base.queuedDeliveryCount() }
     func recordDeadLetters(_ letters: [DeadLetter]) async throws(StoreError) { await base.recordDeadLetters(letters) }
     func deadLetters(limit: Int) async throws(StoreError) -> [DeadLetter] { await base.deadLetters(limit: limit) }
+    func recordTokenRefusal(_ refusal: TokenRefusal) async throws(StoreError) { await base.recordTokenRefusal(refusal) }
+    func tokenRefusals(deviceId: String) async throws(StoreError) -> [TokenRefusal] { await base.tokenRefusals(deviceId: deviceId) }
     func activity(id: String) async throws(StoreError) -> ActivityRecord? { await base.activity(id: id) }
     func activities(matchId: String) async throws(StoreError) -> [ActivityRecord] { await base.activities(matchId: matchId) }
     func activities(deviceId: String) async throws(StoreError) -> [ActivityRecord] {

@@ -118,7 +118,7 @@ struct OpenAPIDocumentTests {
                 let schemes = Set(requirements.flatMap(\.keys))
                 switch id {
                 case _ where open.contains(id): #expect(schemes.isEmpty, "\(id)")
-                case "reportDeadToken", "listDeadLetters": #expect(schemes == ["adminKey"], "\(id)")
+                case "reportDeadToken", "listDeadLetters", "adminDeviceDiagnostics": #expect(schemes == ["adminKey"], "\(id)")
                 case "listMatches", "getMatch": #expect(schemes == ["deviceSecret", "adminKey"], "\(id)")
                 default: #expect(schemes == ["deviceSecret"], "\(id)")
                 }

@@ -105,4 +105,37 @@ struct DeviceContractTests {
             #expect(activity == nil)
         }
     }
+
+    @Test(arguments: StoreKind.allCases)
+    func tokenRefusalsAreKeptPerDeviceNewestFirstAndGoWithTheDevice(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            try await store.createDevice(F.device("dev-a"))
+            try await store.createDevice(F.device("dev-b"))
+            #expect(try await store.tokenRefusals(deviceId: "dev-a").isEmpty)
+            let first = TokenRefusal(deviceId: "dev-a", kind: .pushToStart, token: "aa01", reason: "BadDeviceToken", at: F.at(10))
+            let second = TokenRefusal(
+                deviceId: "dev-a", kind: .update, token: "bb02", activityId: "act-1", reason: "Unregistered", at: F.at(20))
+            try await store.recordTokenRefusal(first)
+            try await store.recordTokenRefusal(second)
+            try await store.recordTokenRefusal(TokenRefusal(deviceId: "dev-b", kind: .pushToStart, token: "cc03", reason: "x", at: F.at(5)))
+            #expect(try await store.tokenRefusals(deviceId: "dev-a") == [second, first])
+            // A device that is gone records nothing (and the call does not fail).
+            try await store.recordTokenRefusal(TokenRefusal(deviceId: "dev-gone", kind: .update, token: "dd04", reason: "x", at: F.at(1)))
+            #expect(try await store.tokenRefusals(deviceId: "dev-gone").isEmpty)
+            // Only the newest are kept; a long reason is cut.
+            for index in 0..<(TokenRefusal.keptPerDevice + 3) {
+                try await store.recordTokenRefusal(TokenRefusal(
+                    deviceId: "dev-a", kind: .pushToStart, token: "ee\(index)", reason: String(repeating: "r", count: 500),
+                    at: F.at(100 + index)))
+            }
+            let kept = try await store.tokenRefusals(deviceId: "dev-a")
+            #expect(kept.count == TokenRefusal.keptPerDevice)
+            #expect(kept.first?.token == "ee\(TokenRefusal.keptPerDevice + 2)")
+            #expect(kept.allSatisfy { $0.reason.count == TokenRefusal.maxReasonLength })
+            #expect(try await store.tokenRefusals(deviceId: "dev-b").map(\.token) == ["cc03"])
+            // Deleting the device takes its refusals.
+            #expect(try await store.deleteDevice(id: "dev-a"))
+            #expect(try await store.tokenRefusals(deviceId: "dev-a").isEmpty)
+        }
+    }
 }

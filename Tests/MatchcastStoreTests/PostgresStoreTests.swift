@@ -95,8 +95,9 @@ struct PostgresStoreTests {
         #expect(PostgresStore.Migration.Readers.knowing("v2").column == "v2")
         #expect(PostgresStore.Migration.Readers.any.column == "")
         #expect(PostgresStore.Migration.Readers.knowingThis.column == nil)
-        // Every migration released so far reshaped what the one before read: each needs builds that know it.
-        #expect(PostgresStore.migrations.allSatisfy { $0.readers == .knowingThis })
+        // v1...v8 each reshaped what the one before read: each needs builds that know it. v9 only adds a table.
+        #expect(PostgresStore.migrations.prefix(8).allSatisfy { $0.readers == .knowingThis })
+        #expect(PostgresStore.migrations.first { $0.name == "v9" }?.readers == .any)
     }
 
     @Test func anUnreachableServerIsAClearErrorNotAHang() async throws {

@@ -199,6 +199,9 @@ public final class LiveActivityService: Sendable {
 
     // MARK: Internals
 
+    /// Now, on the service's clock.
+    func currentDate() -> Date { now() }
+
     static func hash(_ secret: String) -> String {
         Hex.lowercase(SHA256.hash(data: Data(secret.utf8)), count: SHA256.byteCount)
     }

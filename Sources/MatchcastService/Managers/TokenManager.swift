@@ -35,9 +35,12 @@ struct TokenManager: Sendable {
         if let holder = try await access({ try await $0.activity(updateToken: token) }), holder.isOpen {
             _ = try await router.perform(MatchCommand(.invalidateUpdateToken, matchId: holder.matchId, token: token))
             endedActivity = true
+            try await recordRefusal(TokenRefusal(
+                deviceId: holder.deviceId, kind: .update, token: token, activityId: holder.activityId, reason: reason, at: now()))
         }
         let device = try await access { try await $0.removePushToStartToken(token: token) }
         if let device {
+            try await recordRefusal(TokenRefusal(deviceId: device, kind: .pushToStart, token: token, reason: reason, at: now()))
             // A start that went to it never reached the device: that activity waits for the next token.
             try await tellMatches(.pushToStartTokenRejected, deviceId: device) { lifecycle throws(ServiceError) in
                 try await lifecycle.pushToStartTokenRejected(deviceId: device)
@@ -48,6 +51,15 @@ struct TokenManager: Sendable {
             "token": "\(Redact.token(token))", "reason": "\(reason.prefix(64))", "known": "\(known)",
         ])
         return known
+    }
+
+    /// Kept for the device's diagnostics; losing it to a store failure does not undo the invalidation.
+    private func recordRefusal(_ refusal: TokenRefusal) async throws(ServiceError) {
+        do {
+            try await access { try await $0.recordTokenRefusal(refusal) }
+        } catch {
+            logger.warning("token refusal not recorded", metadata: ["device": "\(refusal.deviceId)", "error": "\(error)"])
+        }
     }
 
     /// A change to the device's push-to-start token: `here` tells this replica's lifecycle (the matches it runs),

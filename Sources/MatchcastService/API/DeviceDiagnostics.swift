@@ -1,0 +1,117 @@
+import Foundation
+import MatchcastCore
+import MatchcastStore
+
+/// `GET /v1/devices/{id}/diagnostics` (and its admin twin): where a device's tokens and activities stand, and what
+/// needs attention, for the app developer chasing "my Live Activity never showed". Tokens are shown redacted.
+public struct DeviceDiagnostics: Sendable, Hashable, Codable {
+    public struct Token: Sendable, Hashable, Codable {
+        /// Redacted (`80a1…9f3c`).
+        public var token: String
+        public var environment: APNsEnvironment
+        public var updatedAt: Date
+        public var ageSeconds: Int
+    }
+
+    public struct Activity: Sendable, Hashable, Codable {
+        public var activityId: String
+        public var matchId: String
+        /// `waiting`, `starting` (its start went out; no update token yet), `active`, `ended`.
+        public var phase: String
+        /// When its start was sent.
+        public var startedAt: Date?
+        /// When its last push was sent.
+        public var lastSentAt: Date?
+        /// Redacted; absent until the app reports it.
+        public var updateToken: String?
+        /// The broadcast channel it listens on (channel mode), which needs no update token.
+        public var channelId: String?
+        public var attention: [Attention]
+    }
+
+    public struct Refusal: Sendable, Hashable, Codable {
+        /// `pushToStart` or `update`.
+        public var kind: String
+        /// Redacted.
+        public var token: String
+        public var activityId: String?
+        public var reason: String
+        public var at: Date
+    }
+
+    /// Something that usually means a problem on the device's side, with what it likely means.
+    public struct Attention: Sendable, Hashable, Codable {
+        public var code: String
+        public var message: String
+    }
+
+    public var deviceId: String
+    public var registeredAt: Date
+    public var pushToStartToken: Token?
+    /// The matches it follows.
+    public var follows: [String]
+    /// Its activities, open ones first, newest start first.
+    public var activities: [Activity]
+    /// Its tokens APNs (or a downstream service) refused as dead, newest first.
+    public var refusals: [Refusal]
+    /// Device-wide flags; each activity has its own too.
+    public var attention: [Attention]
+
+    /// How long after a remote start the app has to report the activity's update token before the start is flagged
+    /// as probably never shown.
+    public static let updateTokenWait: Duration = .seconds(600)
+    /// Refusals within this window that make the device's tokens flagged as repeatedly refused.
+    public static let refusalWindow: Duration = .seconds(86_400)
+
+    /// Builds the view and its flags from what the store holds, at `now`.
+    public init(
+        device: DeviceRecord, token: PushToStartTokenRecord?, follows: [FollowRecord], activities: [ActivityRecord],
+        refusals: [TokenRefusal], now: Date
+    ) {
+        deviceId = device.id
+        registeredAt = device.createdAt
+        pushToStartToken = token.map {
+            Token(token: Redact.token($0.token), environment: $0.environment, updatedAt: $0.updatedAt,
+                  ageSeconds: max(0, Int(now.timeIntervalSince($0.updatedAt))))
+        }
+        self.follows = follows.map(\.matchId).sorted()
+        let ordered = activities.sorted {
+            ($0.isOpen ? 0 : 1, -($0.lifecycle.startedAt ?? .distantPast).timeIntervalSince1970, $0.activityId)
+                < ($1.isOpen ? 0 : 1, -($1.lifecycle.startedAt ?? .distantPast).timeIntervalSince1970, $1.activityId)
+        }
+        self.activities = ordered.map { record in
+            let lifecycle = record.lifecycle
+            var attention: [Attention] = []
+            if record.phase == .starting, lifecycle.channelId == nil, lifecycle.updateToken == nil,
+               let startedAt = lifecycle.startedAt, now.timeIntervalSince(startedAt) >= Double(Self.updateTokenWait.components.seconds) {
+                attention.append(Attention(
+                    code: "no-update-token",
+                    message: "started \(Int(now.timeIntervalSince(startedAt)) / 60) min ago and the app never reported its update "
+                        + "token: the start was probably never shown (a push-to-start token from another build or environment, "
+                        + "or an app that does not observe pushTokenUpdates)"))
+            }
+            return Activity(
+                activityId: record.activityId, matchId: record.matchId, phase: record.phase.rawValue,
+                startedAt: lifecycle.startedAt, lastSentAt: lifecycle.sentAt, updateToken: lifecycle.updateToken.map(Redact.token),
+                channelId: lifecycle.channelId, attention: attention)
+        }
+        self.refusals = refusals.map {
+            Refusal(kind: $0.kind.rawValue, token: Redact.token($0.token), activityId: $0.activityId, reason: $0.reason, at: $0.at)
+        }
+        var attention: [Attention] = []
+        let recent = refusals.filter { now.timeIntervalSince($0.at) < Double(Self.refusalWindow.components.seconds) }
+        if recent.count >= 2 {
+            attention.append(Attention(
+                code: "repeated-refusals",
+                message: "\(recent.count) of its tokens were refused as dead in the last 24 h (latest: \(recent[0].reason)): "
+                    + "often a sandbox token sent to production or the other way round, or a build with another bundle id"))
+        }
+        if token == nil, activities.contains(where: { $0.phase == .waiting }) {
+            attention.append(Attention(
+                code: "no-push-to-start-token",
+                message: "activities wait to start but the device has no push-to-start token: the app must send one "
+                    + "(PUT /v1/devices/{id}/push-to-start-token) before anything can start remotely"))
+        }
+        self.attention = attention
+    }
+}

@@ -1,0 +1,22 @@
+import Foundation
+import MatchcastStore
+
+extension LiveActivityService {
+    /// Where the device's tokens and activities stand, and what needs attention (`DeviceDiagnostics`).
+    public func diagnostics(deviceId: String) async throws(ServiceError) -> DeviceDiagnostics {
+        try Validation.identifier(deviceId, field: "deviceId")
+        do {
+            guard let device = try await store.device(id: deviceId) else {
+                throw ServiceError(.notFound, "no device '\(deviceId)'")
+            }
+            return DeviceDiagnostics(
+                device: device, token: try await store.pushToStartToken(deviceId: deviceId),
+                follows: try await store.follows(deviceId: deviceId), activities: try await store.activities(deviceId: deviceId),
+                refusals: try await store.tokenRefusals(deviceId: deviceId), now: currentDate())
+        } catch let error as ServiceError {
+            throw error
+        } catch {
+            throw ServiceError(.unavailable, "reading the device's diagnostics: \(error)")
+        }
+    }
+}
