@@ -45,9 +45,18 @@ public struct APIError: Error, HTTPResponseError, Sendable, Hashable, CustomStri
         case .forbidden: self.init(.forbidden, .forbidden, error.message)
         case .notFound: self.init(.notFound, .notFound, error.message)
         case .conflict: self.init(.conflict, .conflict, error.message)
-        case .unavailable: self.init(.serviceUnavailable, .unavailable, error.message)
+        case .unavailable: self = .unavailable(error.message)
         }
     }
+
+    /// 503 with `Retry-After`: the store (or the replica running the match) did not answer; the same call, made
+    /// again after that many seconds, usually succeeds, and nothing the call changed is half done.
+    public static func unavailable(_ message: String) -> APIError {
+        APIError(.serviceUnavailable, .unavailable, message, headers: [.retryAfter: "\(retryAfterSeconds)"])
+    }
+
+    /// What a 503 asks a client to wait before trying again.
+    public static let retryAfterSeconds = 2
 
     public static func invalidRequest(_ message: String) -> APIError {
         APIError(.badRequest, .invalidRequest, message)

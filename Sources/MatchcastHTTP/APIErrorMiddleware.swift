@@ -63,7 +63,7 @@ struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         case .forbidden:
             return .forbidden("forbidden")
         case .serviceUnavailable:
-            return APIError(.serviceUnavailable, .unavailable, "service unavailable")
+            return .unavailable("service unavailable")
         default:
             if (400..<500).contains(status.code) {
                 return .invalidRequest(status.reasonPhrase.isEmpty ? "bad request" : status.reasonPhrase.lowercased())

@@ -103,6 +103,22 @@ struct HTTPErrorHandlingTests {
         }
     }
 
+    @Test("503 unavailable (the store or a match's replica did not answer) asks the client to come back: Retry-After")
+    func unavailableCarriesRetryAfter() throws {
+        let fromService = APIError(ServiceError(.unavailable, "storage is unavailable (connection refused)")).response()
+        #expect(fromService.status == .serviceUnavailable)
+        #expect(fromService.headers[.retryAfter] == "\(APIError.retryAfterSeconds)")
+        #expect(fromService.headers[.contentType] == "application/json")
+        // Hummingbird's own 503 gets the same.
+        let request = Request(
+            head: HTTPRequest(method: .get, scheme: "http", authority: "localhost", path: "/v1/matches"),
+            body: RequestBody(buffer: ByteBuffer()))
+        let fromServer = APIErrorMiddleware<BasicRequestContext>.apiError(for: HTTPError(.serviceUnavailable), request: request)
+        #expect(fromServer.headers[.retryAfter] == "\(APIError.retryAfterSeconds)" && fromServer.code == .unavailable)
+        // Nothing else asks for a retry.
+        #expect(APIError(ServiceError(.conflict, "taken")).headers[.retryAfter] == nil)
+    }
+
     @Test("Fuzz: random bodies, paths, methods and credentials never yield a 5xx")
     func fuzz() async throws {
         let harness = HTTPHarness(adminKey: HTTPHarness.adminKey)
