@@ -93,10 +93,10 @@ struct DeviceDiagnosticsTests {
         try await harness.service.setPushToStartToken(deviceId: device.deviceId, token: HTTPHarness.tokenA, environment: .production)
         _ = try await harness.service.follow(deviceId: device.deviceId, matchId: Self.match)
         try await harness.service.lifecycle.ingest(ManagerFixtures.football(Self.match, seq: 1), pollInterval: .seconds(10))
-        let record = try #require(try await store.device(id: device.deviceId))
-        let token = try await store.pushToStartToken(deviceId: device.deviceId)
-        let follows = try await store.follows(deviceId: device.deviceId)
-        var activities = try await store.activities(deviceId: device.deviceId)
+        let record = try #require(await store.device(id: device.deviceId))
+        let token = await store.pushToStartToken(deviceId: device.deviceId)
+        let follows = await store.follows(deviceId: device.deviceId)
+        var activities = await store.activities(deviceId: device.deviceId)
         func flags(after minutes: Double) -> [String] {
             DeviceDiagnostics(
                 device: record, token: token, follows: follows, activities: activities, refusals: [],
@@ -110,7 +110,7 @@ struct DeviceDiagnosticsTests {
         _ = try await harness.service.putActivity(
             activityId: activityId, deviceId: device.deviceId, matchId: Self.match, updateToken: HTTPHarness.tokenB,
             environment: .production)
-        activities = try await store.activities(deviceId: device.deviceId)
+        activities = await store.activities(deviceId: device.deviceId)
         #expect(activities.first?.phase == .active)
         #expect(flags(after: 60) == [])
     }
