@@ -40,6 +40,12 @@ final class MatchcastProcess: @unchecked Sendable {
         process.waitUntilExit()
     }
 
+    /// Sends `number` and returns at once.
+    func signal(_ number: Int32) {
+        guard process.isRunning else { return }
+        _ = Glibc.kill(process.processIdentifier, number)
+    }
+
     func terminate() {
         guard process.isRunning else { return }
         process.terminate()

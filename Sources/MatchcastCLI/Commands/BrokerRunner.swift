@@ -14,6 +14,9 @@ import ServiceLifecycle
 
 /// Builds the broker from a configuration and runs it until SIGTERM/SIGINT.
 struct BrokerRunner {
+    /// How long a graceful shutdown (SIGTERM, SIGINT) may take before what is left of it is cancelled.
+    static let shutdownBound = Duration.seconds(30)
+
     let configuration: BrokerConfiguration
 
     func run() async throws {
@@ -124,7 +127,11 @@ struct BrokerRunner {
             "listen": "\(config.host):\(config.port)", "store": "\((try? StoreURL(config.store))?.description ?? "?")", "feed": "\(feedSpec)",
             "sinks": "\(config.sinks.map { $0.hasPrefix("webhook:") ? "webhook" : $0 })",
         ])
-        try await app.runService()
+        // A shutdown that cannot finish (the database gone: every store call waits for it) is cut short after
+        // `shutdownBound`: what is left is cancelled and the process exits; the outbox keeps what was not sent.
+        var group = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        group.maximumGracefulShutdownDuration = Self.shutdownBound
+        try await ServiceGroup(configuration: group).run()
         logger.info("stopped")
     }
 }

@@ -1,0 +1,72 @@
+import AsyncHTTPClient
+import Foundation
+import MatchcastTesting
+import Testing
+
+/// `matchcast serve` stopped with SIGTERM while its PostgreSQL is away (`Scripts/postgres pause` on a server of the
+/// test's own): every store call waits for the database, so a graceful shutdown cannot finish; serve cuts it short
+/// after `BrokerRunner.shutdownBound` and exits instead of running on forever.
+@Suite("serve stops without its database", .serialized)
+struct ShutdownWithoutDatabaseTests {
+    /// `Scripts/postgres` of this checkout.
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Scripts/postgres")
+
+    /// Runs `Scripts/postgres <command>` on the cluster in `folder`; returns its standard output. Its output goes to
+    /// a file and its end is learned from its termination handler (the server it starts lives on).
+    @discardableResult
+    static func postgres(_ command: String, folder: URL) async throws -> String {
+        let process = Process()
+        process.executableURL = script
+        process.arguments = [command]
+        process.environment = ProcessInfo.processInfo.environment.merging(["MATCHCAST_PG_DIR": folder.path]) { _, new in new }
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("matchcast-pg-\(UUID().uuidString).out")
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: output) }
+        process.standardOutput = try FileHandle(forWritingTo: output)
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try process.run() } catch { continuation.resume(throwing: error) }
+        }
+        try #require(status == 0, "Scripts/postgres \(command) exited \(status)")
+        return ((try? String(contentsOf: output, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test(
+        "SIGTERM while PostgreSQL is away: serve gives up the stalled shutdown and exits",
+        .enabled(if: ScratchPostgresDatabase.isConfigured, ScratchPostgresDatabase.skipMessage),
+        .timeLimit(.minutes(5)))
+    func sigtermWithoutDatabase() async throws {
+        let binary = try #require(MatchcastProcess.binary, "the matchcast executable is not built beside the tests")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("matchcast-nodb-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cluster = URL(fileURLWithPath: "/tmp/matchcast-nodb-\(UInt32.random(in: 0...UInt32.max))")
+        let url = try await Self.postgres("start", folder: cluster)
+        defer { Task { _ = try? await Self.postgres("stop", folder: cluster) } }
+        let port = try MatchcastProcess.freePort()
+        // The built-in fake feed; a follow makes serve poll a match and use the store all the time.
+        let serve = try MatchcastProcess.start(binary, ["serve", "--store", url, "--port", "\(port)"], log: directory, name: "serve")
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        defer { Task { try? await client.shutdown() } }
+        let api = BrokerAPI(client: client, port: port)
+        let healthy = try await eventually(within: 60, every: .milliseconds(50)) {
+            (try? await api.call(.GET, "/healthz"))?.0 == 200 || !serve.isRunning
+        }
+        try #require(healthy && serve.isRunning, "serve answered /healthz")
+        let device = try await api.register(index: 0)
+        try await api.follow(device, match: "football")
+
+        try await Self.postgres("pause", folder: cluster)
+        try await Task.sleep(for: .seconds(2))
+        let stoppedAt = ContinuousClock.now
+        serve.signal(SIGTERM)
+        let exited = try await eventually(within: 90, every: .milliseconds(100)) { !serve.isRunning }
+        let took = ContinuousClock.now - stoppedAt
+        if !exited { serve.kill() }
+        #expect(exited, "serve still running \(took) after SIGTERM without its database")
+        #expect(took < .seconds(45), "serve took \(took) to exit (without the bound: about a minute)")
+        print("shutdown-without-database: serve exited \(took) after SIGTERM, PostgreSQL away")
+        _ = try? await Self.postgres("resume", folder: cluster)
+    }
+}
