@@ -147,8 +147,7 @@ final class SoakCSVWriter: Sendable {
     }
 
     func append(_ sample: SoakSample) {
-        let line = SoakReport.csv([sample]).split(separator: "\n").dropFirst().joined() + "\n"
-        handle.write(Data(line.utf8))
+        handle.write(Data((SoakReport.csvRow(sample) + "\n").utf8))
     }
 
     deinit { try? handle.close() }

@@ -29,17 +29,18 @@ enum SoakReport {
         "elapsed_s,rss_mb,open_fds,cpu_percent,outbox_depth,changes,deliveries,latency_p50_ms,latency_p99_ms,latency_max_ms"
 
     static func csv(_ samples: [SoakSample]) -> String {
+        ([csvHeader] + samples.map(csvRow)).joined(separator: "\n") + "\n"
+    }
+
+    /// One sample as a CSV line (no line end).
+    static func csvRow(_ sample: SoakSample) -> String {
         let ms = { (value: Duration?) in value.map { String(format: "%.1f", $0.seconds * 1000) } ?? "" }
-        var lines = [csvHeader]
-        for sample in samples {
-            lines.append([
-                String(format: "%.0f", sample.elapsed), String(format: "%.1f", Double(sample.rss) / 1_048_576),
-                "\(sample.openFiles)", sample.cpuPercent.map { String(format: "%.1f", $0) } ?? "",
-                sample.outboxDepth.map { String(format: "%.0f", $0) } ?? "", "\(sample.changes)", "\(sample.deliveries)",
-                ms(sample.latencyP50), ms(sample.latencyP99), ms(sample.latencyMax),
-            ].joined(separator: ","))
-        }
-        return lines.joined(separator: "\n") + "\n"
+        return [
+            String(format: "%.0f", sample.elapsed), String(format: "%.1f", Double(sample.rss) / 1_048_576),
+            "\(sample.openFiles)", sample.cpuPercent.map { String(format: "%.1f", $0) } ?? "",
+            sample.outboxDepth.map { String(format: "%.0f", $0) } ?? "", "\(sample.changes)", "\(sample.deliveries)",
+            ms(sample.latencyP50), ms(sample.latencyP99), ms(sample.latencyMax),
+        ].joined(separator: ",")
     }
 
     /// Resident memory growth from the first sample at or after `warmUp` to the last, as a fraction of the first;

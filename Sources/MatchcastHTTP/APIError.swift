@@ -81,13 +81,13 @@ public struct APIError: Error, HTTPResponseError, Sendable, Hashable, CustomStri
     public var description: String { "\(status.code) \(code): \(message)" }
 
     /// The JSON body of every error response.
-    struct Body: Codable, Sendable {
-        struct Detail: Codable, Sendable {
-            var code: String
-            var message: String
+    public struct Body: Codable, Sendable {
+        public struct Detail: Codable, Sendable {
+            public var code: String
+            public var message: String
         }
 
-        var error: Detail
+        public var error: Detail
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {

@@ -104,7 +104,7 @@ public final class PostgresStore: MatchcastStore {
         clientConfiguration.options.additionalStartupParameters = Self.startupParameters(configuration)
         // A fixed pool, no keep-alive unless asked for: postgres-nio's pool arms a keep-alive timer, and an idle timer
         // for a connection beyond the minimum, each time a connection goes idle, on `Task.sleep`, whose dispatch timer
-        // outlives its cancellation. At a few thousand calls a second that left tens of thousands of timers pending.
+        // outlives its cancellation, so busy pools pile up pending timers (docs/performance.md).
         if configuration.keepsConnectionsOpen {
             clientConfiguration.options.minimumConnections = clientConfiguration.options.maximumConnections
         }

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import ArgumentParser
 import Foundation
 import MatchcastCore
+import MatchcastHTTP
 import MatchcastService
 import NIOCore
 
@@ -61,7 +62,7 @@ struct DevicesCommand: AsyncParsableCommand {
             }
             let data = Data(body.readableBytesView)
             guard status == 200 else {
-                let message = (try? JSONDecoder().decode(APIErrorBody.self, from: data)).map { "\($0.error.code): \($0.error.message)" }
+                let message = (try? JSONDecoder().decode(APIError.Body.self, from: data)).map { "\($0.error.code): \($0.error.message)" }
                     ?? String(decoding: data.prefix(200), as: UTF8.self)
                 StandardStreams.err("matchcast devices inspect: serve answered \(status): \(message)")
                 throw ExitCode(1)
@@ -76,15 +77,6 @@ struct DevicesCommand: AsyncParsableCommand {
                 StandardStreams.err("matchcast devices inspect: serve's answer is not a device's diagnostics: \(error)")
                 throw ExitCode(1)
             }
-        }
-
-        private struct APIErrorBody: Decodable {
-            struct Detail: Decodable {
-                var code: String
-                var message: String
-            }
-
-            var error: Detail
         }
 
         /// The diagnostics as lines for a terminal.

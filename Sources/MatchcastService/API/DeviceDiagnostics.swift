@@ -75,15 +75,16 @@ public struct DeviceDiagnostics: Sendable, Hashable, Codable {
                   ageSeconds: max(0, Int(now.timeIntervalSince($0.updatedAt))))
         }
         self.follows = follows.map(\.matchId).sorted()
-        let ordered = activities.sorted {
-            ($0.isOpen ? 0 : 1, -($0.lifecycle.startedAt ?? .distantPast).timeIntervalSince1970, $0.activityId)
-                < ($1.isOpen ? 0 : 1, -($1.lifecycle.startedAt ?? .distantPast).timeIntervalSince1970, $1.activityId)
+        let ordered = activities.sorted { a, b in
+            if a.isOpen != b.isOpen { return a.isOpen }
+            let (started, other) = (a.lifecycle.startedAt ?? .distantPast, b.lifecycle.startedAt ?? .distantPast)
+            return started != other ? started > other : a.activityId < b.activityId
         }
         self.activities = ordered.map { record in
             let lifecycle = record.lifecycle
             var attention: [Attention] = []
             if record.phase == .starting, lifecycle.channelId == nil, lifecycle.updateToken == nil,
-               let startedAt = lifecycle.startedAt, now.timeIntervalSince(startedAt) >= Double(Self.updateTokenWait.components.seconds) {
+               let startedAt = lifecycle.startedAt, now.timeIntervalSince(startedAt) >= Self.updateTokenWait.seconds {
                 attention.append(Attention(
                     code: "no-update-token",
                     message: "started \(Int(now.timeIntervalSince(startedAt)) / 60) min ago and the app never reported its update "
@@ -99,7 +100,7 @@ public struct DeviceDiagnostics: Sendable, Hashable, Codable {
             Refusal(kind: $0.kind.rawValue, token: Redact.token($0.token), activityId: $0.activityId, reason: $0.reason, at: $0.at)
         }
         var attention: [Attention] = []
-        let recent = refusals.filter { now.timeIntervalSince($0.at) < Double(Self.refusalWindow.components.seconds) }
+        let recent = refusals.filter { now.timeIntervalSince($0.at) < Self.refusalWindow.seconds }
         if recent.count >= 2 {
             attention.append(Attention(
                 code: "repeated-refusals",

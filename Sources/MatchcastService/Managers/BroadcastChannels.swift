@@ -93,6 +93,9 @@ public actor BroadcastChannels: Service {
         return channel.channelId
     }
 
+    /// Whether the match has a channel, open or waiting to be deleted.
+    public func hasChannel(matchId: String) -> Bool { channels[matchId] != nil }
+
     /// Every channel known, open or waiting to be deleted, by match id.
     public func all() -> [String: MatchChannel] { channels }
 

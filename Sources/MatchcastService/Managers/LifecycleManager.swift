@@ -420,7 +420,7 @@ public actor LifecycleManager {
     /// Whether the match needs this replica any more: false until it is over, none of its activities is open and
     /// its broadcast channel, if it had one, is deleted (only the match's owner deletes it).
     public func isDone(matchId: String) async -> Bool {
-        if let broadcast, await broadcast.all()[matchId] != nil { return false }
+        if let broadcast, await broadcast.hasChannel(matchId: matchId) { return false }
         guard let state = matches[matchId] else { return true }
         return (state.tracker.current?.snapshot.status.isFinal ?? false) && (state.cache?.isEmpty ?? true)
     }

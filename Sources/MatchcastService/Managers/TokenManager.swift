@@ -35,12 +35,12 @@ struct TokenManager: Sendable {
         if let holder = try await access({ try await $0.activity(updateToken: token) }), holder.isOpen {
             _ = try await router.perform(MatchCommand(.invalidateUpdateToken, matchId: holder.matchId, token: token))
             endedActivity = true
-            try await recordRefusal(TokenRefusal(
+            await recordRefusal(TokenRefusal(
                 deviceId: holder.deviceId, kind: .update, token: token, activityId: holder.activityId, reason: reason, at: now()))
         }
         let device = try await access { try await $0.removePushToStartToken(token: token) }
         if let device {
-            try await recordRefusal(TokenRefusal(deviceId: device, kind: .pushToStart, token: token, reason: reason, at: now()))
+            await recordRefusal(TokenRefusal(deviceId: device, kind: .pushToStart, token: token, reason: reason, at: now()))
             // A start that went to it never reached the device: that activity waits for the next token.
             try await tellMatches(.pushToStartTokenRejected, deviceId: device) { lifecycle throws(ServiceError) in
                 try await lifecycle.pushToStartTokenRejected(deviceId: device)
@@ -54,7 +54,7 @@ struct TokenManager: Sendable {
     }
 
     /// Kept for the device's diagnostics; losing it to a store failure does not undo the invalidation.
-    private func recordRefusal(_ refusal: TokenRefusal) async throws(ServiceError) {
+    private func recordRefusal(_ refusal: TokenRefusal) async {
         do {
             try await access { try await $0.recordTokenRefusal(refusal) }
         } catch {

@@ -10,8 +10,8 @@ import Synchronization
 ///   looks again the moment the next of the others' leases is due to expire, so a dead replica's matches move
 ///   within a lease TTL of its last renewal;
 /// - every `scanInterval`, and at once when another replica releases a lease (it is shutting down), it claims the
-///   matches that need a replica and nobody holds, claims the live list's lease, and gives up the matches that
-///   are over;
+///   matches that need a replica and nobody holds, claims the live list's lease if it is free, and gives up the
+///   matches that are over;
 /// - it runs the commands other replicas post for the matches it holds: woken by `LISTEN` at once, and every
 ///   second anyway (the safety net for a notification missed while the listening connection was down).
 public struct ReplicaCoordinator: Service {
@@ -68,6 +68,12 @@ public struct ReplicaCoordinator: Service {
             group.addTask { await keepLeases(renewEvery: shared.leaseTTL / 3, requests: requests) }
             group.addTask { await listen(shared.store, wake: wake, requests: requests) }
             group.addTask {
+                // The look for matches nobody holds, on its own cadence whatever the TTL.
+                while (try? await cancelWhenGracefulShutdown({ try await clock.sleep(for: Self.scanInterval) })) != nil {
+                    requests.scan()
+                }
+            }
+            group.addTask {
                 // The safety net: every second, whatever the notifications did.
                 while (try? await cancelWhenGracefulShutdown({ try await clock.sleep(for: .seconds(1)) })) != nil {
                     wake.yield()
@@ -88,19 +94,15 @@ public struct ReplicaCoordinator: Service {
     // MARK: Leases
 
     /// Runs a lease round for each request, the first a scan; after each, asks for the next at `interval`, or
-    /// sooner when another replica's lease expires before then, with a scan every `scanInterval`.
+    /// sooner when another replica's lease expires before then.
     private func keepLeases(renewEvery interval: Duration, requests: RoundRequests) async {
         let clock = self.clock
         var timer: Task<Void, Never>?
-        var lastScan: ContinuousClock.Instant?
         requests.round()
         for await _ in requests.rounds {
             timer?.cancel()
-            let scan = requests.takeScan() || lastScan.map { ContinuousClock.now - $0 >= Self.scanInterval } ?? true
-            if scan { lastScan = .now }
-            let nextExpiry = await leaseRound(scan: scan)
-            let untilScan = Self.scanInterval - (lastScan.map { ContinuousClock.now - $0 } ?? .zero)
-            let delay = max(.zero, min(interval, untilScan, nextExpiry.map { $0 + Self.expiryMargin } ?? interval))
+            let nextExpiry = await leaseRound(scan: requests.takeScan())
+            let delay = min(interval, nextExpiry.map { $0 + Self.expiryMargin } ?? interval)
             timer = Task {
                 if (try? await clock.sleep(for: delay)) != nil { requests.round() }
             }
@@ -122,17 +124,15 @@ public struct ReplicaCoordinator: Service {
         do {
             let elsewhere = try await shared.store.leasesHeldElsewhere(than: shared.leaseOwner)
             nextExpiry = elsewhere.nextExpiry
-            for matchId in elsewhere.expired where matchId != Self.liveListLease {
-                gained = await take(matchId) || gained
-            }
+            for matchId in elsewhere.expired { gained = await take(matchId) || gained }
         } catch {
             logger.error("cannot read the other replicas' leases", metadata: ["error": "\(error)"])
         }
-        if !ownership.holds(Self.liveListLease), (try? await ownership.claim(Self.liveListLease)) != .elsewhere {
-            logger.info("live list lease acquired")
-            gained = true
+        if scan {
+            // The live list's lease when it is free (never taken, or released); an expired one was taken above.
+            gained = await take(Self.liveListLease) || gained
+            gained = await scanForMatches(shared.store) || gained
         }
-        if scan { gained = await scanForMatches(shared.store) || gained }
         if gained { service.pollersShouldLook() }
         return nextExpiry
     }
@@ -163,9 +163,14 @@ public struct ReplicaCoordinator: Service {
         return gained
     }
 
-    /// Claims the match if it is free; true when this replica gained it.
+    /// Claims the match (or the live list) if it is free; true when this replica gained it.
     private func take(_ matchId: String) async -> Bool {
         guard !ownership.holds(matchId) else { return false }
+        if matchId == Self.liveListLease {
+            guard case .gained = try? await ownership.claim(matchId) else { return false }
+            logger.info("live list lease acquired")
+            return true
+        }
         do {
             return try await service.router.runsHere(matchId)
         } catch {
