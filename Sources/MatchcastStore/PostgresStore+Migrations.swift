@@ -418,29 +418,37 @@ extension PostgresStore {
     /// One connection outside the pool: it fails at once (or after `connectTimeout`) when the server cannot be
     /// reached, where a pool would keep retrying.
     func withMigrationConnection(_ body: @Sendable (PostgresConnection) async throws -> Void) async throws(StoreError) {
-        let connection: PostgresConnection
-        do {
-            var connectionConfiguration = PostgresConnection.Configuration(
-                host: configuration.host, port: configuration.port, username: configuration.username,
-                password: configuration.password, database: configuration.database,
-                tls: try Self.connectionTLS(configuration.tls))
-            connectionConfiguration.options.connectTimeout = .nanoseconds(
-                Int64(configuration.connectTimeout.components.seconds) * 1_000_000_000
-                    + configuration.connectTimeout.components.attoseconds / 1_000_000_000)
-            connectionConfiguration.options.additionalStartupParameters = Self.startupParameters(configuration)
-            connection = try await PostgresConnection.connect(configuration: connectionConfiguration, id: 0, logger: logger)
-        } catch let error as PSQLError {
-            let message = "cannot connect to PostgreSQL at \(configuration.endpoint): \(StoreError.describe(error))"
-            throw StoreError.isConfigurationProblem(error) ? .configuration(message) : .database(message)
-        } catch {
-            throw .configuration("cannot connect to PostgreSQL at \(configuration.endpoint): \(error)")
-        }
+        let connection = try await connectOutsidePool(timeout: configuration.connectTimeout)
         do {
             try await body(connection)
             try? await connection.close()
         } catch {
             try? await connection.close()
             throw StoreError(postgres: error, while: "migrating the PostgreSQL database at \(configuration.endpoint)")
+        }
+    }
+
+    /// Whether the server takes a connection now: `PostgresReachability`'s check, at most two seconds.
+    func attemptConnection() async throws(StoreError) {
+        let connection = try await connectOutsidePool(timeout: min(configuration.connectTimeout, .seconds(2)))
+        try? await connection.close()
+    }
+
+    func connectOutsidePool(timeout: Duration) async throws(StoreError) -> PostgresConnection {
+        do {
+            var connectionConfiguration = PostgresConnection.Configuration(
+                host: configuration.host, port: configuration.port, username: configuration.username,
+                password: configuration.password, database: configuration.database,
+                tls: try Self.connectionTLS(configuration.tls))
+            connectionConfiguration.options.connectTimeout = .nanoseconds(
+                Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
+            connectionConfiguration.options.additionalStartupParameters = Self.startupParameters(configuration)
+            return try await PostgresConnection.connect(configuration: connectionConfiguration, id: 0, logger: logger)
+        } catch let error as PSQLError {
+            let message = "cannot connect to PostgreSQL at \(configuration.endpoint): \(StoreError.describe(error))"
+            throw StoreError.isConfigurationProblem(error) ? .configuration(message) : .database(message)
+        } catch {
+            throw .configuration("cannot connect to PostgreSQL at \(configuration.endpoint): \(error)")
         }
     }
 

@@ -89,12 +89,15 @@ public final class PostgresStore: MatchcastStore {
     public let client: PostgresClient
     public let configuration: Configuration
     let logger: Logger
+    /// Whether the server was there at the last look: calls fail fast while it is not.
+    let reachability: PostgresReachability
 
     /// Makes the store without connecting; call `migrate()` (or use `open`) before the first query.
     public init(configuration: Configuration, logger: Logger = Logger(label: "matchcast.postgres")) throws(StoreError) {
         if let schema = configuration.schema { try Self.checkSchemaName(schema) }
         self.configuration = configuration
         self.logger = logger
+        reachability = PostgresReachability(endpoint: configuration.endpoint, logger: logger)
         var clientConfiguration = PostgresClient.Configuration(
             host: configuration.host, port: configuration.port, username: configuration.username,
             password: configuration.password, database: configuration.database,
@@ -145,39 +148,55 @@ public final class PostgresStore: MatchcastStore {
 
     // MARK: Access
 
-    /// Runs `body` on a pooled connection; waits at most `leaseTimeout` for one.
+    /// Runs `body` on a pooled connection; waits at most `leaseTimeout` for one, and fails sooner when the server
+    /// cannot be reached (`PostgresReachability`).
     func withConnection<T: Sendable>(
         _ what: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws(StoreError) -> T {
         let leased = LeaseFlag()
         let client = self.client
+        let reachability = self.reachability
         let timeout = configuration.leaseTimeout
+        let patience = min(reachability.currentPatience, timeout)
         do {
             return try await withThrowingTaskGroup(of: LeaseOutcome<T>.self) { group in
                 group.addTask {
                     .done(try await client.withConnection { connection in
                         leased.set()
+                        reachability.reached()
                         return try await body(connection)
                     })
                 }
                 group.addTask {
-                    try? await Self.leaseTimer(timeout)
-                    return .timerFired
+                    try? await Self.leaseTimer(patience)
+                    return .patienceRanOut
                 }
                 while let outcome = try await group.next() {
                     switch outcome {
                     case .done(let value):
                         group.cancelAll()
                         return value
-                    case .timerFired:
+                    case .patienceRanOut:
+                        guard !leased.isSet else { continue }
+                        group.addTask {
+                            if let problem = await reachability.check({ try await self.attemptConnection() }) {
+                                return .unreachable(problem)
+                            }
+                            try? await Self.leaseTimer(timeout - patience)
+                            return .timerFired
+                        }
+                    case .unreachable(let problem):
                         // Once a connection is leased the call runs to its end: cancelling a query mid-way
                         // would leave the transaction's fate unknown.
-                        guard leased.isSet else {
-                            group.cancelAll()
-                            throw StoreError.database(
-                                "no connection to PostgreSQL at \(configuration.endpoint) within \(timeout) "
-                                    + "(server down or unreachable, or every connection busy)")
-                        }
+                        guard !leased.isSet else { continue }
+                        group.cancelAll()
+                        throw StoreError.database("PostgreSQL at \(configuration.endpoint) cannot be reached (\(problem))")
+                    case .timerFired:
+                        guard !leased.isSet else { continue }
+                        group.cancelAll()
+                        throw StoreError.database(
+                            "no connection to PostgreSQL at \(configuration.endpoint) within \(timeout) "
+                                + "(every connection busy, or the server unreachable)")
                     }
                 }
                 throw StoreError.database("the PostgreSQL call ended without a result")
@@ -271,6 +290,9 @@ public final class PostgresStore: MatchcastStore {
 /// What finished first in `withConnection`: the call, or the lease timer.
 private enum LeaseOutcome<T: Sendable>: Sendable {
     case done(T)
+    /// The call waited `PostgresReachability.patience`: time to ask whether the server is there.
+    case patienceRanOut
+    case unreachable(String)
     case timerFired
 }
 

@@ -113,15 +113,41 @@ struct PostgresStoreTests {
         #expect(message.contains("cannot connect to PostgreSQL at matchcast@127.0.0.1:\(port)/matchcast"), "\(message)")
         #expect(!message.contains("s3cret"))
 
-        // With the pool running, a call waits at most the lease timeout, then fails naming the server.
-        configuration.leaseTimeout = .milliseconds(300)
+        // With the pool running, a call does not wait out the lease timeout for a connection the pool cannot make:
+        // it fails after a look at the server (`PostgresReachability`), naming it; so does the next one.
+        configuration.leaseTimeout = .seconds(120)
         let store = try PostgresStore(configuration: configuration)
         try await withStoreRunning(store) {
-            let pingError = await #expect(throws: StoreError.self) { try await store.ping() }
-            #expect(pingError == .database)
-            #expect(pingError?.message.contains("no connection to PostgreSQL at matchcast@127.0.0.1:\(port)") == true)
+            let clock = ContinuousClock()
+            for call in 1...2 {
+                let started = clock.now
+                let pingError = await #expect(throws: StoreError.self) { try await store.ping() }
+                #expect(pingError == .database)
+                #expect(pingError?.message.contains("PostgreSQL at matchcast@127.0.0.1:\(port)/matchcast cannot be reached") == true,
+                        "\(pingError?.message ?? "")")
+                #expect(clock.now - started < .seconds(60), "call \(call) waited \(clock.now - started), not the lease timeout")
+            }
         }
         withExtendedLifetime(refusing) {}
+    }
+
+    @Test("a busy pool is not an unreachable server: a call waits past the reachability check for its connection",
+          .enabled(if: PostgresTestServer.isConfigured, PostgresTestServer.skipMessage))
+    func aBusyPoolStillWaits() async throws {
+        var configuration = try PostgresTestServer.freshConfiguration()
+        configuration.maximumConnections = 1
+        try await PostgresTestServer.withStore(configuration: configuration, dropAfterwards: true) { store in
+            let logger = store.logger
+            let holding = Task {
+                try await store.withConnection("holding the only connection") { connection in
+                    try await connection.query("SELECT pg_sleep(2)", logger: logger).consume()
+                }
+            }
+            try await Task.sleep(for: .milliseconds(200))
+            // Waits behind the holder for longer than the reachability check's patience, and gets its connection.
+            try await store.ping()
+            try await holding.value
+        }
     }
 
     @Test("the lease timer ends when due, and at once when its call no longer needs it (cancelled)")
