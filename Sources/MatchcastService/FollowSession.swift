@@ -138,7 +138,9 @@ public actor FollowSession {
         switch result.outcome {
         case .updated(let snapshot):
             do {
-                if var update = try tracker.ingest(snapshot, pollInterval: result.delay) {
+                if var update = try tracker.ingest(
+                    snapshot, pollInterval: result.delay, at: now(), highPriorityPerHour: policy.highPriorityPerHour
+                ) {
                     if case .channel(let channelId) = route { update.channelId = channelId }
                     if var channel, !channelFinished {
                         let actions = channel.matchChanged(update, now: now(), policy: channelPolicy)

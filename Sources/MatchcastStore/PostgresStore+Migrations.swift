@@ -302,7 +302,12 @@ extension PostgresStore {
             """,
             "CREATE INDEX token_refusal_on_device_id ON token_refusal (device_id, at)",
         ], readers: .any),
-        // Later migrations go here (`v10`, ...).
+        // Each match's priority-10 pushes of the last hour (`HighPriorityLedger`). Only adds: a replica of the build
+        // before runs beside it (its saves leave the column as it was: the ceiling then counts sends it did not make).
+        Migration(name: "v10", statements: [
+            "ALTER TABLE match_state ADD COLUMN high_priority_sends bigint[]",
+        ], readers: .any),
+        // Later migrations go here (`v11`, ...).
     ]
 
     /// Applies the pending migrations, on a connection of its own (the client need not run yet).

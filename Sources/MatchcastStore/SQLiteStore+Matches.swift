@@ -6,10 +6,26 @@ extension SQLiteStore {
         let snapshot = try JSONColumn.encode(record.snapshot, "snapshot of match '\(record.matchId)'")
         try await write("saving a match") { db in
             try db.cachedStatement(sql: """
-                    INSERT INTO matchState (matchId, snapshot, updatedAt) VALUES (?, ?, ?)
-                    ON CONFLICT (matchId) DO UPDATE SET snapshot = excluded.snapshot, updatedAt = excluded.updatedAt
-                    """).execute(arguments: [record.matchId, snapshot, record.updatedAt])
+                    INSERT INTO matchState (matchId, snapshot, updatedAt, highPrioritySends) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (matchId) DO UPDATE SET snapshot = excluded.snapshot, updatedAt = excluded.updatedAt,
+                        highPrioritySends = excluded.highPrioritySends
+                    """).execute(arguments: [record.matchId, snapshot, record.updatedAt, SQLiteStore.sendsColumn(record.highPrioritySends)])
         }
+    }
+
+    /// Unix seconds as a comma-separated list; nil for none.
+    static func sendsColumn(_ sends: [Int]) -> String? {
+        sends.isEmpty ? nil : sends.map(String.init).joined(separator: ",")
+    }
+
+    static func sends(column: String?, matchId: String) throws(StoreError) -> [Int] {
+        guard let column, !column.isEmpty else { return [] }
+        var sends: [Int] = []
+        for part in column.split(separator: ",") {
+            guard let second = Int(part) else { throw .corrupt("stored match '\(matchId)': priority-10 sends unreadable") }
+            sends.append(second)
+        }
+        return sends
     }
 
     public func match(id: String) async throws(StoreError) -> MatchRecord? {

@@ -376,7 +376,12 @@ extension SQLiteStore {
             try db.execute(sql: "CREATE INDEX tokenRefusal_on_deviceId ON tokenRefusal(deviceId, at)")
         }
 
-        // Later migrations go here (`v10`, ...).
+        // v10: each match's priority-10 pushes of the last hour (`HighPriorityLedger`), Unix seconds comma-separated.
+        migrator.registerMigration("v10") { db in
+            try db.execute(sql: "ALTER TABLE matchState ADD COLUMN highPrioritySends TEXT")
+        }
+
+        // Later migrations go here (`v11`, ...).
 
         return migrator
     }

@@ -133,7 +133,8 @@ extension MatchRecord {
     init(row: Row) throws {
         let id: String = try row.decode(forColumn: "matchId")
         let snapshot = try JSONColumn.decode(MatchSnapshot.self, from: row.decode(forColumn: "snapshot"), "snapshot of match '\(id)'")
-        self.init(matchId: id, snapshot: snapshot, updatedAt: try row.decode(forColumn: "updatedAt"))
+        let sends = try SQLiteStore.sends(column: row.decode(forColumn: "highPrioritySends"), matchId: id)
+        self.init(matchId: id, snapshot: snapshot, updatedAt: try row.decode(forColumn: "updatedAt"), highPrioritySends: sends)
         do {
             try validate()
         } catch {

@@ -1,4 +1,5 @@
 import Foundation
+import MatchcastTesting
 import Testing
 @testable import MatchcastCore
 

@@ -176,14 +176,16 @@ struct PeerFixture {
         await peer.stop()
     }
 
-    /// Retries come fast (10 ms) and often enough for every case here.
+    /// Retries come fast (10 ms) and often enough for every case here. The request timeout is longer than any case
+    /// takes even on a loaded machine: a request that times out is sent again (at least once, as APNs is), which these
+    /// cases, counting each notification exactly once, would take for a framing fault.
     func sink(_ peer: APNsPeer, maxConnections: Int) throws -> APNsSink {
         let invalid = self.invalid
         return try APNsSink(
             configuration: APNsSinkConfiguration(
                 key: .pem(key.pemRepresentation), keyId: Self.keyId, teamId: Self.teamId, environment: .sandbox,
                 endpoint: peer.url, trustRoots: .pem(certificates.caPEM), maxConcurrentRequests: 100,
-                requestTimeout: .seconds(20), retry: RetryPolicy(maxAttempts: 4, initialBackoff: .milliseconds(10), jitter: 0),
+                requestTimeout: .seconds(150), retry: RetryPolicy(maxAttempts: 4, initialBackoff: .milliseconds(10), jitter: 0),
                 maxConnections: maxConnections, connectTimeout: .seconds(20)),
             client: client, deadLetters: InMemoryDeadLetters(),
             onInvalidToken: { token, reason in await invalid.record(token, reason) },

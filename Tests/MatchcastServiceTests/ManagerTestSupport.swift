@@ -51,10 +51,9 @@ struct ManagerHarness: Sendable {
     init(
         store: any MatchcastStore = InMemoryStore(), clock: ManagerTestClock = ManagerTestClock(),
         policy: ActivityPolicy = ActivityPolicy(coalesceInterval: .seconds(10)),
-        spacing: Duration = .seconds(5), seed: UInt64 = 7
+        spacing: Duration = .seconds(5), seed: UInt64 = 7, metrics: BrokerMetrics = BrokerMetrics()
     ) {
         let logger = Logger(label: "test.lifecycle", factory: { _ in SwiftLogNoOpLogHandler() })
-        let metrics = BrokerMetrics()
         let sink = CapturingSink()
         let dispatcher = DeliveryDispatcher(sinks: [sink], metrics: metrics, logger: logger)
         let settings = BrokerSettings(activityPolicy: policy, pushToStartSpacing: spacing, seed: seed)

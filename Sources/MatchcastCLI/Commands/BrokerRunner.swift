@@ -97,7 +97,8 @@ struct BrokerRunner {
                 staleAfterPolls: config.staleAfterPolls,
                 minimumStaleness: .milliseconds(Int64(config.minimumStalenessSeconds * 1000)),
                 dismissalDelay: .milliseconds(Int64(config.dismissalSeconds * 1000)),
-                restartAfter: .milliseconds(Int64(config.restartAfterSeconds * 1000))),
+                restartAfter: .milliseconds(Int64(config.restartAfterSeconds * 1000)),
+                highPriorityPerHour: config.highPriorityPerHour),
             pushToStartSpacing: .milliseconds(Int64(config.pushToStartSpacingSeconds * 1000)))
         let timing = PollTimingPolicy(
             defaultInterval: .milliseconds(config.defaultPollMs), minInterval: .milliseconds(config.minPollMs),

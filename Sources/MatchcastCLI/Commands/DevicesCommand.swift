@@ -95,6 +95,9 @@ struct DevicesCommand: AsyncParsableCommand {
                 line += ", started \(date(activity.startedAt)), last sent \(date(activity.lastSentAt))"
                 if let channel = activity.channelId { line += ", on channel \(channel)" }
                 line += activity.updateToken.map { ", update token \($0)" } ?? ", no update token"
+                if let budget = activity.highPriority {
+                    line += ", priority 10: \(budget.lastHour) of \(budget.ceiling) this hour"
+                }
                 lines.append(line)
                 for flag in activity.attention { lines.append("    ! \(flag.code): \(flag.message)") }
             }

@@ -74,6 +74,9 @@ struct FollowCommand: AsyncParsableCommand {
     @Option(help: "Send routine (priority 5) changes at most once per this many seconds.")
     var coalesce: Double = 0
 
+    @Option(help: "Send at most this many key events an hour at priority 10, the rest at 5 (iOS's update budget).")
+    var highPriorityPerHour = ActivityPolicy.defaultHighPriorityPerHour
+
     @Option(help: "Never poll more often than this many milliseconds (default 2000; 20 for the fake feed).")
     var minPollMs: Int?
 
@@ -88,6 +91,7 @@ struct FollowCommand: AsyncParsableCommand {
             throw ValidationError("the match id must be 1 to 128 bytes")
         }
         guard coalesce >= 0, coalesce.isFinite else { throw ValidationError("--coalesce must be ≥ 0") }
+        guard (0...3600).contains(highPriorityPerHour) else { throw ValidationError("--high-priority-per-hour must be 0...3600") }
         if let minPollMs, minPollMs < 1 { throw ValidationError("--min-poll-ms must be ≥ 1") }
         guard maxPollMs >= 1 else { throw ValidationError("--max-poll-ms must be ≥ 1") }
     }
@@ -203,7 +207,7 @@ struct FollowCommand: AsyncParsableCommand {
         }
         let session = FollowSession(
             matchId: matchId, sink: sink,
-            policy: ActivityPolicy(coalesceInterval: .milliseconds(Int64(coalesce * 1000))),
+            policy: ActivityPolicy(coalesceInterval: .milliseconds(Int64(coalesce * 1000)), highPriorityPerHour: highPriorityPerHour),
             bundleId: configuration.topicBundleId, seed: seed, pushToStartToken: phone?.pushToStart, route: route,
             report: { StandardStreams.err("matchcast follow: " + $0) })
         let source = MatchSource(matchId: matchId, transport: transport, clock: clock, policy: timing)

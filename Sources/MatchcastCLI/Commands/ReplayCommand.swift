@@ -57,6 +57,9 @@ struct ReplayCommand: AsyncParsableCommand {
     @Option(help: "Send routine (priority 5) changes at most once per this many simulated seconds.")
     var coalesce: Double = 10
 
+    @Option(help: "Send at most this many key events an hour at priority 10, the rest at 5 (iOS's update budget).")
+    var highPriorityPerHour = ActivityPolicy.defaultHighPriorityPerHour
+
     @Option(help: "The app's bundle id.")
     var bundleId: String?
 
@@ -68,6 +71,7 @@ struct ReplayCommand: AsyncParsableCommand {
         if let speed, !(speed > 0 && speed <= 1_000_000) { throw ValidationError("--speed must be in (0, 1000000]") }
         guard (0...1_000_000).contains(followers) else { throw ValidationError("--followers must be 0...1000000") }
         guard coalesce >= 0 && coalesce <= 3600 else { throw ValidationError("--coalesce must be 0...3600") }
+        guard (0...3600).contains(highPriorityPerHour) else { throw ValidationError("--high-priority-per-hour must be 0...3600") }
     }
 
     /// The sinks' configuration: defaults < --config < environment < flags.
@@ -142,7 +146,8 @@ struct ReplayCommand: AsyncParsableCommand {
         let bundleId = configuration.topicBundleId
         let options = ReplayOptions(
             followers: followers, seed: seed, bundleId: bundleId,
-            policy: ActivityPolicy(coalesceInterval: .milliseconds(Int64(coalesce * 1000))), speed: speed)
+            policy: ActivityPolicy(coalesceInterval: .milliseconds(Int64(coalesce * 1000)), highPriorityPerHour: highPriorityPerHour),
+            speed: speed)
         let bar = ProgressBar(enabled: showProgress)
         let summary = try await ReplayRunner(lines: lines, options: options, sinks: sinks, logger: logger, deadTokens: deadTokens)
             .run { bar.update($0) }

@@ -75,6 +75,7 @@ struct ConfigurationKey: Sendable {
         seconds("activities.dismissalSeconds", \.dismissalSeconds, 0...14400),
         seconds("activities.restartAfterSeconds", \.restartAfterSeconds, 60...28800),
         seconds("activities.pushToStartSpacingSeconds", \.pushToStartSpacingSeconds, 0...3600),
+        int("activities.highPriorityPerHour", \.highPriorityPerHour, 0...3600),
         text("replica.id", \.replicaId, allowEmpty: true),
         seconds("replica.leaseSeconds", \.leaseTTLSeconds, 1...3600),
         ConfigurationKey(path: "log.level") { config, value throws(ConfigurationError) in

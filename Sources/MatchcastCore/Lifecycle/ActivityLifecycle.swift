@@ -99,7 +99,8 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
                 return []
             }
             if !update.keyEvents.isEmpty {
-                return [sendUpdate(update.contentBox, alert: update.alert, priority: 10, token: token, now: now, staleness: staleness)]
+                return [sendUpdate(update.contentBox, alert: update.alert, priority: update.keyEventPriority, token: token, now: now,
+                                   staleness: staleness)]
             }
             // Back to what the device shows (a goal ruled out): a held, superseded change must not be flushed.
             guard update.contentBox != sentBox else { heldBox = nil; heldStaleness = nil; return [] }

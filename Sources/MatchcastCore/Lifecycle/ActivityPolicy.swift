@@ -12,6 +12,9 @@ public struct ActivityPolicy: Sendable, Hashable, Codable {
     public var restartAfter: Duration
     /// How long APNs may keep trying a `start`.
     public var startExpiration: Duration
+    /// The most priority-10 pushes a match's activities are sent in any hour for its key events; key events past it
+    /// go at priority 5 (`HighPriorityLedger`).
+    public var highPriorityPerHour: Int
 
     public init(
         coalesceInterval: Duration = .seconds(10),
@@ -19,7 +22,8 @@ public struct ActivityPolicy: Sendable, Hashable, Codable {
         minimumStaleness: Duration = .seconds(120),
         dismissalDelay: Duration = .seconds(15 * 60),
         restartAfter: Duration = .seconds(7 * 3600 + 45 * 60),
-        startExpiration: Duration = .seconds(30 * 60)
+        startExpiration: Duration = .seconds(30 * 60),
+        highPriorityPerHour: Int = defaultHighPriorityPerHour
     ) {
         self.coalesceInterval = coalesceInterval
         self.staleAfterPolls = staleAfterPolls
@@ -27,7 +31,11 @@ public struct ActivityPolicy: Sendable, Hashable, Codable {
         self.dismissalDelay = min(dismissalDelay, Self.maxDismissalDelay)
         self.restartAfter = restartAfter
         self.startExpiration = startExpiration
+        self.highPriorityPerHour = max(0, highPriorityPerHour)
     }
+
+    /// The default of `highPriorityPerHour`: docs/operations.md says how it was chosen.
+    public static let defaultHighPriorityPerHour = 24
 
     /// Apple keeps an ended activity on the Lock Screen for at most four hours.
     public static let maxDismissalDelay: Duration = .seconds(4 * 3600)

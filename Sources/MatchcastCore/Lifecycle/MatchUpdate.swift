@@ -6,10 +6,13 @@ public struct MatchUpdate: Sendable, Hashable {
         get { contentBox.value }
         set { contentBox = ContentBox(newValue) }
     }
-    /// Key moments since the previous update, in order; non-empty means priority 10 and an alert.
+    /// Key moments since the previous update, in order; non-empty means an alert, sent at `keyEventPriority`.
     public var keyEvents: [KeyEvent] {
         didSet { alert = Self.alert(for: keyEvents) }
     }
+    /// The priority its key events go at: 10, or 5 once the match's activities have had their hourly ceiling of
+    /// priority-10 pushes (`HighPriorityLedger`).
+    public var keyEventPriority = 10
     /// The source's current poll interval: the stale-date is a multiple of it.
     public var pollInterval: Duration
     /// The alert for this update's key events: the first's title, their bodies joined. Built once

@@ -26,7 +26,19 @@ public struct DeviceDiagnostics: Sendable, Hashable, Codable {
         public var updateToken: String?
         /// The broadcast channel it listens on (channel mode), which needs no update token.
         public var channelId: String?
+        /// Its match's priority-10 pushes in the last hour against the ceiling (open activities only).
+        public var highPriority: HighPriority?
         public var attention: [Attention]
+    }
+
+    /// The budget ledger of an activity's match (`HighPriorityLedger`): every open activity of a match is sent the
+    /// same key events, so the activity has had at most `lastHour` priority-10 pushes in the hour.
+    public struct HighPriority: Sendable, Hashable, Codable {
+        public var lastHour: Int
+        /// Key events beyond it go at priority 5 until `roomAt`.
+        public var ceiling: Int
+        /// When the oldest of the hour leaves it (only when the ceiling is reached).
+        public var roomAt: Date?
     }
 
     public struct Refusal: Sendable, Hashable, Codable {
@@ -63,10 +75,12 @@ public struct DeviceDiagnostics: Sendable, Hashable, Codable {
     /// Refusals within this window that make the device's tokens flagged as repeatedly refused.
     public static let refusalWindow: Duration = .seconds(86_400)
 
-    /// Builds the view and its flags from what the store holds, at `now`.
+    /// Builds the view and its flags from what the store holds, at `now`: `matches` are the records of the open
+    /// activities' matches, `ceiling` the policy's `highPriorityPerHour`.
     public init(
         device: DeviceRecord, token: PushToStartTokenRecord?, follows: [FollowRecord], activities: [ActivityRecord],
-        refusals: [TokenRefusal], now: Date
+        refusals: [TokenRefusal], matches: [MatchRecord] = [], ceiling: Int = ActivityPolicy.defaultHighPriorityPerHour,
+        now: Date
     ) {
         deviceId = device.id
         registeredAt = device.createdAt
@@ -91,10 +105,34 @@ public struct DeviceDiagnostics: Sendable, Hashable, Codable {
                         + "token: the start was probably never shown (a push-to-start token from another build or environment, "
                         + "or an app that does not observe pushTokenUpdates)"))
             }
+            if record.isOpen, let token = lifecycle.updateToken, let startedAt = lifecycle.startedAt,
+               let earlier = activities.first(where: { other in
+                   other.activityId != record.activityId && other.lifecycle.updateToken == token
+                       && (other.lifecycle.startedAt ?? .distantFuture) < startedAt
+               }) {
+                attention.append(Attention(
+                    code: "update-token-from-earlier-activity",
+                    message: "its update token is the one activity \(earlier.activityId) had, which started earlier: the app "
+                        + "reported an old activity's token (read each activity's own pushTokenUpdates), so this one's "
+                        + "updates reach the old activity, or nothing"))
+            }
+            var highPriority: HighPriority?
+            if record.isOpen, let match = matches.first(where: { $0.matchId == record.matchId }) {
+                let ledger = match.ledger
+                let count = ledger.count(at: now)
+                highPriority = HighPriority(
+                    lastHour: count, ceiling: ceiling, roomAt: count >= ceiling ? ledger.nextRoom(at: now) : nil)
+                if count >= ceiling {
+                    attention.append(Attention(
+                        code: "high-priority-ceiling",
+                        message: "its match sent \(count) priority-10 pushes in the last hour (ceiling \(ceiling)): key events go "
+                            + "at priority 5 until an older one leaves the hour, so they may show late"))
+                }
+            }
             return Activity(
                 activityId: record.activityId, matchId: record.matchId, phase: record.phase.rawValue,
                 startedAt: lifecycle.startedAt, lastSentAt: lifecycle.sentAt, updateToken: lifecycle.updateToken.map(Redact.token),
-                channelId: lifecycle.channelId, attention: attention)
+                channelId: lifecycle.channelId, highPriority: highPriority, attention: attention)
         }
         self.refusals = refusals.map {
             Refusal(kind: $0.kind.rawValue, token: Redact.token($0.token), activityId: $0.activityId, reason: $0.reason, at: $0.at)

@@ -9,10 +9,16 @@ extension LiveActivityService {
             guard let device = try await store.device(id: deviceId) else {
                 throw ServiceError(.notFound, "no device '\(deviceId)'")
             }
+            let activities = try await store.activities(deviceId: deviceId)
+            var matches: [MatchRecord] = []
+            for matchId in Set(activities.filter(\.isOpen).map(\.matchId)).sorted() {
+                if let match = try await store.match(id: matchId) { matches.append(match) }
+            }
             return DeviceDiagnostics(
                 device: device, token: try await store.pushToStartToken(deviceId: deviceId),
-                follows: try await store.follows(deviceId: deviceId), activities: try await store.activities(deviceId: deviceId),
-                refusals: try await store.tokenRefusals(deviceId: deviceId), now: currentDate())
+                follows: try await store.follows(deviceId: deviceId), activities: activities,
+                refusals: try await store.tokenRefusals(deviceId: deviceId), matches: matches,
+                ceiling: lifecycle.settings.activityPolicy.highPriorityPerHour, now: currentDate())
         } catch let error as ServiceError {
             throw error
         } catch {

@@ -49,6 +49,13 @@ public struct BrokerMetrics: Sendable {
         Counter(label: "matchcast_feed_errors_total", dimensions: [("reason", reason)], factory: factory).increment()
     }
 
+    /// `matchcast_key_event_updates_total{priority}`: match updates with key events, by the priority they went at:
+    /// 10, or 5 once the match's hourly ceiling of priority-10 pushes was spent (`HighPriorityLedger`).
+    public func keyEventUpdate(priority: Int) {
+        Counter(label: "matchcast_key_event_updates_total", dimensions: [("priority", String(priority))], factory: factory)
+            .increment()
+    }
+
     /// `matchcast_activities{state}`, `matchcast_follows`, `matchcast_tokens{kind}`.
     public func census(activities: [ActivityLifecycle.Phase: Int], follows: Int, tokens: [String: Int]) {
         for phase in [ActivityLifecycle.Phase.waiting, .starting, .active] {

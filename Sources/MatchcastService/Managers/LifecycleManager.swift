@@ -141,7 +141,8 @@ public actor LifecycleManager {
         if let seq = snapshot.seq, let last = state.lastSeq, seq < last { return nil }
         let update: MatchUpdate?
         do {
-            update = try state.tracker.ingest(snapshot, pollInterval: pollInterval)
+            update = try state.tracker.ingest(
+                snapshot, pollInterval: pollInterval, at: now(), highPriorityPerHour: policy.highPriorityPerHour)
         } catch {
             metrics.feedError(reason: "render")
             logger.warning("snapshot skipped", metadata: ["match": "\(snapshot.id)", "error": "\(error)"])
@@ -156,7 +157,17 @@ public actor LifecycleManager {
         }
         // The tracker moves on only once the match is saved: a failed save leaves it where it was,
         // so the same snapshot polled again is still news.
-        try await persist { try await self.store.saveMatch(MatchRecord(snapshot: snapshot, updatedAt: self.now())) }
+        let record = MatchRecord(snapshot: snapshot, updatedAt: now(), highPrioritySends: state.tracker.ledger.sends)
+        try await persist { try await self.store.saveMatch(record) }
+        if !update.keyEvents.isEmpty {
+            metrics.keyEventUpdate(priority: update.keyEventPriority)
+            if update.keyEventPriority != 10 {
+                logger.notice("key event sent at priority 5: the match's hourly ceiling of priority-10 pushes is spent", metadata: [
+                    "match": "\(snapshot.id)", "ceiling": "\(policy.highPriorityPerHour)",
+                    "room_at": "\(state.tracker.ledger.nextRoom(at: now()).map { "\($0)" } ?? "-")",
+                ])
+            }
+        }
         pollFacts.answered(snapshot.id, at: now())
         pollFacts.record(snapshot.id, status: snapshot.status)
         // The cached activities stay where they are; the rest comes from `state`, which is let go first,
@@ -366,7 +377,7 @@ public actor LifecycleManager {
         // The sticky event text is the one the devices last got, not a fresh "has started".
         let newest = state.cache?.records.max { $0.lifecycle.lastTimestamp < $1.lifecycle.lastTimestamp }
         let event = newest?.lifecycle.sentContent?.event
-        state.tracker.resume(from: record.snapshot, event: event)
+        state.tracker.resume(from: record.snapshot, event: event, ledger: record.ledger)
         state.lastSeq = record.snapshot.seq
         matches[record.matchId] = state
         pollFacts.record(record.matchId, status: record.snapshot.status)

@@ -1,0 +1,55 @@
+import Foundation
+
+/// The priority-10 pushes a match's activities were sent in the last hour, and what that leaves for the next key event.
+///
+/// iOS spends a budget (per device, undocumented, smaller without `NSSupportsLiveActivitiesFrequentUpdates`) on every
+/// priority-10 ActivityKit push; once it is spent, updates are delayed or dropped without an error. Priority 5 costs
+/// nothing. So key events go at 10 while the match's activities have had fewer than the ceiling of priority-10 pushes
+/// in the last 60 minutes, and at 5 after that, until the oldest drops out of the hour. Routine updates always go at 5.
+///
+/// Kept per match, not per activity: every open activity of a match is sent the same updates (key events skip the
+/// coalescing that makes routine ones differ), so no activity has had more priority-10 pushes than its match, and the
+/// ceiling holds for each of them. The final goes at 10 whatever the ledger says, since a delayed end leaves a finished
+/// match showing as live, and is counted.
+public struct HighPriorityLedger: Sendable, Hashable {
+    /// The window the ceiling applies to.
+    public static let window: Int = 3600
+
+    /// Unix seconds of each priority-10 push within the window of the latest, oldest first.
+    public private(set) var sends: [Int]
+
+    public init(sends: [Int] = []) {
+        self.sends = sends.sorted()
+    }
+
+    /// How many priority-10 pushes went out in the hour up to `now`.
+    public func count(at now: Date) -> Int {
+        let since = Int(now.timeIntervalSince1970.rounded(.down)) - Self.window
+        return sends.count - (sends.firstIndex { $0 > since } ?? sends.count)
+    }
+
+    /// When the oldest push of the hour leaves it, making room for one more; nil when the hour is empty.
+    public func nextRoom(at now: Date) -> Date? {
+        let since = Int(now.timeIntervalSince1970.rounded(.down)) - Self.window
+        guard let oldest = sends.first(where: { $0 > since }) else { return nil }
+        return Date(timeIntervalSince1970: TimeInterval(oldest + Self.window))
+    }
+
+    /// The priority the update's pushes go at, recorded when it is 10: a final goes at 10 always, key events while
+    /// fewer than `ceiling` went out in the hour, everything else at 5.
+    public mutating func priority(for update: MatchUpdate, at now: Date, ceiling: Int) -> Int {
+        let isFinal = update.status.isFinal
+        guard isFinal || !update.keyEvents.isEmpty else { return 5 }
+        guard isFinal || count(at: now) < ceiling else { return 5 }
+        record(at: now)
+        return 10
+    }
+
+    /// A priority-10 push went out at `now`; pushes older than the window are let go.
+    public mutating func record(at now: Date) {
+        let second = Int(now.timeIntervalSince1970.rounded(.down))
+        sends.removeAll { $0 <= second - Self.window }
+        let at = sends.lastIndex { $0 <= second }.map { $0 + 1 } ?? 0
+        sends.insert(second, at: at)
+    }
+}
