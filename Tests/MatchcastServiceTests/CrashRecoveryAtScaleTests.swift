@@ -112,7 +112,7 @@ struct CrashRecoveryAtScaleTests {
                         activity, device: owner, match: Self.match, updateToken: MatchcastProcess.token(0xbb, owner.index))
                 }
                 return registered.count >= Self.followers
-            }, "every follower's activity started and got its update token")
+            }, "every follower's activity started and got its update token: \(Self.census(receiver.received, registered: registered.count))")
             #expect(Set(registered.values.map(\.id)).count == Self.followers, "one activity per device")
             print("crash-at-scale: \(registered.count) activities started and tokened after \(elapsed())")
 
@@ -171,6 +171,14 @@ struct CrashRecoveryAtScaleTests {
         }
         try await client.shutdown()
         await receiver.stop()
+    }
+
+    /// What the receiver got, by event, and how far the match went: what a failure needs to say where it stopped.
+    static func census(_ received: [DeliveryRecord], registered: Int) -> String {
+        let byEvent = Dictionary(grouping: received, by: { $0.payload.aps.event.rawValue }).mapValues(\.count)
+        let last = received.max { $0.payload.aps.timestamp < $1.payload.aps.timestamp }?.payload.aps.contentState
+        return "\(registered) of \(followers) started and tokened; received \(byEvent.sorted { $0.key < $1.key }); "
+            + "latest state \(last?.status ?? "-"), \(last?.statusText ?? "")"
     }
 
     /// `body` for `0..<count`, `width` at a time, results in order.
