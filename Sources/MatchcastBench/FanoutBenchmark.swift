@@ -306,6 +306,13 @@ struct BenchMatch {
         return snapshot(at: now)
     }
 
+    /// A minute later, nothing else: a routine change (the clock), at priority 5. After 90 minutes the clock starts
+    /// again at 1' (the benchmark's match never ends).
+    mutating func minutePasses(at now: Date) -> MatchSnapshot {
+        minute = minute % 90 + 1
+        return snapshot(at: now)
+    }
+
     /// The next goal, alternately home and away, eleven minutes after the last.
     mutating func goal(at now: Date) -> MatchSnapshot {
         minute += 11

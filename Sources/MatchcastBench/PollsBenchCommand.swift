@@ -12,7 +12,9 @@ struct PollsBenchCommand: AsyncParsableCommand {
             turn, pointed at a feed this process serves on 127.0.0.1: --matches live football matches in the native v1 \
             format, each answer unchanged for the whole run (304 to a request with its ETag) and asking to be polled \
             every --poll-ms (serve's polling.minPollMs is set to the same). The live list is empty, so each match is \
-            polled on its own. Through the HTTP API, with --clients keep-alive clients, one device per match registers, \
+            polled on its own (with --changing, every answer after the setup is a change instead: the match a minute later; \
+            each activity has its update token and serve coalesces nothing, so each poll is one delivery). Through the \
+            HTTP API, with --clients keep-alive clients, one device per match registers, \
             sets a push-to-start token and follows it (one start each, before the window).
 
             After every match has been polled once and --warmup seconds more, one window of --seconds: the match polls \
@@ -25,6 +27,7 @@ struct PollsBenchCommand: AsyncParsableCommand {
             Examples:
               swift build -c release
               .build/release/matchcast-bench polls --store sqlite --matches 2000
+              .build/release/matchcast-bench polls --store sqlite --matches 1000 --changing
               .build/release/matchcast-bench polls --store all --matches 2000 --postgres-url postgres://postgres@127.0.0.1:5432/postgres
             """
     )
@@ -45,6 +48,9 @@ struct PollsBenchCommand: AsyncParsableCommand {
 
     @Option(help: "Follow + unfollow pairs per second during the window.")
     var probes = 10
+
+    @Flag(help: "Every poll a change (the match a minute later), sent to the match's follower: the cost of a changed poll.")
+    var changing = false
 
     func validate() throws {
         guard (1...100_000).contains(matches) else { throw ValidationError("--matches must be 1...100000") }
@@ -70,7 +76,8 @@ struct PollsBenchCommand: AsyncParsableCommand {
             let benchmark = PollsBenchmark(options: PollsBenchmark.Options(
                 matches: matches, pollMs: pollMs, seconds: seconds, warmup: warmup, clients: child.clients, probesPerSecond: probes,
                 executable: child.matchcast, store: kind, postgresServer: postgresServer,
-                serveLogLevel: child.serveLogLevel, phaseTimeout: .seconds(child.timeout), interrupted: { signals.isSet }))
+                serveLogLevel: child.serveLogLevel, phaseTimeout: .seconds(child.timeout), interrupted: { signals.isSet },
+                changing: changing))
             do {
                 results.append(try await benchmark.run())
             } catch {
@@ -107,7 +114,10 @@ enum PollsBenchTable {
             ])
         }
         StandardStreams.err("")
-        StandardStreams.err("each match asks to be polled every \(pollMs) ms; the window's polls are match polls answered by the feed")
+        let changing = results.contains(where: \.changing)
+        StandardStreams.err(
+            "each match asks to be polled every \(pollMs) ms; the window's polls are match polls answered by the feed"
+                + (changing ? "; every one a change, delivered to the match's follower" : ""))
         BenchTable.printAligned(lines, textColumns: 1)
     }
 

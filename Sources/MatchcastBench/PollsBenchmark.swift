@@ -10,6 +10,10 @@ import Synchronization
 /// `pollMs`), each match followed by one device through the HTTP API. After a warm-up, one window of `seconds`:
 /// the polls the feed answered, serve's CPU time and resident memory, and the latency of follow and unfollow
 /// calls made meanwhile by devices of their own (no push-to-start token, so nothing is delivered for them).
+///
+/// Changing (`changing`): each follower's activity is started and gets its update token, serve coalesces nothing,
+/// and from the warm-up on every poll is a change (the match a minute later) sent to the match's one follower: the
+/// cost of a changed poll, from its request to its delivery on serve's stdout.
 struct PollsBenchmark: Sendable {
     struct Options: Sendable {
         var matches = 2_000
@@ -28,11 +32,14 @@ struct PollsBenchmark: Sendable {
         var phaseTimeout: Duration = .seconds(300)
         var verbose = true
         var interrupted: @Sendable () -> Bool = { false }
+        /// Every poll a change, delivered to the match's follower (above).
+        var changing = false
     }
 
     struct Result: Sendable {
         var store: BenchStoreKind
         var matches: Int
+        var changing = false
         var window: Duration
         var setup: Duration
         /// Match polls the feed answered in the window, and how many of them were 304s.
@@ -46,7 +53,7 @@ struct PollsBenchmark: Sendable {
         var rssAfter = 0
         var follow = LatencySample()
         var unfollow = LatencySample()
-        /// Deliveries serve wrote in the window (none are due: every answer is unchanged).
+        /// Deliveries serve wrote in the window (none are due when every answer is unchanged; one per poll when changing).
         var deliveries = 0
         var serveExit = ""
 
@@ -63,9 +70,10 @@ struct PollsBenchmark: Sendable {
         let settings = ServeSession<PollsFeed>.Settings(
             what: "polls", store: options.store, postgresServer: options.postgresServer, executable: options.executable,
             serveLogLevel: options.serveLogLevel, pollMs: options.pollMs, clients: options.clients,
-            interrupted: options.interrupted)
+            interrupted: options.interrupted,
+            environment: options.changing ? ["MATCHCAST_ACTIVITIES_COALESCE_SECONDS": "0"] : [:])
         var (result, exit) = try await ServeSession.run(settings, feed: {
-            try await PollsFeed.start(matches: options.matches, retryAfterMs: options.pollMs)
+            try await PollsFeed.start(matches: options.matches, retryAfterMs: options.pollMs, changing: options.changing)
         }) { session in
             try await measure(api: session.api, feed: session.feed, child: session.child)
         }
@@ -84,7 +92,7 @@ struct PollsBenchmark: Sendable {
             try await Task.sleep(for: .milliseconds(20))
         }
         let m = options.matches
-        var result = Result(store: options.store, matches: m, window: .seconds(options.seconds), setup: .zero)
+        var result = Result(store: options.store, matches: m, changing: options.changing, window: .seconds(options.seconds), setup: .zero)
         result.rssBefore = ResidentMemory.of(pid: child.pid).current
 
         // Setup: one device per match, with a push-to-start token, following it (the match is live: one start each).
@@ -96,8 +104,22 @@ struct PollsBenchmark: Sendable {
             try await api.follow(device, matchId: PollsFeed.matchId(index))
             devices.set(index, device)
         }
+        if options.changing {
+            // Each activity started (the match is live) and its update token reported, as the app would.
+            let waits = ServeWaits(child: child, sinkChild: nil, phaseTimeout: options.phaseTimeout, interrupted: options.interrupted)
+            var starts = ServeBenchmark.Tally(event: .start, devices: m, cursor: 0)
+            try await waits.collect(&starts, what: "\(m) starts")
+            let activityIds = starts.activityIds
+            try await api.parallel(m, clients: options.clients) { index in
+                guard let activityId = activityIds[index] else { throw CommandFailure("device \(index) has no started activity") }
+                try await api.putActivity(
+                    devices.get(index), activityId: activityId, matchId: PollsFeed.matchId(index),
+                    updateToken: ServeBenchmark.Run.token(.update, index))
+            }
+            feed.startChanging()
+        }
         result.setup = .now - setupBegin
-        say(String(format: "%d devices follow %d matches: %.1f s", m, m, result.setup.seconds))
+        say(String(format: "%d devices follow %d matches%@: %.1f s", m, m, options.changing ? " (started, tokened)" : "", result.setup.seconds))
         let probes = DeviceTable(count: 4)
         for index in 0..<4 { probes.set(index, try await api.registerDevice()) }
 

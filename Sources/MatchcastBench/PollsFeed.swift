@@ -12,11 +12,35 @@ import Synchronization
 /// so every poll after the first is unchanged: a 304 to a request that carries the match's ETag, the same `seq`
 /// otherwise. Every answer asks to be polled again after `retryAfterMs`. The live list is empty, so the matches are
 /// polled one by one, as a feed whose list does not carry them has them polled.
+///
+/// Changing (`changing: true`): from `changeFrom` on, every poll of a match is answered with the match a minute
+/// later (the next `seq`, a new ETag), a routine change its followers are sent; before, as above.
 final class PollsFeed: Sendable {
     let port: Int
     let matches: Int
     private let server: LocalServer
     private let counters: Counters
+    private let changes: Changes?
+
+    /// The changing matches: each one's state, and whether they change yet.
+    final class Changes: Sendable {
+        let matches: Mutex<[BenchMatch]>
+        let on = Atomic<Bool>(false)
+        let retryAfterMs: Int
+
+        init(matches: [BenchMatch], retryAfterMs: Int) {
+            self.matches = Mutex(matches)
+            self.retryAfterMs = retryAfterMs
+        }
+
+        /// The match at `index` a minute later, encoded.
+        func next(_ index: Int) throws -> (ByteBuffer, etag: String) {
+            let now = Date()
+            let snapshot = matches.withLock { $0[index].minutePasses(at: now) }
+            let body = try JSON.encoder().encode(NativeFeedBody.Match(retryAfterMs: retryAfterMs, match: snapshot))
+            return (ByteBuffer(bytes: body), "\"p\(index)-\(snapshot.seq ?? 0)\"")
+        }
+    }
 
     final class Counters: Sendable {
         /// Requests for a match (`/matches/{id}`), all and answered 304.
@@ -33,11 +57,17 @@ final class PollsFeed: Sendable {
         var other: Int
     }
 
-    private init(port: Int, matches: Int, server: LocalServer, counters: Counters) {
+    private init(port: Int, matches: Int, server: LocalServer, counters: Counters, changes: Changes?) {
         self.port = port
         self.matches = matches
         self.server = server
         self.counters = counters
+        self.changes = changes
+    }
+
+    /// From now on every poll of a changing feed is a change.
+    func startChanging() {
+        changes?.on.store(true, ordering: .relaxed)
     }
 
     var baseURL: String { "http://127.0.0.1:\(port)" }
@@ -50,17 +80,20 @@ final class PollsFeed: Sendable {
             other: counters.other.load(ordering: .relaxed))
     }
 
-    static func start(matches: Int, retryAfterMs: Int) async throws -> PollsFeed {
+    static func start(matches: Int, retryAfterMs: Int, changing: Bool = false) async throws -> PollsFeed {
         let now = Date()
         let encoder = JSON.encoder()
         var bodies: [ByteBuffer] = []
+        var live: [BenchMatch] = []
         bodies.reserveCapacity(matches)
         for index in 0..<matches {
             var match = BenchMatch(id: matchId(index))
             _ = match.scheduled(at: now, startsAt: now)
             let snapshot = match.kickOff(at: now)
             bodies.append(ByteBuffer(bytes: try encoder.encode(NativeFeedBody.Match(retryAfterMs: retryAfterMs, match: snapshot))))
+            if changing { live.append(match) }
         }
+        let changes = changing ? Changes(matches: live, retryAfterMs: retryAfterMs) : nil
         let list = ByteBuffer(bytes: try encoder.encode(NativeFeedBody.LiveMatches(retryAfterMs: retryAfterMs, generatedAt: now, matches: [])))
         let schedule = ByteBuffer(bytes: try encoder.encode(NativeFeedBody.Schedule(date: String(JSON.formatDate(now).prefix(10)), matches: [])))
         let table = bodies
@@ -78,6 +111,10 @@ final class PollsFeed: Sendable {
                     body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"error":{"code":"not_found","message":"no such match"}}"#)))
             }
             counters.matchPolls.add(1, ordering: .relaxed)
+            if let changes, changes.on.load(ordering: .relaxed) {
+                let (body, etag) = try changes.next(index)
+                return Self.json(body, etag: etag)
+            }
             let etag = "\"p\(index)\""
             if let held = request.headers[.ifNoneMatch],
                held.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) {
@@ -87,7 +124,7 @@ final class PollsFeed: Sendable {
             return Self.json(table[index], etag: etag)
         }
         let server = try await LocalServer.start(name: "feed", responder: responder)
-        return PollsFeed(port: server.port, matches: matches, server: server, counters: counters)
+        return PollsFeed(port: server.port, matches: matches, server: server, counters: counters, changes: changes)
     }
 
     func stop() async {

@@ -28,6 +28,8 @@ struct ServeSession<Feed: BenchFeed> {
         /// Concurrent API clients (keep-alive connections).
         var clients: Int
         var interrupted: @Sendable () -> Bool
+        /// More of serve's settings, as `MATCHCAST_*` variables.
+        var environment: [String: String] = [:]
     }
 
     let feed: Feed
@@ -71,9 +73,9 @@ struct ServeSession<Feed: BenchFeed> {
                     "serve", "--host", "127.0.0.1", "--port", "\(port)", "--store", made.url, "--feed", started.baseURL,
                     "--log-level", settings.serveLogLevel,
                 ] + sinkArguments,
-                environment: [
+                environment: settings.environment.merging([
                     "MATCHCAST_POLLING_MIN_POLL_MS": "\(settings.pollMs)", "MATCHCAST_POLLING_DEFAULT_MS": "\(settings.pollMs)",
-                ],
+                ]) { _, fixed in fixed },
                 directory: directory, logName: "serve.log", tap: DeliveryTap())
             child = serve
             let api = DeviceAPI(client: client, base: "http://127.0.0.1:\(port)", interrupted: settings.interrupted)
