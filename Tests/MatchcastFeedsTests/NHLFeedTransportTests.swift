@@ -135,9 +135,13 @@ struct NHLFeedTransportTests {
         }
     }
 
-    @Test func unconvertiblePlayByPlayIs502NamingTheField() async throws {
+    @Test func unconvertiblePlayByPlayIs502NamingTheFieldWhenTheScoreListLacksTheGame() async throws {
         let broken = NHLWebFeedTests.playByPlay().replacingOccurrences(of: #""gameState": "LIVE""#, with: #""gameState": ["LIVE"]"#)
-        let upstream = Self.upstream(headers: ["etag": "\"p1\""], playByPlay: Data(broken.utf8))
+        let upstream = ScriptedTransport { request in
+            request.path == "/v1/score/now"
+                ? .response(FeedResponse(status: 200, body: Data(#"{"currentDate": "2025-04-22", "games": []}"#.utf8)))
+                : .response(FeedResponse(status: 200, headers: ["etag": "\"p1\""], body: Data(broken.utf8)))
+        }
         let response = try await Self.transport(upstream).fetch(.match("nhl:2024030121"))
         #expect(response.status == 502)
         #expect(response.headers["etag"] == nil)
@@ -145,6 +149,51 @@ struct NHLFeedTransportTests {
         let object = try #require(try JSONSerialization.jsonObject(with: body) as? [String: [String: String]])
         #expect(object["error"]?["code"] == "bad_upstream_body")
         #expect(object["error"]?["message"]?.contains("field 'gameState'") == true, "\(object)")
+    }
+
+    /// What the play-by-play fails with, each answered from the score list instead.
+    static let playByPlayFailures: [(String, ScriptedTransport.Reply)] = [
+        ("503", .response(FeedResponse(status: 503, headers: ["retry-after": "30"], body: Data("busy".utf8)))),
+        ("429", .response(FeedResponse(status: 429, body: Data("slow down".utf8)))),
+        ("transport error", .failure(URLError(.timedOut))),
+        ("unconvertible body", .response(FeedResponse(status: 200, headers: ["etag": "\"p1\""], body: Data(#"{"id": "x"}"#.utf8)))),
+        ("another game's", .response(FeedResponse(status: 200, body: Data(NHLWebFeedTests.playByPlay(id: 2024030122).utf8)))),
+    ]
+
+    @Test("a play-by-play that fails leaves the game to the score list: same game, same progress, no validators",
+          arguments: 0..<5)
+    func aFailedPlayByPlayFallsBackToTheScoreList(_ index: Int) async throws {
+        let (what, failure) = Self.playByPlayFailures[index]
+        let upstream = ScriptedTransport { request in
+            request.path == "/v1/score/now"
+                ? .response(FeedResponse(status: 200, headers: ["etag": "\"s1\"", "cache-control": "max-age=5"], body: Self.scoreBody))
+                : failure
+        }
+        var request = FeedRequest.match("nhl:2024030121")
+        request.headers["if-none-match"] = "\"p0\""
+        let response = try await Self.transport(upstream).fetch(request)
+        #expect(response.status == 200, "\(what)")
+        #expect(response.headers["etag"] == nil, "the score list's ETag is not the game's")
+        #expect(upstream.requests.map(\.path) == ["/v1/gamecenter/2024030121/play-by-play", "/v1/score/now"])
+        #expect(upstream.requests.last?.headers["if-none-match"] == nil, "the score list is asked unconditionally")
+        let answer = try FeedDecoding.match(try #require(response.body))
+        let listed = try #require(try NHLWebFeed.snapshots(fromScore: Self.scoreBody).matches.first { $0.id == "nhl:2024030121" })
+        #expect(answer.match == listed)
+        #expect(answer.retryAfterMs == 5_000)
+        // The play-by-play and the score list count progress the same way: the fallback never looks stale.
+        let full = try NHLWebFeed.snapshot(fromPlayByPlay: Self.playByPlayBody)
+        #expect(answer.match.seq == full.seq)
+    }
+
+    @Test func aPlayByPlayThatIsNotThereIsNotAFailureToFallBackFrom() async throws {
+        let upstream = ScriptedTransport { request in
+            request.path == "/v1/score/now"
+                ? .response(FeedResponse(status: 200, body: Self.scoreBody))
+                : .response(FeedResponse(status: 404, body: Data("no game".utf8)))
+        }
+        let response = try await Self.transport(upstream).fetch(.match("nhl:2024030121"))
+        #expect(response.status == 404)
+        #expect(upstream.requests.map(\.path) == ["/v1/gamecenter/2024030121/play-by-play"])
     }
 
     @Test func unconvertibleScoreListIs502NamingTheGame() async throws {
@@ -158,12 +207,6 @@ struct NHLFeedTransportTests {
         }
         let empty = ScriptedTransport(handler: { _ in .response(FeedResponse(status: 200)) })
         #expect(try await Self.transport(empty).fetch(.match("nhl:2024030121")).status == 502)
-    }
-
-    @Test func aPlayByPlayOfAnotherGameIs502() async throws {
-        let other = Data(NHLWebFeedTests.playByPlay(id: 2024030122).utf8)
-        let response = try await Self.transport(Self.upstream(playByPlay: other)).fetch(.match("nhl:2024030121"))
-        #expect(response.status == 502)
     }
 
     @Test(arguments: [

@@ -7,7 +7,10 @@ import MatchcastCore
 ///
 /// - `/live-matches` makes one `/v1/score/now` request and lists the games being played or just
 ///   finished (`gameState` `FINAL`, before it turns `OFF`), so followers see them end.
-/// - `/matches/nhl:{id}` fetches `/v1/gamecenter/{id}/play-by-play` (see `NHLWebFeed`).
+/// - `/matches/nhl:{id}` fetches `/v1/gamecenter/{id}/play-by-play` (see `NHLWebFeed`). When that fails (a
+///   transport error, a 5xx or 429, a body that cannot be converted), the game is served from `/v1/score/now`'s
+///   entry for it instead, without its goal list: the score list alone is enough to follow a game, the
+///   play-by-play only adds detail, and both give the same `seq` at one moment.
 /// - `/schedule?date=YYYY-MM-DD` fetches `/v1/score/{date}` and lists every game in it.
 ///
 /// `retryAfterMs` is the upstream `Cache-Control: max-age` when it gives one (≥ 1 s), else
@@ -70,19 +73,41 @@ public struct NHLFeedTransport: FeedTransport {
             return NativeFeedBody.error(
                 status: 404, code: "not_found", message: "'\(id.prefix(40))' is not an NHL match id (nhl:<game id>, e.g. nhl:2024030121)")
         }
-        let answer = try await upstream.fetch(conditional(request, path: "/v1/gamecenter/\(gameId)/play-by-play"))
-        guard answer.status == 200 else { return answer }
+        let answer: FeedResponse
+        do {
+            answer = try await upstream.fetch(conditional(request, path: "/v1/gamecenter/\(gameId)/play-by-play"))
+        } catch {
+            if let fallback = try? await fromScoreList(id: id) { return fallback }
+            throw error
+        }
+        guard answer.status == 200 else {
+            guard answer.status >= 500 || answer.status == 429 else { return answer }
+            return (try? await fromScoreList(id: id)) ?? answer
+        }
         let snapshot: MatchSnapshot
         do {
             snapshot = try NHLWebFeed.snapshot(fromPlayByPlay: answer.body ?? Data())
+            guard snapshot.id == id else {
+                throw InputError(field: "id", reason: "expected \(gameId), got \(snapshot.id.dropFirst(Self.idPrefix.count))")
+            }
         } catch {
-            return Self.badBody("NHL play-by-play \(gameId)", error)
-        }
-        guard snapshot.id == id else {
-            return Self.badBody("NHL play-by-play \(gameId)", InputError(field: "id", reason: "expected \(gameId), got \(snapshot.id.dropFirst(Self.idPrefix.count))"))
+            return (try? await fromScoreList(id: id)) ?? Self.badBody("NHL play-by-play \(gameId)", error)
         }
         let body = NativeFeedBody.Match(retryAfterMs: Self.retryAfterMs(answer, statuses: [snapshot.status]), match: snapshot)
         return NativeFeedBody.response(status: 200, headers: Self.forwarded(answer), encoding: body)
+    }
+
+    /// The game `id` from today's score list, when the play-by-play cannot serve it; nil when the list does not
+    /// have it or cannot be had. No validators come with it: they are the list's, not the game's, and a client that
+    /// sent them back for the play-by-play would be told a changed game is unchanged.
+    private func fromScoreList(id: String) async throws -> FeedResponse? {
+        let answer = try await upstream.fetch(FeedRequest(path: "/v1/score/now"))
+        guard answer.status == 200,
+              let game = try? NHLWebFeed.scoreList(answer.body ?? Data()).games.first(where: { $0.snapshot.id == id })
+        else { return nil }
+        let body = NativeFeedBody.Match(retryAfterMs: Self.retryAfterMs(answer, statuses: [game.snapshot.status]), match: game.snapshot)
+        let headers = Self.forwarded(answer).filter { $0.key != "etag" && $0.key != "last-modified" }
+        return NativeFeedBody.response(status: 200, headers: headers, encoding: body)
     }
 
     private func liveMatches(_ request: FeedRequest) async throws -> FeedResponse {
