@@ -5,8 +5,8 @@ import MatchcastTesting
 import Testing
 
 /// `matchcast serve` on a PostgreSQL server of the test's own (`Scripts/postgres` with a folder of its own), with a
-/// live match and followers, when the database goes away mid-match for several seconds (`Scripts/postgres pause`,
-/// the server stopped as in a restart or a partition) and comes back: the API answers 503 with `Retry-After` while
+/// live match and followers, when the database goes away mid-match (`Scripts/postgres pause`,
+/// the server stopped for 30 s, as in a restart or a partition) and comes back: the API answers 503 with `Retry-After` while
 /// the store is gone, serve resumes by itself, every activity gets updates after the outage and its end, nothing
 /// starts twice.
 @Suite("PostgreSQL goes away mid-match and comes back", .serialized)
@@ -15,32 +15,6 @@ struct DatabaseOutageTests {
     static let match = "football"
     /// How long the database stays away.
     static let outage = Duration.seconds(30)
-
-    /// `Scripts/postgres` of this checkout.
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Scripts/postgres")
-
-    /// Runs `Scripts/postgres <command>` on the cluster in `folder`; returns its standard output.
-    @discardableResult
-    static func postgres(_ command: String, folder: URL) async throws -> String {
-        let process = Process()
-        process.executableURL = script
-        process.arguments = [command]
-        process.environment = ProcessInfo.processInfo.environment.merging(["MATCHCAST_PG_DIR": folder.path]) { _, new in new }
-        // Its output goes to a file, not a pipe: the server it starts lives on and would hold a pipe open forever.
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("matchcast-pg-\(UUID().uuidString).out")
-        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: output) }
-        process.standardOutput = try FileHandle(forWritingTo: output)
-        // Waited for by its termination handler: `waitUntilExit` can hang on a thread of the tests' pool.
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
-        }
-        let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
-        try #require(status == 0, "Scripts/postgres \(command) exited \(status)")
-        return text.trimmingCharacters(in: .whitespacesAndNewlines)
-    }
 
     @Test(
         "the database stops for seconds mid-match: 503 with Retry-After meanwhile, then everything resumes, nothing lost or doubled",
@@ -52,7 +26,7 @@ struct DatabaseOutageTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let cluster = URL(fileURLWithPath: "/tmp/matchcast-outage-\(UInt32.random(in: 0...UInt32.max))")
-        let url = try await Self.postgres("start", folder: cluster)
+        let url = try await PostgresScript.run("start", folder: cluster)
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         // At 60× a football match lasts under two minutes: the outage falls in its middle.
         let feedPort = try MatchcastProcess.freePort()
@@ -71,7 +45,7 @@ struct DatabaseOutageTests {
             await replica?.stop()
             feed.terminate()
             try? await client.shutdown()
-            _ = try? await Self.postgres("stop", folder: cluster)
+            _ = try? await PostgresScript.run("stop", folder: cluster)
         }
         do {
             let serve = try await BrokerReplica.start(
@@ -102,7 +76,7 @@ struct DatabaseOutageTests {
             }, "every follower's activity started")
 
             // The database goes away.
-            try await Self.postgres("pause", folder: cluster)
+            try await PostgresScript.run("pause", folder: cluster)
             let pausedAt = ContinuousClock.now
             // Answered at once, not after the pool's 30 s wait for a connection it cannot make: an app gives up sooner.
             var unavailable: HTTPClientResponse?
@@ -128,7 +102,7 @@ struct DatabaseOutageTests {
             if left > .zero { try await Task.sleep(for: left) }
             #expect(serve.process.isRunning, "serve outlives the outage")
             let receivedAtResume = serve.receiver.received.count
-            try await Self.postgres("resume", folder: cluster)
+            try await PostgresScript.run("resume", folder: cluster)
 
             // Back by itself: ready, registrations work, every activity is brought up to date and ends.
             try await #require(eventually(within: 60, every: .milliseconds(100)) {

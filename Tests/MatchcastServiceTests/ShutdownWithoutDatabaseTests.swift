@@ -8,30 +8,6 @@ import Testing
 /// after `BrokerRunner.shutdownBound` and exits instead of running on forever.
 @Suite("serve stops without its database", .serialized)
 struct ShutdownWithoutDatabaseTests {
-    /// `Scripts/postgres` of this checkout.
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Scripts/postgres")
-
-    /// Runs `Scripts/postgres <command>` on the cluster in `folder`; returns its standard output. Its output goes to
-    /// a file and its end is learned from its termination handler (the server it starts lives on).
-    @discardableResult
-    static func postgres(_ command: String, folder: URL) async throws -> String {
-        let process = Process()
-        process.executableURL = script
-        process.arguments = [command]
-        process.environment = ProcessInfo.processInfo.environment.merging(["MATCHCAST_PG_DIR": folder.path]) { _, new in new }
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("matchcast-pg-\(UUID().uuidString).out")
-        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: output) }
-        process.standardOutput = try FileHandle(forWritingTo: output)
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
-        }
-        try #require(status == 0, "Scripts/postgres \(command) exited \(status)")
-        return ((try? String(contentsOf: output, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
     @Test(
         "SIGTERM while PostgreSQL is away: serve gives up the stalled shutdown and exits",
         .enabled(if: ScratchPostgresDatabase.isConfigured, ScratchPostgresDatabase.skipMessage),
@@ -42,8 +18,8 @@ struct ShutdownWithoutDatabaseTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let cluster = URL(fileURLWithPath: "/tmp/matchcast-nodb-\(UInt32.random(in: 0...UInt32.max))")
-        let url = try await Self.postgres("start", folder: cluster)
-        defer { Task { _ = try? await Self.postgres("stop", folder: cluster) } }
+        let url = try await PostgresScript.run("start", folder: cluster)
+        defer { Task { _ = try? await PostgresScript.run("stop", folder: cluster) } }
         let port = try MatchcastProcess.freePort()
         // The built-in fake feed; a follow makes serve poll a match and use the store all the time.
         let serve = try MatchcastProcess.start(binary, ["serve", "--store", url, "--port", "\(port)"], log: directory, name: "serve")
@@ -57,7 +33,7 @@ struct ShutdownWithoutDatabaseTests {
         let device = try await api.register(index: 0)
         try await api.follow(device, match: "football")
 
-        try await Self.postgres("pause", folder: cluster)
+        try await PostgresScript.run("pause", folder: cluster)
         try await Task.sleep(for: .seconds(2))
         let stoppedAt = ContinuousClock.now
         serve.signal(SIGTERM)
@@ -67,6 +43,6 @@ struct ShutdownWithoutDatabaseTests {
         #expect(exited, "serve still running \(took) after SIGTERM without its database")
         #expect(took < .seconds(45), "serve took \(took) to exit (without the bound: about a minute)")
         print("shutdown-without-database: serve exited \(took) after SIGTERM, PostgreSQL away")
-        _ = try? await Self.postgres("resume", folder: cluster)
+        _ = try? await PostgresScript.run("resume", folder: cluster)
     }
 }
