@@ -44,10 +44,10 @@ struct PollSupervisorTests {
 
         /// Waits until `condition` holds (checked every 10 ms, up to `limit`); how long it took.
         @discardableResult
-        func wait(until condition: () -> Bool, limit: Duration = .seconds(10)) async throws -> Duration {
+        func wait(_ what: String = "condition", until condition: () -> Bool, limit: Duration = .seconds(10)) async throws -> Duration {
             let begin = ContinuousClock.now
             while !condition() {
-                try #require(begin.duration(to: .now) < limit, "condition not reached within \(limit)")
+                try #require(begin.duration(to: .now) < limit, "\(what) not reached within \(limit)")
                 try await Task.sleep(for: .milliseconds(10))
             }
             return begin.duration(to: .now)
@@ -57,16 +57,17 @@ struct PollSupervisorTests {
     /// Real time, as serve runs it (`EventLoopClock`), with every poll this far apart.
     static let interval = Duration.milliseconds(100)
 
-    static func start() async throws -> Running {
+    /// A broker on `store` polling the fake feed; with a PostgreSQL store, one replica named `replicaId`.
+    static func start(store: any MatchcastStore = InMemoryStore(), replicaId: String = "solo") async throws -> Running {
         let clock = EventLoopClock()
         let begin = clock.now
         let feed = try FakeFeed(seed: 1, speed: 1, scenarios: ["football", "basketball"])
         let transport = CountingTransport(FakeFeedTransport(feed: feed, clock: clock, start: begin))
         let broker = Broker(
-            store: InMemoryStore(), transport: transport, sinks: [CapturingSink()],
+            store: store, transport: transport, sinks: [CapturingSink()],
             settings: BrokerSettings(activityPolicy: ActivityPolicy(), seed: 1),
             timing: PollTimingPolicy(defaultInterval: interval, minInterval: interval, maxInterval: interval, jitter: 0),
-            clock: clock, now: { Date() }, logger: Logger(label: "test"))
+            clock: clock, now: { Date() }, replicaId: replicaId, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
         let group = ServiceGroup(configuration: .init(services: broker.services, logger: Logger(label: "test")))
         let task = Task { try await group.run() }
         return Running(broker: broker, transport: transport, group: group, task: task)
@@ -109,5 +110,47 @@ struct PollSupervisorTests {
         _ = try await service.follow(deviceId: first.deviceId, matchId: "football")
         try await running.wait { running.transport.polls("football") > quiet }
         try await running.stop()
+    }
+
+    @Test("across two replicas: follows through either start the match's polls on the replica that runs it, and the last unfollow, through the other, stops them",
+          .enabled(if: ScratchPostgresDatabase.isConfigured, ScratchPostgresDatabase.skipMessage), .timeLimit(.minutes(2)))
+    func sourcesFollowTheFollowsAcrossReplicas() async throws {
+        try await ReplicaRoutingTests.withStore { store in
+            let a = try await Self.start(store: store, replicaId: "a")
+            let b = try await Self.start(store: store, replicaId: "b")
+            let (first, second) = (try await a.service.registerDevice(), try await b.service.registerDevice())
+
+            // The first follow makes the match wanted: one of the two claims it (the one that got the call, or the
+            // other's scan for unowned matches, whichever comes first) and polls it; the other never does.
+            _ = try await b.service.follow(deviceId: first.deviceId, matchId: "football")
+            try await a.wait("a replica polls the match", until: { a.transport.polls("football") + b.transport.polls("football") > 0 })
+            let (owner, other) = a.service.lifecycle.ownership.holds("football") ? (a, b) : (b, a)
+            #expect(owner.service.lifecycle.ownership.holds("football"))
+            // A second follower, then the first leaves, both through the replica that does not run the match.
+            _ = try await other.service.follow(deviceId: second.deviceId, matchId: "football")
+            try await other.service.unfollow(deviceId: first.deviceId, matchId: "football")
+            let stillFollowed = owner.transport.polls("football")
+            try await owner.wait("polls go on while one follower is left", until: { owner.transport.polls("football") >= stillFollowed + 3 })
+            #expect(other.transport.polls("football") == 0, "the replica that does not run the match never polls it")
+
+            // The last follower leaves through the other replica: the owner's polls stop within 1.5 s (about 15 would
+            // come meanwhile), and none come after.
+            try await other.service.unfollow(deviceId: second.deviceId, matchId: "football")
+            let left = owner.transport.polls("football")
+            try await Task.sleep(for: Self.interval * 15)
+            let quiet = owner.transport.polls("football")
+            #expect(quiet - left < 10, "polled \(quiet - left) times in the 1.5 s after its last follower left through the other replica")
+            try await Task.sleep(for: Self.interval * 10)
+            #expect(owner.transport.polls("football") == quiet, "still polled 1.5 s after its last follower left")
+            #expect(other.transport.polls("football") == 0)
+
+            // Followed again: polled again, by whichever replica runs it now.
+            _ = try await other.service.follow(deviceId: first.deviceId, matchId: "football")
+            try await a.wait("polled again once followed again", until: {
+                a.transport.polls("football") + b.transport.polls("football") > quiet
+            })
+            try await a.stop()
+            try await b.stop()
+        }
     }
 }
