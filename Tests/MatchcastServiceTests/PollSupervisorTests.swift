@@ -57,7 +57,9 @@ struct PollSupervisorTests {
     /// Real time, as serve runs it (`EventLoopClock`), with every poll this far apart.
     static let interval = Duration.milliseconds(100)
 
-    /// A broker on `store` polling the fake feed; with a PostgreSQL store, one replica named `replicaId`.
+    /// A broker on `store` polling the fake feed; with a PostgreSQL store, one replica named `replicaId`, whose leases
+    /// last a minute: a loaded machine must not move the match to the other replica mid-test (takeovers are
+    /// `ReplicaFailoverTests`' subject, not this suite's).
     static func start(store: any MatchcastStore = InMemoryStore(), replicaId: String = "solo") async throws -> Running {
         let clock = EventLoopClock()
         let begin = clock.now
@@ -67,7 +69,7 @@ struct PollSupervisorTests {
             store: store, transport: transport, sinks: [CapturingSink()],
             settings: BrokerSettings(activityPolicy: ActivityPolicy(), seed: 1),
             timing: PollTimingPolicy(defaultInterval: interval, minInterval: interval, maxInterval: interval, jitter: 0),
-            clock: clock, now: { Date() }, replicaId: replicaId, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+            clock: clock, now: { Date() }, replicaId: replicaId, leaseTTL: .seconds(60), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
         let group = ServiceGroup(configuration: .init(services: broker.services, logger: Logger(label: "test")))
         let task = Task { try await group.run() }
         return Running(broker: broker, transport: transport, group: group, task: task)

@@ -96,7 +96,8 @@ struct PostgresLeaseTests {
             let seen = try await leases.leasesHeldElsewhere(than: "replica-b")
             #expect(seen.expired == ["m1", "m2"])
             let next = try #require(seen.nextExpiry)
-            #expect(next > .seconds(28) && next <= .seconds(30), "m4's lease expires in \(next)")
+            // (Under 30 s by however long the claims after m4's took: seconds on a loaded machine; far from m3's 300 s.)
+            #expect(next > .seconds(10) && next <= .seconds(30), "m4's lease expires in \(next)")
             // A released lease is nobody's: not listed as expired (the matches that need a replica are found apart).
             try await leases.release(matchId: "m1", owner: "replica-a")
             #expect(try await leases.leasesHeldElsewhere(than: "replica-b").expired == ["m2"])
