@@ -121,8 +121,9 @@ struct DatabaseOutageTests {
             #expect(Set(starts.map(\.activityId)) == Set(activities.keys), "a start for an activity nobody registered")
             let doubled = Dictionary(grouping: starts, by: \.activityId).filter { Set($0.value.map(\.id)).count > 1 }
             #expect(doubled.isEmpty, "\(doubled.count) activities got two different starts")
-            print("database-outage: \(Self.outage) without PostgreSQL; \(serve.receiver.received.count) deliveries, "
-                + "\(afterResume.count) after it came back, \(activities.count) activities, every one ended: \(everyEnd)")
+            print("database-outage: \(Self.outage) without PostgreSQL; API calls meanwhile answered within \(slowest); "
+                + "\(serve.receiver.received.count) deliveries, \(afterResume.count) after it came back, \(activities.count) "
+                + "activities, every one ended: \(everyEnd)")
         } catch {
             print(MatchcastProcess.logs(directory))
             await cleanUp()
