@@ -96,7 +96,7 @@ public actor ESPNFeedTransport: FeedTransport {
     }
 
     public func fetch(_ request: FeedRequest) async throws -> FeedResponse {
-        let (path, query) = Self.split(request.path)
+        let path = request.resource
         if path == "/live-matches" {
             return try await liveMatches(request)
         }
@@ -105,7 +105,7 @@ public actor ESPNFeedTransport: FeedTransport {
             return try await match(raw.removingPercentEncoding ?? raw, request: request)
         }
         if path == "/schedule" {
-            return try await schedule(date: Self.queryValue("date", in: query), request: request)
+            return try await schedule(date: request.queryValue("date"), request: request)
         }
         return NativeFeedBody.error(status: 404, code: "not_found", message: "no resource at \(path.prefix(100))")
     }
@@ -182,7 +182,7 @@ public actor ESPNFeedTransport: FeedTransport {
     }
 
     private func schedule(date: String?, request: FeedRequest) async throws -> FeedResponse {
-        guard let date, Self.isCalendarDate(date) else {
+        guard let date, FeedRequest.isCalendarDate(date) else {
             return NativeFeedBody.error(status: 400, code: "bad_request", message: "date must be YYYY-MM-DD")
         }
         let compact = date.replacingOccurrences(of: "-", with: "")
@@ -360,36 +360,5 @@ public actor ESPNFeedTransport: FeedTransport {
     static func isEventId(_ text: String) -> Bool {
         !text.isEmpty && text.utf8.count <= 40
             && text.utf8.allSatisfy { ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) }
-    }
-
-    private static func isCalendarDate(_ text: String) -> Bool {
-        let bytes = Array(text.utf8)
-        guard bytes.count == 10 else { return false }
-        for (index, byte) in bytes.enumerated() {
-            let isDigit = byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
-            if index == 4 || index == 7 {
-                if byte != UInt8(ascii: "-") { return false }
-            } else if !isDigit {
-                return false
-            }
-        }
-        return true
-    }
-
-    private static func split(_ path: String) -> (path: String, query: Substring?) {
-        guard let mark = path.firstIndex(of: "?") else { return (path, nil) }
-        return (String(path[..<mark]), path[path.index(after: mark)...])
-    }
-
-    private static func queryValue(_ name: String, in query: Substring?) -> String? {
-        guard let query else { return nil }
-        for pair in query.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            if parts.first == Substring(name) {
-                let value = parts.count > 1 ? String(parts[1]) : ""
-                return value.removingPercentEncoding ?? value
-            }
-        }
-        return nil
     }
 }

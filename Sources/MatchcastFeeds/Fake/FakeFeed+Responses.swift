@@ -6,7 +6,7 @@ extension FakeFeed {
     /// (simulated time is `elapsed × speed`). See the type's documentation for the routes.
     public func response(to request: FeedRequest, elapsed: Duration) -> FeedResponse {
         let now = simulatedSeconds(elapsed: elapsed)
-        let (path, query) = Self.split(request.path)
+        let path = request.resource
         if path == "/live-matches" {
             return liveMatches(at: now, request: request)
         }
@@ -15,7 +15,7 @@ extension FakeFeed {
             return match(raw.removingPercentEncoding ?? raw, at: now, request: request)
         }
         if path == "/schedule" {
-            return schedule(date: Self.queryValue("date", in: query), at: now, request: request)
+            return schedule(date: request.queryValue("date"), at: now, request: request)
         }
         return NativeFeedBody.error(status: 404, code: "not_found", message: "no resource at \(path)")
     }
@@ -68,7 +68,7 @@ extension FakeFeed {
     }
 
     private func schedule(date: String?, at now: Double, request: FeedRequest) -> FeedResponse {
-        guard let date, Self.isCalendarDate(date) else {
+        guard let date, FeedRequest.isCalendarDate(date) else {
             return NativeFeedBody.error(status: 400, code: "bad_request", message: "date must be YYYY-MM-DD")
         }
         let matches = timelines.map { $0.snapshot(at: now) }.filter { snapshot in
@@ -105,36 +105,5 @@ extension FakeFeed {
         let key = snapshots.map { "\($0.id):\($0.seq ?? 0)" }.joined(separator: ";")
         let hex = String(fnv1a64(key), radix: 16)
         return "\"l" + String(repeating: "0", count: 16 - hex.count) + hex + "\""
-    }
-
-    private static func split(_ path: String) -> (path: String, query: Substring?) {
-        guard let mark = path.firstIndex(of: "?") else { return (path, nil) }
-        return (String(path[..<mark]), path[path.index(after: mark)...])
-    }
-
-    private static func queryValue(_ name: String, in query: Substring?) -> String? {
-        guard let query else { return nil }
-        for pair in query.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            if parts.first == Substring(name) {
-                let value = parts.count > 1 ? String(parts[1]) : ""
-                return value.removingPercentEncoding ?? value
-            }
-        }
-        return nil
-    }
-
-    private static func isCalendarDate(_ text: String) -> Bool {
-        let bytes = Array(text.utf8)
-        guard bytes.count == 10 else { return false }
-        for (index, byte) in bytes.enumerated() {
-            let isDigit = byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
-            if index == 4 || index == 7 {
-                if byte != UInt8(ascii: "-") { return false }
-            } else if !isDigit {
-                return false
-            }
-        }
-        return true
     }
 }

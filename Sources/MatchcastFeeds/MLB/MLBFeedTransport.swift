@@ -30,7 +30,7 @@ public struct MLBFeedTransport: FeedTransport {
     }
 
     public func fetch(_ request: FeedRequest) async throws -> FeedResponse {
-        let path = request.path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? ""
+        let path = request.resource
         guard path.hasPrefix("/matches/") else {
             return NativeFeedBody.error(
                 status: 404, code: "not_supported",

@@ -51,14 +51,12 @@ public struct NHLFeedTransport: FeedTransport {
     }
 
     public func fetch(_ request: FeedRequest) async throws -> FeedResponse {
-        let parts = request.path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
-        let path = parts.first.map(String.init) ?? ""
-        let query = parts.count > 1 ? parts[1] : ""
+        let path = request.resource
         if path == "/live-matches" {
             return try await liveMatches(request)
         }
         if path == "/schedule" {
-            return try await schedule(request, query: query)
+            return try await schedule(request)
         }
         guard path.hasPrefix("/matches/") else {
             return NativeFeedBody.error(
@@ -127,9 +125,8 @@ public struct NHLFeedTransport: FeedTransport {
         return NativeFeedBody.response(status: 200, headers: Self.forwarded(answer), encoding: body)
     }
 
-    private func schedule(_ request: FeedRequest, query: Substring) async throws -> FeedResponse {
-        let date = query.split(separator: "&").first { $0.hasPrefix("date=") }.map { String($0.dropFirst(5)) }
-        guard let date, Self.isCalendarDate(date) else {
+    private func schedule(_ request: FeedRequest) async throws -> FeedResponse {
+        guard let date = request.queryValue("date"), FeedRequest.isCalendarDate(date) else {
             return NativeFeedBody.error(status: 400, code: "bad_request", message: "date must be YYYY-MM-DD")
         }
         let answer = try await upstream.fetch(conditional(request, path: "/v1/score/\(date)"))
@@ -181,16 +178,5 @@ public struct NHLFeedTransport: FeedTransport {
             return seconds
         }
         return nil
-    }
-
-    /// `YYYY-MM-DD` with a month and day that can exist.
-    static func isCalendarDate(_ text: String) -> Bool {
-        let bytes = Array(text.utf8)
-        guard bytes.count == 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-") else { return false }
-        let digits = [0, 1, 2, 3, 5, 6, 8, 9]
-        guard digits.allSatisfy({ bytes[$0] >= UInt8(ascii: "0") && bytes[$0] <= UInt8(ascii: "9") }),
-            let month = Int(text.dropFirst(5).prefix(2)), let day = Int(text.suffix(2))
-        else { return false }
-        return (1...12).contains(month) && (1...31).contains(day)
     }
 }
