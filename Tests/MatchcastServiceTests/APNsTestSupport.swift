@@ -98,8 +98,8 @@ enum APNsFixture {
     static func decode(jwt: String) throws -> (header: [String: Any], claims: [String: Any], signature: [UInt8], signingInput: String) {
         let parts = jwt.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 3,
-              let header = APNsProviderToken.decodeBase64URL(parts[0]), let claims = APNsProviderToken.decodeBase64URL(parts[1]),
-              let signature = APNsProviderToken.decodeBase64URL(parts[2]),
+              let header = Base64URL.decode(parts[0]), let claims = Base64URL.decode(parts[1]),
+              let signature = Base64URL.decode(parts[2]),
               let headerObject = try JSONSerialization.jsonObject(with: Data(header)) as? [String: Any],
               let claimsObject = try JSONSerialization.jsonObject(with: Data(claims)) as? [String: Any]
         else { throw JWTShapeError() }

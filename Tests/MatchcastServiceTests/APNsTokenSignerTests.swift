@@ -17,8 +17,8 @@ struct APNsTokenSignerTests {
 
         let parts = token.jwt.split(separator: ".", omittingEmptySubsequences: false)
         #expect(parts.count == 3)
-        #expect(APNsProviderToken.decodeBase64URL(parts[0]) == Array(#"{"alg":"ES256","kid":"ABC123DEFG"}"#.utf8))
-        #expect(APNsProviderToken.decodeBase64URL(parts[1]) == Array(#"{"iss":"DEF123GHIJ","iat":1776784329}"#.utf8))
+        #expect(Base64URL.decode(parts[0]) == Array(#"{"alg":"ES256","kid":"ABC123DEFG"}"#.utf8))
+        #expect(Base64URL.decode(parts[1]) == Array(#"{"iss":"DEF123GHIJ","iat":1776784329}"#.utf8))
 
         let decoded = try F.decode(jwt: token.jwt)
         #expect(decoded.header as? [String: String] == ["alg": "ES256", "kid": F.keyId])
