@@ -28,12 +28,13 @@ private enum RelayFixture {
     }
 
     static func relay(
-        _ store: any MatchcastStore, _ sinks: [any DeliverySink], mode: DeliveryRelay.Mode
+        _ store: any MatchcastStore, _ sinks: [any DeliverySink], mode: DeliveryRelay.Mode,
+        maxStarts: Int = DeliveryRelay.defaultMaxStarts
     ) -> DeliveryRelay {
         let metrics = BrokerMetrics()
         return DeliveryRelay(
             store: store, dispatcher: DeliveryDispatcher(sinks: sinks, metrics: metrics, logger: logger), mode: mode,
-            metrics: metrics, backoff: quick, logger: logger)
+            metrics: metrics, backoff: quick, maxStarts: maxStarts, logger: logger)
     }
 
     /// Saves to the outbox, then submits, as `LifecycleManager` does.
@@ -67,6 +68,24 @@ struct DeliveryRelayTests {
 
         #expect(seen.observations == [["u1"]])
         #expect(await store.queuedDeliveryCount() == 0)
+    }
+
+    @Test("a kick-off's starts leave the outbox a sink request's worth at a time, so a crash mid-send loses few")
+    func startsLeaveTheOutboxABatchAtATime() async throws {
+        let store = InMemoryStore()
+        // What is still queued each time the sink is handed a batch.
+        let seen = ObservingSink { _ in await store.queuedDeliveries(limit: 100).map(\.id) }
+        let relay = F.relay(store, [seen], mode: .background, maxStarts: 3)
+        let starts = (1...8).map { F.delivery("s\($0)", activity: "a\($0)", .start) }
+        // Queued before the relay runs, as serve's kick-off piles up behind a slow sink.
+        try await F.queue(starts + [F.delivery("u1", activity: "a1", .update)], store, relay)
+        let running = Task { try await relay.run() }
+        defer { running.cancel() }
+        let drained = try await eventually(within: 10) { await store.queuedDeliveryCount() == 0 }
+        #expect(drained)
+
+        // Three, three, then the last two with the update: the starts of later batches stay queued meanwhile.
+        #expect(seen.observations == [["s4", "s5", "s6", "s7", "s8", "u1"], ["s7", "s8", "u1"], ["u1"]])
     }
 
     @Test func aFailingSinkIsRetriedAndMeanwhileUpdatesCollapseToTheNewest() async throws {

@@ -35,6 +35,10 @@ public actor DeliveryRelay {
     private let clock: any Clock<Duration>
     private let backoff: RetryPolicy
     private let maxBatch: Int
+    /// The most starts one batch holds. Starts leave the outbox when their batch is taken, before it is sent (at
+    /// most once): a crash while the batch is being sent loses the starts not yet sent, so a batch holds no more of
+    /// them than one request of a sink carries (the webhook's default batch), not a whole kick-off.
+    private let maxStarts: Int
     private let drainTimeout: Duration
     private let logger: Logger
     private let wake: AsyncStream<Void>.Continuation
@@ -53,7 +57,8 @@ public actor DeliveryRelay {
         store: any MatchcastStore, dispatcher: DeliveryDispatcher, mode: Mode, metrics: BrokerMetrics,
         clock: any Clock<Duration> = ContinuousClock(),
         backoff: RetryPolicy = RetryPolicy(initialBackoff: .seconds(1), maxBackoff: .seconds(30)),
-        maxBatch: Int = 50_000, drainTimeout: Duration = .seconds(10), logger: Logger
+        maxBatch: Int = 50_000, maxStarts: Int = DeliveryRelay.defaultMaxStarts, drainTimeout: Duration = .seconds(10),
+        logger: Logger
     ) {
         self.store = store
         self.dispatcher = dispatcher
@@ -62,6 +67,7 @@ public actor DeliveryRelay {
         self.clock = clock
         self.backoff = backoff
         self.maxBatch = max(1, maxBatch)
+        self.maxStarts = max(1, maxStarts)
         self.drainTimeout = drainTimeout
         self.logger = logger
         (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
@@ -141,11 +147,20 @@ public actor DeliveryRelay {
         }
     }
 
-    /// The next batch, skipping superseded updates; compacts the queue once it is mostly taken.
+    /// The default of `maxStarts`.
+    public static let defaultMaxStarts = 500
+
+    /// The next batch, skipping superseded updates, with at most `maxStarts` starts; compacts the queue once it is
+    /// mostly taken.
     private func take() -> [Delivery] {
         var batch: [Delivery] = []
+        var starts = 0
         while head < queue.count, batch.count < maxBatch {
             let delivery = queue[head]
+            if delivery.event == .start {
+                guard starts < maxStarts else { break }
+                starts += 1
+            }
             head += 1
             if superseded.remove(delivery.id) != nil { continue }
             if delivery.event == .update, queuedUpdate[delivery.activityId] == delivery.id {
