@@ -20,9 +20,7 @@ struct WebPushEncryptionTests {
     }
 
     static func bytes(_ base64URL: String) throws -> Data {
-        var text = base64URL.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        text += String(repeating: "=", count: (4 - text.count % 4) % 4)
-        return try #require(Data(base64Encoded: text))
+        Data(try #require(Base64URL.decode(base64URL)))
     }
 
     @Test func theRFCsWorkedExampleByteForByte() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MatchcastCore
 import MatchcastDelivery
 
 /// Everything `matchcast serve` can be told, with the embedded defaults (`Config/matchcast.yaml`
@@ -31,7 +32,7 @@ public struct BrokerConfiguration: Sendable, Hashable {
     public var restartAfterSeconds = 27900.0
     public var pushToStartSpacingSeconds = 5.0
     /// The most priority-10 pushes a match's key events get in any hour; the rest go at priority 5.
-    public var highPriorityPerHour = 24
+    public var highPriorityPerHour = ActivityPolicy.defaultHighPriorityPerHour
     /// This replica's name in the lease rows (PostgreSQL store); empty: `<host name>:<pid>`.
     public var replicaId = ""
     /// How long a replica's match leases last unless renewed: how soon a dead replica's matches move.

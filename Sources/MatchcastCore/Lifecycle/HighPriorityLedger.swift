@@ -24,16 +24,21 @@ public struct HighPriorityLedger: Sendable, Hashable {
 
     /// How many priority-10 pushes went out in the hour up to `now`.
     public func count(at now: Date) -> Int {
-        let since = Int(now.timeIntervalSince1970.rounded(.down)) - Self.window
-        return sends.count - (sends.firstIndex { $0 > since } ?? sends.count)
+        sends.count - (firstInWindow(at: now) ?? sends.count)
     }
 
     /// When the oldest push of the hour leaves it, making room for one more; nil when the hour is empty.
     public func nextRoom(at now: Date) -> Date? {
-        let since = Int(now.timeIntervalSince1970.rounded(.down)) - Self.window
-        guard let oldest = sends.first(where: { $0 > since }) else { return nil }
-        return Date(timeIntervalSince1970: TimeInterval(oldest + Self.window))
+        firstInWindow(at: now).map { Date(timeIntervalSince1970: TimeInterval(sends[$0] + Self.window)) }
     }
+
+    /// The index of the oldest push in the hour up to `now`.
+    private func firstInWindow(at now: Date) -> Int? {
+        let since = Self.second(now) - Self.window
+        return sends.firstIndex { $0 > since }
+    }
+
+    private static func second(_ date: Date) -> Int { Int(date.timeIntervalSince1970.rounded(.down)) }
 
     /// The priority the update's pushes go at, recorded when it is 10: a final goes at 10 always, key events while
     /// fewer than `ceiling` went out in the hour, everything else at 5.
@@ -47,7 +52,7 @@ public struct HighPriorityLedger: Sendable, Hashable {
 
     /// A priority-10 push went out at `now`; pushes older than the window are let go.
     public mutating func record(at now: Date) {
-        let second = Int(now.timeIntervalSince1970.rounded(.down))
+        let second = Self.second(now)
         sends.removeAll { $0 <= second - Self.window }
         let at = sends.lastIndex { $0 <= second }.map { $0 + 1 } ?? 0
         sends.insert(second, at: at)

@@ -35,9 +35,11 @@ public actor DeliveryRelay {
     private let clock: any Clock<Duration>
     private let backoff: RetryPolicy
     private let maxBatch: Int
-    /// The most starts one batch holds. Starts leave the outbox when their batch is taken, before it is sent (at
-    /// most once): a crash while the batch is being sent loses the starts not yet sent, so a batch holds no more of
-    /// them than one request of a sink carries (the webhook's default batch), not a whole kick-off.
+    /// The most starts one queued batch holds. Starts leave the outbox when their batch is taken, before it is sent
+    /// (at most once): a crash while the batch is being sent loses the starts not yet sent, so a batch holds no more
+    /// of them than one request of a sink carries (the webhook's default batch), not a whole kick-off. (`.inline`'s
+    /// fast path hands a fan-out chunk straight to the sinks, at most one chunk's starts; only `matchcast replay`,
+    /// whose store dies with it anyway, and the benchmarks deliver inline.)
     private let maxStarts: Int
     private let drainTimeout: Duration
     private let logger: Logger
