@@ -81,7 +81,7 @@ struct DeliveryRelayTests {
         try await F.queue(starts + [F.delivery("u1", activity: "a1", .update)], store, relay)
         let running = Task { try await relay.run() }
         defer { running.cancel() }
-        let drained = try await eventually(within: 10) { await store.queuedDeliveryCount() == 0 }
+        let drained = try await eventually { await store.queuedDeliveryCount() == 0 }
         #expect(drained)
 
         // Three, three, then the last two with the update: the starts of later batches stay queued meanwhile.
