@@ -183,25 +183,16 @@ public actor FollowSession {
                     continue
                 }
                 guard let delivery else { continue }
+                if intent.aps.event == .start, case .channel(let channelId) = route, channel == nil {
+                    // The start names the channel, so the channel carries the match from the moment the start may
+                    // reach the phone: a send that fails or is cancelled (Ctrl-C) after APNs took it must still leave
+                    // a channel for `stop` to end.
+                    adoptChannel(channelId)
+                }
                 try await sink.deliver([delivery])
                 deliveriesSent += 1
-                if intent.aps.event == .start {
-                    switch route {
-                    case .synthetic:
-                        try await execute(lifecycle.updateTokenRegistered(updateToken, now: now(), policy: policy))
-                    case .channel(let channelId) where channel == nil:
-                        // From the start on, the channel carries the match; the start already shows this content.
-                        var channel = ActivityLifecycle.adopted(
-                            activityId: builder.makeActivityId(now: now()), matchId: matchId, updateToken: channelId, now: now())
-                        if let latest = tracker.latest {
-                            var quiet = latest
-                            quiet.keyEvents = []
-                            _ = channel.matchChanged(quiet, now: now(), policy: channelPolicy)
-                        }
-                        self.channel = channel
-                    case .channel, .updateToken:
-                        break
-                    }
+                if intent.aps.event == .start, case .synthetic = route {
+                    try await execute(lifecycle.updateTokenRegistered(updateToken, now: now(), policy: policy))
                 }
             case .finished:
                 isFinished = true
@@ -213,6 +204,18 @@ public actor FollowSession {
                 }
             }
         }
+    }
+
+    /// The channel's own activity, adopted showing what the start shows (the match's latest state, no key event).
+    private func adoptChannel(_ channelId: String) {
+        var channel = ActivityLifecycle.adopted(
+            activityId: builder.makeActivityId(now: now()), matchId: matchId, updateToken: channelId, now: now())
+        if let latest = tracker.latest {
+            var quiet = latest
+            quiet.keyEvents = []
+            _ = channel.matchChanged(quiet, now: now(), policy: channelPolicy)
+        }
+        self.channel = channel
     }
 
     static func format(_ duration: Duration) -> String {

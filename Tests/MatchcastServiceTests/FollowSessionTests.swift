@@ -122,6 +122,25 @@ struct FollowSessionTests {
         #expect(sent.last == "end channel", "\(sent)")
     }
 
+    @Test("Ctrl-C cancelling the start on its way (APNs may have it already) still ends the activity on its channel",
+          .timeLimit(.minutes(1)))
+    func stopWhileTheStartIsCancelled() async throws {
+        let sink = HoldingSink(failsHeld: true)
+        let session = FollowSession(
+            matchId: "m", sink: sink, policy: ActivityPolicy(), bundleId: "b", seed: 1, route: .channel("chan-1"),
+            report: { _ in })
+        let live = PollResult(outcome: MatchPollOutcome.updated(ManagerFixtures.football("m", seq: 1)), delay: .seconds(5))
+        let handling = Task { try await session.handle(live) }
+        await sink.waitForFirstDelivery()
+        let stopping = Task { try await session.stop() }
+        sink.release()
+        await #expect(throws: CancellationError.self) { try await handling.value }
+        try await stopping.value
+        let sent = sink.deliveries.map { "\($0.payload.aps.event) \($0.target.kind)" }
+        #expect(sent == ["start pushToStartToken", "end channel"])
+        #expect(await session.isDone)
+    }
+
     @Test("a feed that fails is reported and retried, not fatal", .timeLimit(.minutes(1)))
     func failingFeedIsReported() async throws {
         struct Refusing: FeedTransport {
@@ -156,9 +175,11 @@ final class CapturedLines: Sendable {
     var lines: [String] { storage.withLock { $0 } }
 }
 
-/// A sink that keeps its first delivery waiting until released, and says when it has it.
+/// A sink that keeps its first delivery waiting until released, and says when it has it; with `failsHeld`, what it
+/// held fails when released, as a send cancelled after the server took it.
 final class HoldingSink: DeliverySink, Sendable {
     let name = "holding"
+    private let failsHeld: Bool
     private struct State {
         var deliveries: [Delivery] = []
         var released = false
@@ -167,6 +188,10 @@ final class HoldingSink: DeliverySink, Sendable {
     }
     private let state = Synchronization.Mutex(State())
 
+    init(failsHeld: Bool = false) {
+        self.failsHeld = failsHeld
+    }
+
     func deliver(_ batch: [Delivery]) async throws {
         let arrived = state.withLock { state in
             state.deliveries += batch
@@ -174,13 +199,16 @@ final class HoldingSink: DeliverySink, Sendable {
             return state.arrived
         }
         for waiter in arrived { waiter.resume() }
+        var wasHeld = false
         await withCheckedContinuation { continuation in
             let go = state.withLock { state in
                 if !state.released { state.held.append(continuation) }
                 return state.released
             }
+            wasHeld = !go
             if go { continuation.resume() }
         }
+        if failsHeld, wasHeld { throw CancellationError() }
     }
 
     func waitForFirstDelivery() async {
