@@ -51,7 +51,8 @@ struct ManagerHarness: Sendable {
     init(
         store: any MatchcastStore = InMemoryStore(), clock: ManagerTestClock = ManagerTestClock(),
         policy: ActivityPolicy = ActivityPolicy(coalesceInterval: .seconds(10)),
-        spacing: Duration = .seconds(5), seed: UInt64 = 7, metrics: BrokerMetrics = BrokerMetrics()
+        spacing: Duration = .seconds(5), seed: UInt64 = 7, metrics: BrokerMetrics = BrokerMetrics(),
+        deviceSecretCapacity: Int = DeviceSecretCache.defaultCapacity
     ) {
         let logger = Logger(label: "test.lifecycle", factory: { _ in SwiftLogNoOpLogHandler() })
         let sink = CapturingSink()
@@ -63,7 +64,8 @@ struct ManagerHarness: Sendable {
         self.sink = sink
         self.clock = clock
         service = LiveActivityService(
-            store: store, lifecycle: manager, feedReachable: { true }, now: clock.reader, metrics: metrics, logger: logger)
+            store: store, lifecycle: manager, feedReachable: { true }, now: clock.reader, metrics: metrics,
+            deviceSecretCapacity: deviceSecretCapacity, logger: logger)
     }
 
     // MARK: Deliveries

@@ -23,6 +23,8 @@ public final class LiveActivityService: Sendable {
     private let access: StoreAccess
     private let tokens: TokenManager
     private let followManager: FollowManager
+    /// The stored secret hashes of devices that called lately: a device's calls do not each read the store.
+    private let secrets: DeviceSecretCache
     /// Runs changes to a match's activities where the match is run (this replica, or its owner).
     let router: MatchRouter
     /// The follows changed here, for the poll supervisor to start or stop match sources.
@@ -36,9 +38,11 @@ public final class LiveActivityService: Sendable {
         metrics: BrokerMetrics = BrokerMetrics(),
         commandAnswerTimeout: Duration = .seconds(5),
         clock: any Clock<Duration> = ContinuousClock(),
+        deviceSecretCapacity: Int = DeviceSecretCache.defaultCapacity,
         logger: Logger = Logger(label: "matchcast.service")
     ) {
         self.metrics = metrics
+        secrets = DeviceSecretCache(capacity: deviceSecretCapacity)
         self.store = store
         access = StoreAccess(store: store, logger: logger)
         let changes = followChanges
@@ -75,10 +79,20 @@ public final class LiveActivityService: Sendable {
             throw ServiceError(.unauthorized, "invalid device secret")
         }
         let deviceId = String(secret[..<dot])
-        guard Validation.isIdentifier(deviceId),
-              let device = try await access({ try await $0.device(id: deviceId) }),
-              Self.constantTimeEqual(device.secretHash, Self.hash(secret))
-        else { throw ServiceError(.unauthorized, "invalid device secret") }
+        guard Validation.isIdentifier(deviceId) else { throw ServiceError(.unauthorized, "invalid device secret") }
+        let presented = Self.hash(secret)
+        let moment = now()
+        let stored: String
+        if let known = secrets.secretHash(of: deviceId, at: moment) {
+            stored = known
+        } else {
+            guard let device = try await access({ try await $0.device(id: deviceId) }) else {
+                throw ServiceError(.unauthorized, "invalid device secret")
+            }
+            secrets.remember(deviceId, secretHash: device.secretHash, at: moment)
+            stored = device.secretHash
+        }
+        guard Self.constantTimeEqual(stored, presented) else { throw ServiceError(.unauthorized, "invalid device secret") }
         return deviceId
     }
 
