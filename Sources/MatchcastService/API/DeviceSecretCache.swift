@@ -61,9 +61,6 @@ public final class DeviceSecretCache: Sendable {
         }
     }
 
-    /// How many devices are remembered (both generations).
-    var count: Int { generations.withLock { $0.newer.count + $0.older.count } }
-
     private static func insert(_ deviceId: String, _ entry: Entry, into generations: inout Generations, half: Int) {
         if generations.newer[deviceId] == nil, generations.newer.count >= half {
             generations.older = generations.newer
