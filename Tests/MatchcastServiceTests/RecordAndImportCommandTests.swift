@@ -1,0 +1,121 @@
+import ArgumentParser
+import Foundation
+@testable import MatchcastCLI
+import MatchcastCore
+import MatchcastFeeds
+import Testing
+
+/// `matchcast record` and `matchcast import`, run as the CLI parses them: what they write is a recording `replay`
+/// accepts, in time order, ending with the match over; bad input is refused naming the file.
+@Suite("matchcast record and import: recordings replay accepts")
+struct RecordAndImportCommandTests {
+    /// A file in a fresh temporary folder, removed after `body`.
+    private static func withOutput(_ name: String, _ body: (String) async throws -> Void) async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("record-import-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await body(folder.appendingPathComponent(name).path)
+    }
+
+    /// The recording at `path`, which must have no problem at all.
+    private static func recording(_ path: String) throws -> [RecordingLine] {
+        let parse = RecordingReader.read(try Data(contentsOf: URL(fileURLWithPath: path)))
+        #expect(parse.problems.isEmpty, "\(parse.problems)")
+        return parse.lines
+    }
+
+    /// The match statuses of the recording's answers that carry a match, in order.
+    private static func statuses(_ lines: [RecordingLine]) -> [String] {
+        lines.compactMap { line in
+            guard let body = line.body, let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else { return nil }
+            return (object["match"] as? [String: Any])?["status"] as? String
+        }
+    }
+
+    private static var realData: String? { ProcessInfo.processInfo.environment["MATCHCAST_REALDATA"] }
+
+    @Test("record polls the fake feed until the match is over; every answer is a line, in time order", .timeLimit(.minutes(1)))
+    func recordTheFakeFeed() async throws {
+        try await Self.withOutput("football.ndjson") { path in
+            // 3,000×: a football match in a few seconds.
+            let command = try RecordCommand.parse(["--feed", "fake?speed=3000", "--match", "football", "-o", path])
+            try await command.run()
+            let lines = try Self.recording(path)
+            #expect(lines.count > 10)
+            #expect(lines.allSatisfy { $0.request.hasPrefix("/matches/football") }, "\(lines.map(\.request).prefix(3))")
+            let statuses = Self.statuses(lines)
+            #expect(statuses.first == "scheduled" && statuses.contains("live"), "\(statuses.prefix(5))")
+            #expect(statuses.last == "completed", "polled until the match was over: \(statuses.suffix(3))")
+        }
+    }
+
+    @Test("record stops after --duration when the match goes on", .timeLimit(.minutes(1)))
+    func recordForADuration() async throws {
+        try await Self.withOutput("short.ndjson") { path in
+            let started = ContinuousClock.now
+            let command = try RecordCommand.parse(["--feed", "fake?speed=1", "--match", "football", "--duration", "1", "-o", path])
+            try await command.run()
+            #expect(ContinuousClock.now - started < .seconds(30))
+            let statuses = Self.statuses(try Self.recording(path))
+            #expect(!statuses.isEmpty && !statuses.contains("completed"), "\(statuses)")
+        }
+    }
+
+    @Test("bad record input is refused before anything is polled")
+    func recordRefusesBadInput() async throws {
+        try await Self.withOutput("x.ndjson") { path in
+            let badFeed = try RecordCommand.parse(["--feed", "gopher://nowhere", "--match", "m", "-o", path])
+            await #expect(throws: ValidationError.self) { try await badFeed.run() }
+            let unwritable = try RecordCommand.parse(["--feed", "fake", "--match", "m", "-o", "/nonexistent-folder/x.ndjson"])
+            let error = await #expect(throws: ValidationError.self) { try await unwritable.run() }
+            #expect(error?.message.contains("/nonexistent-folder/x.ndjson") == true)
+        }
+    }
+
+    @Test("import cricsheet: one observation per ball, the last one the result",
+          .enabled(if: RecordAndImportCommandTests.realData != nil, "MATCHCAST_REALDATA is not set"))
+    func importCricsheet() async throws {
+        let file = try #require(Self.realData) + "/cricsheet/1144530.json"
+        try await Self.withOutput("final.ndjson") { path in
+            let command = try #require(try ImportCommand.parseAsRoot(["cricsheet", file, "-o", path]) as? ImportCommand.Cricsheet)
+            try command.run()
+            let lines = try Self.recording(path)
+            // Two innings of 50 overs, and the super over: some 600 balls.
+            #expect(lines.count > 500)
+            #expect(lines.allSatisfy { $0.status == 200 && $0.request == "/matches/1144530" })
+            #expect(Self.statuses(lines).last == "completed")
+        }
+    }
+
+    @Test("import mlb: one observation per play, under the id the mlb feed serves",
+          .enabled(if: RecordAndImportCommandTests.realData != nil, "MATCHCAST_REALDATA is not set"))
+    func importMLB() async throws {
+        let file = try #require(Self.realData) + "/mlb/livefeed_744914.json"
+        try await Self.withOutput("mlb.ndjson") { path in
+            let command = try #require(try ImportCommand.parseAsRoot(["mlb", file, "-o", path]) as? ImportCommand.MLB)
+            try command.run()
+            let lines = try Self.recording(path)
+            #expect(lines.count > 50)
+            #expect(lines.allSatisfy { $0.request == "/matches/mlb:744914" }, "\(lines.first?.request ?? "-")")
+            #expect(Self.statuses(lines).last == "completed")
+        }
+    }
+
+    @Test("import refuses a file it cannot read or understand, naming it")
+    func importRefusesBadFiles() async throws {
+        try await Self.withOutput("bad.json") { path in
+            try Data("{\"not\": \"cricsheet\"}".utf8).write(to: URL(fileURLWithPath: path))
+            for (arguments, named) in [
+                (["cricsheet", path + ".missing", "-o", path + ".out"], path + ".missing"),
+                (["cricsheet", path, "-o", path + ".out"], path),
+                (["mlb", path, "-o", path + ".out"], path),
+                (["tennis-pbp", path, "--id", "1", "-o", path + ".out"], path),
+            ] {
+                var command = try ImportCommand.parseAsRoot(arguments)
+                let error = #expect(throws: ValidationError.self, "\(arguments)") { try command.run() }
+                #expect(error?.message.contains(named) == true, "\(error?.message ?? "-")")
+            }
+            #expect(!FileManager.default.fileExists(atPath: path + ".out"), "nothing written")
+        }
+    }
+}
