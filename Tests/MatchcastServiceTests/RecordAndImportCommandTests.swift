@@ -72,31 +72,25 @@ struct RecordAndImportCommandTests {
         }
     }
 
-    @Test("import cricsheet: one observation per ball, the last one the result",
-          .enabled(if: RecordAndImportCommandTests.realData != nil, "MATCHCAST_REALDATA is not set"))
-    func importCricsheet() async throws {
-        let file = try #require(Self.realData) + "/cricsheet/1144530.json"
-        try await Self.withOutput("final.ndjson") { path in
-            let command = try #require(try ImportCommand.parseAsRoot(["cricsheet", file, "-o", path]) as? ImportCommand.Cricsheet)
-            try command.run()
-            let lines = try Self.recording(path)
-            // Two innings of 50 overs, and the super over: some 600 balls.
-            #expect(lines.count > 500)
-            #expect(lines.allSatisfy { $0.status == 200 && $0.request == "/matches/1144530" })
-            #expect(Self.statuses(lines).last == "completed")
-        }
-    }
+    /// Real files, their importer, the request each observation answers and fewer observations than it must have.
+    static let imports: [(importer: String, file: String, request: String, atLeast: Int)] = [
+        // Two innings of 50 overs, and the super over: some 600 balls.
+        ("cricsheet", "cricsheet/1144530.json", "/matches/1144530", 500),
+        // One per play, under the id the mlb feed serves it as.
+        ("mlb", "mlb/livefeed_744914.json", "/matches/mlb:744914", 50),
+    ]
 
-    @Test("import mlb: one observation per play, under the id the mlb feed serves",
-          .enabled(if: RecordAndImportCommandTests.realData != nil, "MATCHCAST_REALDATA is not set"))
-    func importMLB() async throws {
-        let file = try #require(Self.realData) + "/mlb/livefeed_744914.json"
-        try await Self.withOutput("mlb.ndjson") { path in
-            let command = try #require(try ImportCommand.parseAsRoot(["mlb", file, "-o", path]) as? ImportCommand.MLB)
+    @Test("import writes one observation per ball or play, every one a 200, the last one the result",
+          .enabled(if: RecordAndImportCommandTests.realData != nil, "MATCHCAST_REALDATA is not set"),
+          arguments: imports)
+    func importRealData(importer: String, file: String, request: String, atLeast: Int) async throws {
+        let input = try #require(Self.realData) + "/" + file
+        try await Self.withOutput("\(importer).ndjson") { path in
+            var command = try ImportCommand.parseAsRoot([importer, input, "-o", path])
             try command.run()
             let lines = try Self.recording(path)
-            #expect(lines.count > 50)
-            #expect(lines.allSatisfy { $0.request == "/matches/mlb:744914" }, "\(lines.first?.request ?? "-")")
+            #expect(lines.count > atLeast)
+            #expect(lines.allSatisfy { $0.status == 200 && $0.request == request }, "\(lines.first?.request ?? "-")")
             #expect(Self.statuses(lines).last == "completed")
         }
     }

@@ -80,7 +80,6 @@ public final class LiveActivityService: Sendable {
         }
         let deviceId = String(secret[..<dot])
         guard Validation.isIdentifier(deviceId) else { throw ServiceError(.unauthorized, "invalid device secret") }
-        let presented = Self.hash(secret)
         let moment = now()
         let stored: String
         if let known = secrets.secretHash(of: deviceId, at: moment) {
@@ -92,7 +91,7 @@ public final class LiveActivityService: Sendable {
             secrets.remember(deviceId, secretHash: device.secretHash, at: moment)
             stored = device.secretHash
         }
-        guard Self.constantTimeEqual(stored, presented) else { throw ServiceError(.unauthorized, "invalid device secret") }
+        guard Self.constantTimeEqual(stored, Self.hash(secret)) else { throw ServiceError(.unauthorized, "invalid device secret") }
         return deviceId
     }
 
