@@ -125,7 +125,7 @@ struct DatabaseOutageTests {
                 + "\(serve.receiver.received.count) deliveries, \(afterResume.count) after it came back, \(activities.count) "
                 + "activities, every one ended: \(everyEnd)")
         } catch {
-            print(MatchcastProcess.logs(directory))
+            print(MatchcastProcess.logs(directory, lines: 300))
             await cleanUp()
             throw error
         }

@@ -52,12 +52,12 @@ final class MatchcastProcess: @unchecked Sendable {
         process.waitUntilExit()
     }
 
-    /// Every `*.log` in the folder, for a failure report.
-    static func logs(_ directory: URL) -> String {
+    /// The last `lines` lines of every `*.log` in the folder, for a failure report.
+    static func logs(_ directory: URL, lines: Int = 40) -> String {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         return names.filter { $0.hasSuffix(".log") }.sorted().map { name in
             let text = (try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)) ?? ""
-            return "--- \(name)\n" + text.split(separator: "\n").suffix(40).joined(separator: "\n")
+            return "--- \(name)\n" + text.split(separator: "\n").suffix(lines).joined(separator: "\n")
         }.joined(separator: "\n")
     }
 

@@ -42,6 +42,7 @@ struct ShutdownWithoutDatabaseTests {
         if !exited { serve.kill() }
         #expect(exited, "serve still running \(took) after SIGTERM without its database")
         #expect(took < .seconds(45), "serve took \(took) to exit (without the bound: about a minute)")
+        if !exited || took >= .seconds(45) { print(MatchcastProcess.logs(directory, lines: 300)) }
         print("shutdown-without-database: serve exited \(took) after SIGTERM, PostgreSQL away")
         _ = try? await PostgresScript.run("resume", folder: cluster)
     }
