@@ -50,4 +50,16 @@ extension StoreError {
         }
         return state.hasPrefix("28") || state == "3D000" || state == "42501" || state == "3F000"
     }
+
+    /// Whether `error` says the server went away (it is shutting down, or cannot be connected to) rather than that
+    /// one statement or one connection failed: the pool that met it is replaced (`PostgresPools`). A server that died
+    /// without a word is found by the calls that then wait for a connection (`PostgresReachability`).
+    static func lostServer(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError else { return false }
+        if let state = error.serverInfo?[.sqlState] {
+            // admin_shutdown, crash_shutdown, cannot_connect_now.
+            return state.hasPrefix("57P")
+        }
+        return error.code == .connectionError
+    }
 }

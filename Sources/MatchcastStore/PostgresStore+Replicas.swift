@@ -159,10 +159,16 @@ extension PostgresStore: ReplicaStore {
 
     public func listen(_ onSignal: @escaping @Sendable (ReplicaSignal) -> Void) async throws {
         let channel = replicaChannel
-        try await client.withConnection { connection in
-            try await connection.listen(on: channel) { notifications in
-                for try await notification in notifications { onSignal(ReplicaSignal(payload: notification.payload)) }
+        let client = try await pool()
+        do {
+            try await client.withConnection { connection in
+                try await connection.listen(on: channel) { notifications in
+                    for try await notification in notifications { onSignal(ReplicaSignal(payload: notification.payload)) }
+                }
             }
+        } catch {
+            if StoreError.lostServer(error) { pools.retire(client) }
+            throw error
         }
     }
 }

@@ -7,8 +7,9 @@ import Synchronization
 
 /// The store for several replicas: one PostgreSQL database shared by every `matchcast serve`.
 ///
-/// A facade over one `PostgresClient` (a connection pool). The client is a `Service`: its `run()` must be
-/// running before the first call (queries wait for it otherwise), and stop only after the last one. `open()`
+/// A facade over a `PostgresClient` (a connection pool, replaced by a new one after the server went away:
+/// `PostgresPools`). `run()` runs the pool: it must be running before the first call (queries wait for it
+/// otherwise), and stop only after the last one (`withStoreRunning`). `open()`
 /// applies the pending migrations (`PostgresStore+Migrations.swift`) on a connection of its own, so it works
 /// before the client runs and fails fast with a clear error when the server cannot be reached. Every call that
 /// writes more than one row is one transaction; PostgreSQL errors come out as `StoreError`.
@@ -85,8 +86,10 @@ public final class PostgresStore: MatchcastStore {
         }
     }
 
-    /// The connection pool. Run it (`client.run()`, or in a `ServiceGroup`) for as long as the store is used.
-    public let client: PostgresClient
+    /// The connection pool in use. Run by `run()`, for as long as the store is used.
+    public var client: PostgresClient { pools.client }
+    /// The pool, and the ones that replace it after the server went away.
+    let pools: PostgresPools
     public let configuration: Configuration
     let logger: Logger
     /// Whether the server was there at the last look: calls fail fast while it is not.
@@ -112,7 +115,12 @@ public final class PostgresStore: MatchcastStore {
             clientConfiguration.options.minimumConnections = clientConfiguration.options.maximumConnections
         }
         clientConfiguration.options.keepAliveBehavior = configuration.keepAlive.map { .init(frequency: $0) }
-        client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
+        pools = PostgresPools(configuration: clientConfiguration, logger: logger)
+    }
+
+    /// Runs the connection pool (and any that replaces it) until cancelled: for as long as the store is used.
+    public func run() async {
+        await pools.run()
     }
 
     /// Makes the store and migrates its database: a clear error now when the server cannot be reached, the
@@ -154,8 +162,9 @@ public final class PostgresStore: MatchcastStore {
         _ what: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws(StoreError) -> T {
         let leased = LeaseFlag()
-        let client = self.client
+        let client = try await pool()
         let reachability = self.reachability
+        let pools = self.pools
         let timeout = configuration.leaseTimeout
         let patience = min(reachability.currentPatience, timeout)
         do {
@@ -190,6 +199,7 @@ public final class PostgresStore: MatchcastStore {
                         // would leave the transaction's fate unknown.
                         guard !leased.isSet else { continue }
                         group.cancelAll()
+                        pools.retire(client)
                         throw StoreError.database("PostgreSQL at \(configuration.endpoint) cannot be reached (\(problem))")
                     case .timerFired:
                         guard !leased.isSet else { continue }
@@ -202,8 +212,19 @@ public final class PostgresStore: MatchcastStore {
                 throw StoreError.database("the PostgreSQL call ended without a result")
             }
         } catch {
+            if StoreError.lostServer(error) { pools.retire(client) }
             throw StoreError(postgres: error, while: what)
         }
+    }
+
+    /// The pool a call may use: the one in use, unless it lost the server; then, once a connection attempt outside
+    /// the pool succeeds, a new one in its place (`PostgresPools`). Until then every call fails at once.
+    func pool() async throws(StoreError) -> PostgresClient {
+        if let usable = pools.usable { return usable }
+        if let problem = await reachability.check({ try await self.attemptConnection() }) {
+            throw .database("PostgreSQL at \(configuration.endpoint) cannot be reached (\(problem))")
+        }
+        return await pools.renewed()
     }
 
     /// Waits `timeout` on a NIO timer that a cancellation takes off its event loop's queue at once: every call that gets
@@ -342,14 +363,16 @@ extension Date {
     }
 }
 
-/// Runs `body` while the store's background work runs: a `PostgresStore`'s connection pool (`client.run()`),
+/// Runs `body` while the store's background work runs: a `PostgresStore`'s connection pool (`run()`),
 /// started before `body` (so its first query finds it) and stopped after it (so the last one does); for the
 /// other stores, just `body`. The broker wraps its whole life in it: restore, then its `ServiceGroup`, whose
 /// services all stop before the pool does.
 public func withStoreRunning<T: Sendable>(_ store: any MatchcastStore, _ body: () async throws -> T) async throws -> T {
     guard let postgres = store as? PostgresStore else { return try await body() }
     return try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { await postgres.client.run() }
+        group.addTask { await postgres.run() }
+        // Asked for a connection before it runs, the pool would log a warning (and wait).
+        await postgres.pools.waitUntilRunning()
         defer { group.cancelAll() }
         return try await body()
     }
