@@ -102,7 +102,9 @@ struct FollowPhoneTests {
             #expect(events.count > 3 && events.first == "update" && events.last == "end", "\(events)")
             #expect(events.filter { $0 == "end" }.count == 1 && !events.contains("start"))
             let states = accepted.compactMap { (Self.aps($0.body)["content-state"] as? [String: Any])?["status"] as? String }
-            #expect(states.first == "scheduled" && states.contains("live"), "\(states)")
+            // The first update shows what the feed showed at the first poll: at 1000× the kick-off is 0.12 s after
+            // the feed starts, which a busy machine (CI runs every test at once) can pass before that poll.
+            #expect(["scheduled", "live"].contains(states.first) && states.contains("live"), "\(states)")
             #expect(server.channelRequests.isEmpty, "no channel on the update-token route")
             #expect(server.duplicates == 0)
             Self.expectRedacted(follow.stderr)
