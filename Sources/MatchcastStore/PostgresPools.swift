@@ -61,8 +61,8 @@ final class PostgresPools: Sendable {
         await state.withLock { $0.current }.started.wait()
     }
 
-    /// `client` lost the server (a call could not reach it, or a connection of the pool failed): when it is still the
-    /// pool in use, no call uses it again. A pool already replaced is left as it is.
+    /// `client` lost the server (a call could not reach it, or the server said it is shutting down): when it is still
+    /// the pool in use, no call uses it again. A pool already replaced is left as it is.
     func retire(_ client: PostgresClient) {
         let retired = state.withLock { state -> Bool in
             guard state.current.client === client, !state.retired else { return false }

@@ -159,16 +159,11 @@ extension PostgresStore: ReplicaStore {
 
     public func listen(_ onSignal: @escaping @Sendable (ReplicaSignal) -> Void) async throws {
         let channel = replicaChannel
-        let client = try await pool()
-        do {
-            try await client.withConnection { connection in
-                try await connection.listen(on: channel) { notifications in
-                    for try await notification in notifications { onSignal(ReplicaSignal(payload: notification.payload)) }
-                }
+        // Through `withConnection`: the same pool, the same fast failure while the server is away.
+        try await withConnection("listening for other replicas") { connection in
+            try await connection.listen(on: channel) { notifications in
+                for try await notification in notifications { onSignal(ReplicaSignal(payload: notification.payload)) }
             }
-        } catch {
-            if StoreError.lostServer(error) { pools.retire(client) }
-            throw error
         }
     }
 }
