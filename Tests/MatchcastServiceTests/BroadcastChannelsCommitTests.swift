@@ -52,14 +52,14 @@ struct BroadcastChannelsCommitTests {
 
         // The operation fails (the broadcast never reached the outbox): the channel is read back, and its next
         // look at the match (the same score, no key event this time) broadcasts that score again.
-        await channels.rollBack()
+        await channels.rollBack(matchId: Self.match)
         #expect(await channels.all()[Self.match] == stored)
         let again = await channels.matchChanged(Self.update(1), matchId: Self.match)
         #expect(again.map(\.payload.aps.contentState) == goal.map(\.payload.aps.contentState))
 
         // This time the broadcast is queued and committed: now the store has it, and it is not sent twice.
         try await store.saveActivities([], enqueue: again)
-        await channels.commit()
+        await channels.commit(matchId: Self.match)
         let committed = try #require(await store.channel(matchId: Self.match)?.channel)
         #expect(committed != stored)
         #expect(await channels.all()[Self.match] == committed)

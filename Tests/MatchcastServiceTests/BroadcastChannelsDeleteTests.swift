@@ -61,7 +61,7 @@ struct BroadcastChannelsDeleteTests {
         #expect(end.map(\.target) == [PushTarget(kind: .channel, value: channelId)])
         #expect(end.first?.payload.aps.event == .end)
         try await store.saveActivities([], enqueue: end)
-        await channels.commit()
+        await channels.commit(matchId: "epl-mun-liv")
         #expect(await store.channel(matchId: "epl-mun-liv")?.channel.phase == .closing)
         #expect(await channels.channelId(matchId: "epl-mun-liv") == nil)
 
@@ -82,7 +82,7 @@ struct BroadcastChannelsDeleteTests {
         clock.advance(by: .seconds(1))
         await channels.deleteDue()
         #expect(await apns.deleteCalls.count == 2)
-        await channels.commit()
+        await channels.commit(matchId: "epl-mun-liv")
         #expect(await store.channel(matchId: "epl-mun-liv")?.channel.deleteAttempts == 2)
         clock.advance(by: .seconds(10))
         await channels.deleteDue()

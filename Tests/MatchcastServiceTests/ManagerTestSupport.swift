@@ -152,7 +152,7 @@ enum ManagerFixtures {
 }
 
 /// A store that passes every call to an in-memory store, but can fail `saveMatch` on demand and
-/// hold `pushToStartToken`, `saveActivity` or `openHolders` at a gate, to reach interleavings a test
+/// hold `pushToStartToken`, `saveActivity`, `openHolders` or one match's saves at a gate, to reach interleavings a test
 /// cannot otherwise pin down.
 final class ManagerScriptedStore: MatchcastStore {
     let base = InMemoryStore()
@@ -161,6 +161,9 @@ final class ManagerScriptedStore: MatchcastStore {
     let pushToStartGate = ManagerTestGate()
     let saveActivityGate = ManagerTestGate()
     let openHoldersGate = ManagerTestGate()
+    /// Holds, while armed, an operation's save (`saveActivities(_:enqueue:)`) of the match `enqueueGateMatch` names.
+    let enqueueGate = ManagerTestGate()
+    let enqueueGateMatch = Mutex<String?>(nil)
     /// The size of each `saveActivities` (without deliveries) call, in order.
     let savedBatches = Mutex<[Int]>([])
     /// The activities of each `saveActivities(_:enqueue:)` call (an operation's save), in order.
@@ -198,6 +201,10 @@ final class ManagerScriptedStore: MatchcastStore {
     }
     func saveActivities(_ records: [ActivityRecord], enqueue deliveries: [Delivery]) async throws(StoreError) {
         savedWithDeliveries.withLock { $0.append(records.map(\.activityId)) }
+        if let matchId = enqueueGateMatch.withLock({ $0 }),
+           records.contains(where: { $0.matchId == matchId }) || deliveries.contains(where: { $0.matchId == matchId }) {
+            await enqueueGate.pass()
+        }
         try await base.saveActivities(records, enqueue: deliveries)
     }
     func queuedDeliveries(limit: Int) async throws(StoreError) -> [Delivery] { await base.queuedDeliveries(limit: limit) }

@@ -7,7 +7,7 @@ import Testing
 
 private typealias F = ManagerFixtures
 
-/// Update tokens that arrive while the lifecycle's gate is held queue up and are registered together: one read of
+/// Update tokens that arrive while their match's gate is held queue up and are registered together: one read of
 /// their holders, one save of what they changed, each caller answered with its own activity or its own error, and
 /// each one seeing what the earlier ones of its batch did.
 @Suite("lifecycle manager: queued update tokens run together")
@@ -93,18 +93,38 @@ struct TokenQueueTests {
         }
     }
 
-    @Test("queued tokens of two matches: one save per match, so each is written under its own match's lease",
+    @Test("a token of another match does not wait behind a held match; each match's tokens are saved apart",
           .timeLimit(.minutes(1)))
-    func oneSavePerMatch() async throws {
+    func otherMatchesDoNotWait() async throws {
         let store = ManagerScriptedStore()
         let h = ManagerHarness(store: store)
         let s = try await Self.startedDevices(h, 3)
-        let queued = [s[1], Registration(activityId: "app-act-m2", deviceId: s[1].deviceId, token: F.update(21), matchId: "m2"), s[2]]
+        let mark = store.savedWithDeliveries.withLock { $0.count }
+        store.openHoldersGate.arm()
+        let held = Task { try await Self.register(h, s[0]) }
+        await store.openHoldersGate.waitUntilHit()
 
-        let (outcomes, saves) = try await Self.queueBehindHeldToken(h, store, first: s[0], queued: queued)
+        // Match m is held in its read of the token holders; m2's gate is free, so its token registers at once.
+        let other = Registration(activityId: "app-act-m2", deviceId: s[1].deviceId, token: F.update(21), matchId: "m2")
+        let adopted = try await Self.register(h, other)
+        #expect(adopted.activityId == "app-act-m2")
+        #expect(adopted.phase == .active)
+        // m's own queue up behind the held one, and are saved together after it.
+        let queued = [s[1], s[2]]
+        var tasks: [Task<ActivityRecord, any Error>] = []
+        for (n, registration) in queued.enumerated() {
+            tasks.append(Task { try await Self.register(h, registration) })
+            let inLine = try await eventually { await h.lifecycle.queuedTokenCount == n + 1 }
+            #expect(inLine, "registration \(n) of m queued behind the held one")
+        }
+        store.openHoldersGate.release()
+        _ = try await held.value
+        var registered: [String] = []
+        for task in tasks { registered.append(try await task.value.activityId) }
 
-        #expect(try outcomes.map { try $0.get().activityId } == queued.map(\.activityId))
-        #expect(saves == [[s[0].activityId], [s[1].activityId, s[2].activityId], ["app-act-m2"]])
+        #expect(registered == queued.map(\.activityId))
+        let saves = Array(store.savedWithDeliveries.withLock { $0 }.dropFirst(mark))
+        #expect(saves == [["app-act-m2"], [s[0].activityId], [s[1].activityId, s[2].activityId]])
     }
 
     @Test("refused tokens in a batch fail alone, each with its own error, seeing the earlier ones of the batch; one save",

@@ -34,14 +34,14 @@ extension APNsChannelClient: ChannelManagement {
 /// them. What to do is decided by values (`ChannelPolicy.wantsChannel`, `MatchChannel`); this actor
 /// executes: it creates the channel at APNs, turns the channel's pushes into deliveries, keeps every
 /// channel in the store, and deletes it after the match (a `Service`: deletes are retried with
-/// backoff, outside the lifecycle's serial section, until APNs confirms; a channel is never
+/// backoff, outside the lifecycle's gates, until APNs confirms; a channel is never
 /// forgotten while it may still exist).
 ///
-/// `LifecycleManager` calls it from inside its serial section: `attach` on every fan-out (the
-/// channel rides on the update, so the starts it causes carry `input-push-channel`), `matchChanged`
-/// for the update's broadcast, `tick` for coalesced broadcasts and stale-date refreshes, and
-/// `commit` after the operation's deliveries are in the outbox (a crash in between repeats a
-/// broadcast, never loses one). A channel whose broadcast is not in the outbox yet is saved by
+/// `LifecycleManager` calls it from inside the match's gate (`MatchGates`): `attach` on every fan-out
+/// (the channel rides on the update, so the starts it causes carry `input-push-channel`),
+/// `matchChanged` for the update's broadcast, `tick` for coalesced broadcasts and stale-date
+/// refreshes, and `commit` after the operation's deliveries are in the outbox (a crash in between
+/// repeats a broadcast, never loses one). A channel whose broadcast is not in the outbox yet is saved by
 /// that `commit` only, never by this actor's own periodic save; should the operation fail instead,
 /// `rollBack` reads it back from the store, so the broadcast goes out again.
 public actor BroadcastChannels: Service {
@@ -199,43 +199,43 @@ public actor BroadcastChannels: Service {
         return apply(intents, to: &channel)
     }
 
-    /// Time passed: coalesced broadcasts and stale-date refreshes of every open channel. `fresh` are
-    /// the matches whose feed answered lately. Returns the deliveries and when a channel next has
-    /// something to do.
-    public func tick(fresh: Set<String>) -> (deliveries: [Delivery], next: Date?) {
-        let moment = now()
-        var deliveries: [Delivery] = []
-        var next: Date?
-        for matchId in channels.keys.sorted() {
-            guard var channel = channels[matchId], channel.phase == .open else { continue }
-            let isFresh = fresh.contains(matchId)
-            if let due = channel.nextDeadline(policy: activityPolicy, feedIsFresh: isFresh), due <= moment {
-                deliveries += apply(channel.tick(now: moment, policy: activityPolicy, feedIsFresh: isFresh, channels: policy), to: &channel)
-            }
-            if let due = channels[matchId]?.nextDeadline(policy: activityPolicy, feedIsFresh: isFresh), due > moment {
-                next = min(next ?? due, due)
-            }
-        }
-        return (deliveries, next)
+    /// The matches whose channel is open (a tick looks at each of them, with the match's other work).
+    public func openMatchIds() -> [String] {
+        channels.compactMap { $0.value.phase == .open ? $0.key : nil }
     }
 
-    /// The operation's deliveries are in the outbox: the channels it changed are saved now. A save that
-    /// fails is tried again at the next commit.
-    public func commit() async {
-        awaitingOutbox.removeAll()
+    /// Time passed: the coalesced broadcast and stale-date refresh of the match's channel, if it is open. `fresh`:
+    /// whether the match's feed answered lately. Returns the deliveries and when the channel next has something to do.
+    public func tick(matchId: String, fresh isFresh: Bool) -> (deliveries: [Delivery], next: Date?) {
+        guard var channel = channels[matchId], channel.phase == .open else { return ([], nil) }
+        let moment = now()
+        var deliveries: [Delivery] = []
+        if let due = channel.nextDeadline(policy: activityPolicy, feedIsFresh: isFresh), due <= moment {
+            deliveries = apply(channel.tick(now: moment, policy: activityPolicy, feedIsFresh: isFresh, channels: policy), to: &channel)
+        }
+        guard let due = channels[matchId]?.nextDeadline(policy: activityPolicy, feedIsFresh: isFresh), due > moment else {
+            return (deliveries, nil)
+        }
+        return (deliveries, due)
+    }
+
+    /// The operation on the match put its deliveries in the outbox: its channel is saved now (with any other changed
+    /// channel that waits for no operation). A save that fails is tried again at the next commit.
+    public func commit(matchId: String) async {
+        awaitingOutbox.remove(matchId)
         await saveDirty()
     }
 
-    /// The operation whose broadcasts were not put in the outbox failed: the channels that made them are read
-    /// back from the store, so their next look broadcasts again what never went out.
-    public func rollBack() async {
-        for matchId in awaitingOutbox.sorted() {
-            do {
-                try await restore(matchId: matchId)
-            } catch {
-                // Kept as it is, still waiting for a commit: never saved as having broadcast.
-                logger.error("broadcast channel not read back", metadata: ["match": "\(matchId)", "error": "\(error)"])
-            }
+    /// The operation on the match failed before its broadcasts were put in the outbox: the match's channel, if it made
+    /// one, is read back from the store, so its next look broadcasts again what never went out. (Operations on other
+    /// matches run meanwhile; their channels are theirs to commit or roll back.)
+    public func rollBack(matchId: String) async {
+        guard awaitingOutbox.contains(matchId) else { return }
+        do {
+            try await restore(matchId: matchId)
+        } catch {
+            // Kept as it is, still waiting for a commit: never saved as having broadcast.
+            logger.error("broadcast channel not read back", metadata: ["match": "\(matchId)", "error": "\(error)"])
         }
     }
 

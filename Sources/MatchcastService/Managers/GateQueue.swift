@@ -1,10 +1,10 @@
 import MatchcastCore
 import MatchcastStore
 
-/// Commands of one kind waiting for `LifecycleManager`'s serial gate. The first of them to get through the gate runs
-/// every one queued by then, their records saved in one store write; the others find their outcome when their turn
-/// comes. So commands from many API clients at once cost one transaction, not one each. `Output` is what a command
-/// that succeeds answers with.
+/// Commands of one kind waiting for `LifecycleManager`'s gate of their match. The first of a match to get through the
+/// gate runs every one of that match queued by then, their records saved in one store write; the others find their
+/// outcome when their turn comes. So commands from many API clients at once cost one transaction, not one each.
+/// `Output` is what a command that succeeds answers with.
 struct GateQueue<Command, Output> {
     /// A queued command; its ticket names its outcome.
     @dynamicMemberLookup
@@ -33,6 +33,11 @@ struct GateQueue<Command, Output> {
     mutating func takeAll() -> [Request] {
         defer { waiting = [] }
         return waiting
+    }
+
+    /// Commands taken and not run, queued again ahead of any added since.
+    mutating func putBack(_ requests: [Request]) {
+        waiting.insert(contentsOf: requests, at: 0)
     }
 
     mutating func settle(_ ticket: Int, _ outcome: Result<Output, ServiceError>) {
@@ -68,19 +73,15 @@ struct QueuedToken: QueuedForMatch {
 }
 
 extension GateQueue where Command: QueuedForMatch {
-    /// Every queued command, in arrival order, grouped by match (matches in order of their first command): a batch
-    /// saves one match's records, under that match's lease.
-    mutating func takeAllByMatch() -> [(matchId: String, requests: [Request])] {
-        var groups: [(matchId: String, requests: [Request])] = []
-        var position: [String: Int] = [:]
+    /// The queued commands of one match, in arrival order (a batch saves one match's records, under its lease); the
+    /// others stay queued for their own matches.
+    mutating func takeAll(matchId: String) -> [Request] {
+        var taken: [Request] = []
+        var kept: [Request] = []
         for request in takeAll() {
-            if let at = position[request.matchId] {
-                groups[at].requests.append(request)
-            } else {
-                position[request.matchId] = groups.count
-                groups.append((request.matchId, [request]))
-            }
+            if request.matchId == matchId { taken.append(request) } else { kept.append(request) }
         }
-        return groups
+        putBack(kept)
+        return taken
     }
 }

@@ -66,11 +66,11 @@ extension LifecycleManager {
             // What was handed on finishes (or fails) before the error is reported: nothing runs on behind it.
             _ = try? await pipeline.finish()
             fanOutFailed(matchId)
-            await broadcast?.rollBack()
+            await broadcast?.rollBack(matchId: matchId)
             throw error
         }
         matches[matchId]?.fanOutPending = false
-        await broadcast?.commit()
+        await broadcast?.commit(matchId: matchId)
     }
 
     /// A fan-out that failed part-way left the cache ahead of the store: activities changed (started, updated, ended)

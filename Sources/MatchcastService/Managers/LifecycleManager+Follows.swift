@@ -3,8 +3,8 @@ import MatchcastCore
 import MatchcastDelivery
 import MatchcastStore
 
-// Follows and unfollows: queued behind the serial gate and run together (`GateQueue`), saved with their new waiting
-// activities in one store call.
+// Follows and unfollows: queued behind their match's gate and run together (`GateQueue`), saved with their new
+// waiting activities in one store call.
 extension LifecycleManager {
     /// A follow: a waiting activity for (device, match), unless one is already open. It starts by
     /// push-to-start as soon as the match is in progress and the device has a token.
@@ -18,17 +18,15 @@ extension LifecycleManager {
 
     /// `follow`, which also saves the follow itself (idempotent): the activity, and when the device first followed.
     ///
-    /// Follows that arrive while the gate is held queue up (`GateQueue`); the first through the gate runs them all.
+    /// Follows that arrive while the match's gate is held queue up (`GateQueue`); the first through it runs them all.
     public func following(
         deviceId: String, matchId: String, environment: APNsEnvironment?
     ) async throws(ServiceError) -> Following {
         let ticket = followQueue.add(QueuedFollow(deviceId: deviceId, matchId: matchId, environment: environment))
-        await serial.enter()
-        defer { serial.leave() }
+        await gates.enter(matchId)
+        defer { gates.leave(matchId) }
         if let outcome = followQueue.outcome(ticket) { return try outcome.get() }
-        for (matchId, requests) in followQueue.takeAllByMatch() {
-            await runFollows(requests, matchId: matchId)
-        }
+        await runFollows(followQueue.takeAll(matchId: matchId), matchId: matchId)
         guard let outcome = followQueue.outcome(ticket) else {
             throw ServiceError(.unavailable, "the follow of \(matchId) was not run; retry")
         }
@@ -56,7 +54,7 @@ extension LifecycleManager {
         }
     }
 
-    /// Follows waiting for the gate (tests).
+    /// Follows waiting for their match's gate (tests).
     package var queuedFollowCount: Int { followQueue.count }
 
     /// Queued follows of one match. The devices' push-to-start tokens are read at once (a new activity's environment,
@@ -158,8 +156,8 @@ extension LifecycleManager {
 
     /// Unfollow: the device's open activity for the match ends at once.
     public func unfollow(deviceId: String, matchId: String) async throws(ServiceError) {
-        await serial.enter()
-        defer { serial.leave() }
+        await gates.enter(matchId)
+        defer { gates.leave(matchId) }
         try await loadActivities(matchId: matchId)
         for record in matches[matchId]?.cache?.records(deviceId: deviceId) ?? [] {
             try await end(record, reason: .unfollowed)

@@ -3,30 +3,28 @@ import MatchcastCore
 import MatchcastDelivery
 import MatchcastStore
 
-// Update tokens reported by the apps: queued behind the serial gate and registered together.
+// Update tokens reported by the apps: queued behind their match's gate and registered together.
 extension LifecycleManager {
     /// The app reported the update token of an activity: the one the broker started, or one it
     /// started itself (adopted; any other open activity of that device for the match is replaced).
     ///
-    /// Tokens reported while the gate is held queue up (`GateQueue`); the first through the gate registers them all.
+    /// Tokens reported while the match's gate is held queue up (`GateQueue`); the first through it registers them all.
     public func registerUpdateToken(
         activityId: String, deviceId: String, matchId: String, token: String, environment: APNsEnvironment
     ) async throws(ServiceError) -> ActivityRecord {
         let ticket = tokenQueue.add(QueuedToken(
             activityId: activityId, deviceId: deviceId, matchId: matchId, token: token, environment: environment))
-        await serial.enter()
-        defer { serial.leave() }
+        await gates.enter(matchId)
+        defer { gates.leave(matchId) }
         if let outcome = tokenQueue.outcome(ticket) { return try outcome.get() }
-        for (_, requests) in tokenQueue.takeAllByMatch() {
-            await runTokens(requests)
-        }
+        await runTokens(tokenQueue.takeAll(matchId: matchId))
         guard let outcome = tokenQueue.outcome(ticket) else {
             throw ServiceError(.unavailable, "the update token of \(activityId) was not registered; retry")
         }
         return try outcome.get()
     }
 
-    /// Update tokens waiting for the gate (tests).
+    /// Update tokens waiting for their match's gate (tests).
     package var queuedTokenCount: Int { tokenQueue.count }
 
     /// Queued update tokens of one match, registered together (`registerTogether`); when that fails as a whole, each

@@ -93,11 +93,12 @@ public actor LifecycleManager {
     var broadcast: BroadcastChannels?
     /// Earliest time the next push-to-start may go to each device.
     var startGate: [String: Date] = [:]
-    /// Commands that change activities run one at a time (see `AsyncSerialGate`).
-    let serial = AsyncSerialGate()
-    /// Follows waiting for `serial`, run together by the first through it.
+    /// Commands that change a match's activities run one at a time per match; those of different matches side by
+    /// side, their store writes overlapping (`MatchGates`). A restore keeps every match out.
+    let gates = MatchGates()
+    /// Follows waiting for their match's gate, run together by the first of the match through it.
     var followQueue = GateQueue<QueuedFollow, Following>()
-    /// Update tokens waiting for `serial`, registered together by the first through it.
+    /// Update tokens waiting for their match's gate, registered together by the first of the match through it.
     var tokenQueue = GateQueue<QueuedToken, ActivityRecord>()
 
     /// Delivers through `relay` (the broker's, in the background).
@@ -135,8 +136,8 @@ public actor LifecycleManager {
     /// Returns the update fanned out, or nil when nothing a device shows changed.
     @discardableResult
     public func ingest(_ snapshot: MatchSnapshot, pollInterval: Duration) async throws(ServiceError) -> MatchUpdate? {
-        await serial.enter()
-        defer { serial.leave() }
+        await gates.enter(snapshot.id)
+        defer { gates.leave(snapshot.id) }
         var state = matches[snapshot.id] ?? MatchState()
         if let seq = snapshot.seq, let last = state.lastSeq, seq < last { return nil }
         let update: MatchUpdate?
@@ -206,8 +207,12 @@ public actor LifecycleManager {
 
     /// The user dismissed the activity: stop pushing, send nothing.
     public func dismiss(activityId: String, deviceId: String) async throws(ServiceError) {
-        await serial.enter()
-        defer { serial.leave() }
+        // Read once to find the match, again inside its gate: an operation on the match may have ended it meanwhile.
+        guard let matchId = try await persist({ try await self.store.activity(id: activityId) })?.matchId else {
+            throw ServiceError(.notFound, "no activity \(activityId)")
+        }
+        await gates.enter(matchId)
+        defer { gates.leave(matchId) }
         guard let record = try await persist({ try await self.store.activity(id: activityId) }) else {
             throw ServiceError(.notFound, "no activity \(activityId)")
         }
@@ -220,9 +225,14 @@ public actor LifecycleManager {
     /// An update token is dead (APNs 410, feedback): its activity ends, nothing more goes to it.
     @discardableResult
     public func invalidate(updateToken token: String) async throws(ServiceError) -> Bool {
-        await serial.enter()
-        defer { serial.leave() }
-        guard let record = try await persist({ try await self.store.activity(updateToken: token) }), record.isOpen else {
+        // Read once to find the match, again inside its gate: an operation on the match may have ended it meanwhile.
+        guard let matchId = try await persist({ try await self.store.activity(updateToken: token) })?.matchId else {
+            return false
+        }
+        await gates.enter(matchId)
+        defer { gates.leave(matchId) }
+        guard let record = try await persist({ try await self.store.activity(updateToken: token) }), record.isOpen,
+              record.matchId == matchId else {
             return false
         }
         try await loadActivities(matchId: record.matchId)
@@ -233,9 +243,9 @@ public actor LifecycleManager {
 
     /// A device's push-to-start token arrived or changed: its waiting activities of live matches may start.
     public func pushToStartTokenChanged(deviceId: String) async throws(ServiceError) {
-        await serial.enter()
-        defer { serial.leave() }
         for matchId in try await knownMatches(followedBy: deviceId) {
+            await gates.enter(matchId)
+            defer { gates.leave(matchId) }
             guard let latest = latest(matchId: matchId), latest.status.isInProgress else { continue }
             var deliveries: [Delivery] = []
             var changed = ChangeSet()
@@ -252,9 +262,9 @@ public actor LifecycleManager {
     /// APNs refused a device's push-to-start token: its activities whose start went there and never arrived
     /// (`starting`, no update token yet) wait again for the device's next token (`ActivityLifecycle.startRejected`).
     public func pushToStartTokenRejected(deviceId: String) async throws(ServiceError) {
-        await serial.enter()
-        defer { serial.leave() }
         for matchId in try await knownMatches(followedBy: deviceId) {
+            await gates.enter(matchId)
+            defer { gates.leave(matchId) }
             try await loadActivities(matchId: matchId)
             var deliveries: [Delivery] = []
             var changed = ChangeSet()
@@ -273,79 +283,91 @@ public actor LifecycleManager {
     }
 
     /// Time passed: coalesced flushes, stale-date refreshes, 8-hour restarts, starts that waited
-    /// for the push-to-start spacing. Returns when it next has something to do.
+    /// for the push-to-start spacing, and in channel mode the channels' own. Each match is looked at inside its gate,
+    /// one after the other. Returns when it next has something to do.
     public func tick() async throws(ServiceError) -> Date? {
-        await serial.enter()
-        defer { serial.leave() }
         let moment = now()
         var next: Date?
-        for matchId in matches.keys.sorted() {
-            if matches[matchId]?.fanOutPending == true {
-                do {
-                    try await reload(matchId: matchId)
-                } catch {
-                    logger.warning("fan-out retry failed", metadata: ["match": "\(matchId)", "error": "\(error)"])
-                    next = min(next ?? moment.addingTimeInterval(1), moment.addingTimeInterval(1))
-                    continue
-                }
-            }
-            let latest = latest(matchId: matchId)
-            // Read once per match: reading `matches[matchId]` per activity copies the whole MatchState each time.
-            let fresh = feedIsFresh(matchId, at: moment)
-            // A match none of whose activities has anything due is not walked.
-            if let cache = matches[matchId]?.cache,
-               cache.hasNothingDue(at: moment, feedIsFresh: fresh, matchIsLive: latest?.status.isInProgress == true) {
-                if let due = cache.earliestDue { next = min(next ?? due, due) }
-                continue
-            }
-            guard let activities = matches[matchId]?.cache?.sorted() else { continue }
-            var matchNext: Date?
-            var deliveries: [Delivery] = []
-            var changed = ChangeSet()
-            for var record in activities {
-                if record.phase == .waiting {
-                    guard let latest, latest.status.isInProgress else { continue }
-                    if let gate = startGate[record.deviceId], gate > moment {
-                        matchNext = min(matchNext ?? gate, gate)
-                        continue
-                    }
-                    guard try await mayAct(on: record) else { continue }
-                    try await execute(record.lifecycle.matchChanged(latest, now: moment, policy: policy),
-                                      on: &record, into: &deliveries, changed: &changed)
-                    continue
-                }
-                if let due = record.lifecycle.nextDeadline(policy: policy, feedIsFresh: fresh), due <= moment {
-                    // `record` comes back as the cache now has it (its lifecycle moved on; ended if it restarted).
-                    try await execute(record.lifecycle.tick(now: moment, policy: policy, feedIsFresh: fresh),
-                                      on: &record, into: &deliveries, changed: &changed)
-                }
-                if let due = record.lifecycle.nextDeadline(policy: policy, feedIsFresh: fresh), due > moment {
-                    matchNext = min(matchNext ?? due, due)
-                }
-            }
-            try await finish(deliveries, changed)
-            matches[matchId]?.cache?.settle(due: matchNext, feedIsFresh: fresh)
-            if let matchNext { next = min(next ?? matchNext, matchNext) }
-            if isFinal(matchId: matchId), matches[matchId]?.cache?.isEmpty ?? true {
-                // Nothing left to do for it: forget it (the store keeps its last snapshot).
-                matches[matchId] = nil
-                pollFacts.forget(matchId)
-            }
-        }
-        if let broadcast {
-            // Channel mode: coalesced broadcasts and stale-date refreshes of the matches' channels.
-            let (broadcasts, due) = await broadcast.tick(fresh: Set(matches.keys.filter { feedIsFresh($0, at: moment) }))
-            do {
-                try await finish(broadcasts, ChangeSet())
-            } catch {
-                await broadcast.rollBack()  // not in the outbox: the channels broadcast them again at their next look
-                throw error
-            }
-            await broadcast.commit()
-            if let due { next = min(next ?? due, due) }
+        var matchIds = Set(matches.keys)
+        if let broadcast { matchIds.formUnion(await broadcast.openMatchIds()) }
+        for matchId in matchIds.sorted() {
+            await gates.enter(matchId)
+            defer { gates.leave(matchId) }
+            if let due = try await tick(matchId: matchId, at: moment) { next = min(next ?? due, due) }
         }
         startGate = startGate.filter { $0.value > moment }
         return next
+    }
+
+    /// One match's part of `tick`, inside its gate: when it next has something to do.
+    func tick(matchId: String, at moment: Date) async throws(ServiceError) -> Date? {
+        if matches[matchId]?.fanOutPending == true {
+            do {
+                try await reload(matchId: matchId)
+            } catch {
+                logger.warning("fan-out retry failed", metadata: ["match": "\(matchId)", "error": "\(error)"])
+                return moment.addingTimeInterval(1)
+            }
+        }
+        let latest = latest(matchId: matchId)
+        // Read once per match: reading `matches[matchId]` per activity copies the whole MatchState each time.
+        let fresh = feedIsFresh(matchId, at: moment)
+        var next = try await tickChannel(matchId: matchId, fresh: fresh)
+        // A match none of whose activities has anything due is not walked.
+        if let cache = matches[matchId]?.cache,
+           cache.hasNothingDue(at: moment, feedIsFresh: fresh, matchIsLive: latest?.status.isInProgress == true) {
+            if let due = cache.earliestDue { next = min(next ?? due, due) }
+            return next
+        }
+        guard let activities = matches[matchId]?.cache?.sorted() else { return next }
+        var matchNext: Date?
+        var deliveries: [Delivery] = []
+        var changed = ChangeSet()
+        for var record in activities {
+            if record.phase == .waiting {
+                guard let latest, latest.status.isInProgress else { continue }
+                if let gate = startGate[record.deviceId], gate > moment {
+                    matchNext = min(matchNext ?? gate, gate)
+                    continue
+                }
+                guard try await mayAct(on: record) else { continue }
+                try await execute(record.lifecycle.matchChanged(latest, now: moment, policy: policy),
+                                  on: &record, into: &deliveries, changed: &changed)
+                continue
+            }
+            if let due = record.lifecycle.nextDeadline(policy: policy, feedIsFresh: fresh), due <= moment {
+                // `record` comes back as the cache now has it (its lifecycle moved on; ended if it restarted).
+                try await execute(record.lifecycle.tick(now: moment, policy: policy, feedIsFresh: fresh),
+                                  on: &record, into: &deliveries, changed: &changed)
+            }
+            if let due = record.lifecycle.nextDeadline(policy: policy, feedIsFresh: fresh), due > moment {
+                matchNext = min(matchNext ?? due, due)
+            }
+        }
+        try await finish(deliveries, changed)
+        matches[matchId]?.cache?.settle(due: matchNext, feedIsFresh: fresh)
+        if let matchNext { next = min(next ?? matchNext, matchNext) }
+        if isFinal(matchId: matchId), matches[matchId]?.cache?.isEmpty ?? true {
+            // Nothing left to do for it: forget it (the store keeps its last snapshot).
+            matches[matchId] = nil
+            pollFacts.forget(matchId)
+        }
+        return next
+    }
+
+    /// Channel mode: the match's coalesced broadcast and the stale-date refresh of its channel, put in the outbox.
+    /// When the channel next has something to do (nil without one).
+    func tickChannel(matchId: String, fresh: Bool) async throws(ServiceError) -> Date? {
+        guard let broadcast else { return nil }
+        let (broadcasts, due) = await broadcast.tick(matchId: matchId, fresh: fresh)
+        do {
+            try await finish(broadcasts, ChangeSet())
+        } catch {
+            await broadcast.rollBack(matchId: matchId)  // not in the outbox: the channel broadcasts it again at its next look
+            throw error
+        }
+        await broadcast.commit(matchId: matchId)
+        return due
     }
 
     // MARK: Restart
@@ -354,8 +376,8 @@ public actor LifecycleManager {
     /// activity up to date: a state newer than the one it was last sent goes out, a held `end` goes
     /// out, nothing is started twice (a `starting` activity is not started again).
     public func restore() async throws(ServiceError) {
-        await serial.enter()
-        defer { serial.leave() }
+        await gates.enterAll()
+        defer { gates.leaveAll() }
         let open = try await persist { try await self.store.openActivities() }
         var byMatch: [String: ActivityCache] = [:]
         for record in open { byMatch[record.matchId, default: ActivityCache(policy: policy)].put(record) }
@@ -389,8 +411,8 @@ public actor LifecycleManager {
     /// of the match is dropped and read again from the store; what the last owner left in the outbox goes out
     /// again (same ids); then every activity is brought up to date as after a restart (nothing started twice).
     public func take(matchId: String) async throws(ServiceError) {
-        await serial.enter()
-        defer { serial.leave() }
+        await gates.enter(matchId)
+        defer { gates.leave(matchId) }
         matches[matchId] = nil
         pollFacts.forget(matchId)
         if let replicas = ownership.shared?.store {
@@ -416,8 +438,8 @@ public actor LifecycleManager {
 
     /// This replica no longer runs the match: forget it (the store and the new owner have everything).
     public func release(matchId: String) async {
-        await serial.enter()
-        defer { serial.leave() }
+        await gates.enter(matchId)
+        defer { gates.leave(matchId) }
         await forget(matchId: matchId)
     }
 
@@ -473,11 +495,17 @@ public actor LifecycleManager {
 
     /// A waiting activity may only start when the device has a push-to-start token and the
     /// spacing since its last start has passed; every other phase may always act.
+    ///
+    /// The spacing is the device's, across matches, whose operations run side by side: it is looked at again after
+    /// the token's read (another match may have started one of the device's activities meanwhile), and `execute`
+    /// sets it before it awaits anything, so no other start for the device slips in between.
     func mayAct(on record: ActivityRecord) async throws(ServiceError) -> Bool {
         guard record.phase == .waiting else { return true }
         let deviceId = record.deviceId
         if let gate = startGate[deviceId], gate > now() { return false }
-        return try await persist { try await self.store.pushToStartToken(deviceId: deviceId) } != nil
+        guard try await persist({ try await self.store.pushToStartToken(deviceId: deviceId) }) != nil else { return false }
+        if let gate = startGate[deviceId], gate > now() { return false }
+        return true
     }
 
     /// What `actions` say for `record`, each change and delivery at the time it happens. (A fan-out changes its
@@ -498,8 +526,9 @@ public actor LifecycleManager {
                 var pushToStart: String?
                 if case .pushToStart = intent.recipient {
                     let deviceId = record.deviceId
+                    // Set before the read: an operation on another match runs meanwhile (`mayAct`).
+                    startGate[deviceId] = now().addingTimeInterval(settings.pushToStartSpacing.seconds)
                     pushToStart = try await persist { try await self.store.pushToStartToken(deviceId: deviceId) }?.token
-                    startGate[record.deviceId] = now().addingTimeInterval(settings.pushToStartSpacing.seconds)
                 }
                 build(intent, for: record, pushToStartToken: pushToStart, now: now(), into: &deliveries)
             case .finished:
