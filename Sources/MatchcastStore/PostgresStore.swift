@@ -158,24 +158,42 @@ public final class PostgresStore: MatchcastStore {
 
     /// Runs `body` on a pooled connection; waits at most `leaseTimeout` for one, and fails sooner when the server
     /// cannot be reached (`PostgresReachability`).
+    ///
+    /// `body` runs in a task of its own, which the call waits for: a statement under way when the server shuts down
+    /// can wait forever on its closed connection (postgres-nio does not always fail it), and a call must not. Once
+    /// the call has waited `patience` with its connection, the connection is looked at every `closedCheck`; found
+    /// closed twice in a row, the call fails with `.database` (its outcome unknown, as after any lost connection) and
+    /// leaves the stuck task behind.
     func withConnection<T: Sendable>(
         _ what: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws(StoreError) -> T {
-        let leased = LeaseFlag()
         let client = try await pool()
         let reachability = self.reachability
         let pools = self.pools
         let timeout = configuration.leaseTimeout
         let patience = min(reachability.currentPatience, timeout)
+        let call = PostgresCall<T>()
+        let running = Task {
+            do {
+                call.finish(.success(try await client.withConnection { connection in
+                    call.leased(connection)
+                    reachability.reached()
+                    return try await body(connection)
+                }))
+            } catch {
+                call.finish(.failure(error))
+            }
+        }
         do {
             return try await withThrowingTaskGroup(of: LeaseOutcome<T>.self) { group in
-                group.addTask {
-                    .done(try await client.withConnection { connection in
-                        leased.set()
-                        reachability.reached()
-                        return try await body(connection)
-                    })
+                /// The next look at whether the call's connection closed under it.
+                func lookAgain(seen: Bool = false) {
+                    group.addTask {
+                        try? await Self.leaseTimer(Self.closedCheck)
+                        return .closedCheck(seen: seen)
+                    }
                 }
+                group.addTask { .done(try await call.value(cancelling: running)) }
                 group.addTask {
                     try? await Self.leaseTimer(patience)
                     return .patienceRanOut
@@ -186,7 +204,10 @@ public final class PostgresStore: MatchcastStore {
                         group.cancelAll()
                         return value
                     case .patienceRanOut:
-                        guard !leased.isSet else { continue }
+                        guard !call.isLeased else {
+                            lookAgain()
+                            continue
+                        }
                         group.addTask {
                             if let problem = await reachability.check({ try await self.attemptConnection() }) {
                                 return .unreachable(problem)
@@ -194,15 +215,39 @@ public final class PostgresStore: MatchcastStore {
                             try? await Self.leaseTimer(timeout - patience)
                             return .timerFired
                         }
+                    case .closedCheck(let seen):
+                        guard call.connectionIsClosed else {
+                            lookAgain()
+                            continue
+                        }
+                        guard seen else {
+                            // Closed under the call: it gets one more look to fail on its own, with its own error.
+                            lookAgain(seen: true)
+                            continue
+                        }
+                        group.cancelAll()
+                        pools.retire(client)
+                        logger.error("PostgreSQL connection closed under a call that never ended; the call fails, its outcome unknown", metadata: [
+                            "call": "\(what)", "endpoint": "\(configuration.endpoint)",
+                        ])
+                        throw StoreError.database(
+                            "\(what): the connection to PostgreSQL at \(configuration.endpoint) closed under the call, "
+                                + "which never ended; its outcome is unknown")
                     case .unreachable(let problem):
                         // Once a connection is leased the call runs to its end: cancelling a query mid-way
                         // would leave the transaction's fate unknown.
-                        guard !leased.isSet else { continue }
+                        guard !call.isLeased else {
+                            lookAgain()
+                            continue
+                        }
                         group.cancelAll()
                         pools.retire(client)
                         throw StoreError.database("PostgreSQL at \(configuration.endpoint) cannot be reached (\(problem))")
                     case .timerFired:
-                        guard !leased.isSet else { continue }
+                        guard !call.isLeased else {
+                            lookAgain()
+                            continue
+                        }
                         group.cancelAll()
                         throw StoreError.database(
                             "no connection to PostgreSQL at \(configuration.endpoint) within \(timeout) "
@@ -216,6 +261,9 @@ public final class PostgresStore: MatchcastStore {
             throw StoreError(postgres: error, while: what)
         }
     }
+
+    /// How often a call that runs long looks at whether its connection closed under it (`withConnection`).
+    static let closedCheck: Duration = .seconds(1)
 
     /// The pool a call may use: the one in use, unless it lost the server; then, once a connection attempt outside
     /// the pool succeeds, a new one in its place (`PostgresPools`). Until then every call fails at once.
@@ -308,22 +356,62 @@ public final class PostgresStore: MatchcastStore {
     }
 }
 
-/// What finished first in `withConnection`: the call, or the lease timer.
+/// What finished first in `withConnection`: the call, or one of its timers.
 private enum LeaseOutcome<T: Sendable>: Sendable {
     case done(T)
-    /// The call waited `PostgresReachability.patience`: time to ask whether the server is there.
+    /// The call waited `PostgresReachability.patience`: time to ask whether the server is there, or, once it has a
+    /// connection, to start looking at whether that closed under it.
     case patienceRanOut
     case unreachable(String)
     case timerFired
+    /// Time to look at the call's connection again; `seen`: it was closed at the last look.
+    case closedCheck(seen: Bool)
 }
 
-/// Whether `withConnection`'s call got its connection, shared with the lease timer.
-private final class LeaseFlag: Sendable {
-    private let value = Mutex(false)
+/// One `withConnection` call: its connection once leased, and its outcome, which the task running it gives and the
+/// call waits for (or stops waiting for).
+private final class PostgresCall<T: Sendable>: Sendable {
+    private struct State {
+        var connection: PostgresConnection?
+        var outcome: Result<T, any Error>?
+        var waiter: CheckedContinuation<T, any Error>?
+    }
 
-    func set() { value.withLock { $0 = true } }
+    private let state = Mutex(State())
 
-    var isSet: Bool { value.withLock { $0 } }
+    func leased(_ connection: PostgresConnection) { state.withLock { $0.connection = connection } }
+
+    var isLeased: Bool { state.withLock { $0.connection != nil } }
+
+    var connectionIsClosed: Bool { state.withLock { $0.connection?.isClosed ?? false } }
+
+    /// The call's outcome; the first one given wins (a call that stopped waiting ignores the task's late one).
+    func finish(_ outcome: Result<T, any Error>) {
+        let waiter = state.withLock { state -> CheckedContinuation<T, any Error>? in
+            guard state.outcome == nil else { return nil }
+            state.outcome = outcome
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(with: outcome)
+    }
+
+    /// Waits for the outcome. Cancelled, it stops waiting at once and cancels `task`, which may never end.
+    func value(cancelling task: Task<Void, Never>) async throws -> T {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                let ready = state.withLock { state -> Result<T, any Error>? in
+                    if let outcome = state.outcome { return outcome }
+                    state.waiter = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(with: ready) }
+            }
+        } onCancel: {
+            task.cancel()
+            finish(.failure(CancellationError()))
+        }
+    }
 }
 
 // MARK: Rows
