@@ -163,7 +163,8 @@ public final class PostgresStore: MatchcastStore {
     /// can wait forever on its closed connection (postgres-nio does not always fail it), and a call must not. Once
     /// the call has waited `patience` with its connection, the connection is looked at every `closedCheck`; found
     /// closed twice in a row, the call fails with `.database` (its outcome unknown, as after any lost connection) and
-    /// leaves the stuck task behind.
+    /// leaves the stuck task behind. A cancelled call cancels its body and still waits for it (so that, say, a
+    /// transaction the body committed is not reported as failed), as long as the connection stays open.
     func withConnection<T: Sendable>(
         _ what: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws(StoreError) -> T {
@@ -186,10 +187,13 @@ public final class PostgresStore: MatchcastStore {
         }
         do {
             return try await withThrowingTaskGroup(of: LeaseOutcome<T>.self) { group in
+                // The looks at the connection wait on a timer a cancelled caller does not end, so that they go on while
+                // a cancelled body ends; the timer is stopped when the call ends.
+                defer { call.stopLooking() }
                 /// The next look at whether the call's connection closed under it.
                 func lookAgain(seen: Bool = false) {
                     group.addTask {
-                        try? await Self.leaseTimer(Self.closedCheck)
+                        await call.waitToLook(after: Self.closedCheck)
                         return .closedCheck(seen: seen)
                     }
                 }
@@ -225,14 +229,17 @@ public final class PostgresStore: MatchcastStore {
                             lookAgain(seen: true)
                             continue
                         }
+                        let failure = StoreError.database(
+                            "\(what): the connection to PostgreSQL at \(configuration.endpoint) closed under the call, "
+                                + "which never ended; its outcome is unknown")
+                        // The body is left behind: its outcome, should it ever come, is not waited for.
+                        call.finish(.failure(failure))
                         group.cancelAll()
                         pools.retire(client)
                         logger.error("PostgreSQL connection closed under a call that never ended; the call fails, its outcome unknown", metadata: [
                             "call": "\(what)", "endpoint": "\(configuration.endpoint)",
                         ])
-                        throw StoreError.database(
-                            "\(what): the connection to PostgreSQL at \(configuration.endpoint) closed under the call, "
-                                + "which never ended; its outcome is unknown")
+                        throw failure
                     case .unreachable(let problem):
                         // Once a connection is leased the call runs to its end: cancelling a query mid-way
                         // would leave the transaction's fate unknown.
@@ -375,6 +382,9 @@ private final class PostgresCall<T: Sendable>: Sendable {
         var connection: PostgresConnection?
         var outcome: Result<T, any Error>?
         var waiter: CheckedContinuation<T, any Error>?
+        /// The timer of the next look at the connection, and whether the call ended (no more looks).
+        var lookTimer: Scheduled<Void>?
+        var stoppedLooking = false
     }
 
     private let state = Mutex(State())
@@ -396,7 +406,29 @@ private final class PostgresCall<T: Sendable>: Sendable {
         waiter?.resume(with: outcome)
     }
 
-    /// Waits for the outcome. Cancelled, it stops waiting at once and cancels `task`, which may never end.
+    /// Waits `delay` (less once the call has ended), whether or not the waiting task is cancelled.
+    func waitToLook(after delay: Duration) async {
+        let scheduled = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: TimeAmount(delay)) {}
+        let stopped = state.withLock { state in
+            if !state.stoppedLooking { state.lookTimer = scheduled }
+            return state.stoppedLooking
+        }
+        if stopped { scheduled.cancel() }
+        _ = try? await scheduled.futureResult.get()
+    }
+
+    /// The call ended: the look waiting now ends at once, and none waits after it.
+    func stopLooking() {
+        let timer = state.withLock { state in
+            state.stoppedLooking = true
+            defer { state.lookTimer = nil }
+            return state.lookTimer
+        }
+        timer?.cancel()
+    }
+
+    /// Waits for the outcome. Cancelled, it cancels `task` and waits on for it (`withConnection` stops waiting if the
+    /// connection closes under it).
     func value(cancelling task: Task<Void, Never>) async throws -> T {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
@@ -409,7 +441,6 @@ private final class PostgresCall<T: Sendable>: Sendable {
             }
         } onCancel: {
             task.cancel()
-            finish(.failure(CancellationError()))
         }
     }
 }

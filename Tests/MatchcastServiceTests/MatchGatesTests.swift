@@ -100,6 +100,67 @@ struct MatchGatesTests {
         #expect(log.entries == ["a", "b", "all", "c"] || log.entries == ["b", "a", "all", "c"])
     }
 
+    @Test("tryEnter goes in only where enter would not wait", .timeLimit(.minutes(1)))
+    func tryEnterGoesInOnlyWhenFree() async throws {
+        let gates = MatchGates()
+        #expect(gates.tryEnter("a"))
+        #expect(!gates.tryEnter("a"), "a is held")
+        #expect(gates.tryEnter("b"), "b is free")
+        let log = Log()
+        let waiter = Self.occupant(gates, "a", "a2", log)
+        await Self.settle()
+        gates.leave("a")  // handed to the waiter
+        await Self.settle()
+        #expect(log.inside == ["a2"])
+        #expect(!gates.tryEnter("a"), "held by the waiter")
+        waiter.release()
+        await waiter.task.value
+        #expect(gates.tryEnter("a"))
+        gates.leave("a")
+        // An exclusive entry waiting for b keeps every match out, a free one too.
+        let all = Self.occupant(gates, nil, "all", log)
+        await Self.settle()
+        #expect(!gates.tryEnter("c"), "an exclusive entry waits")
+        gates.leave("b")
+        await Self.settle()
+        #expect(log.inside == ["all"])
+        #expect(!gates.tryEnter("c"), "an exclusive entry runs")
+        all.release()
+        await all.task.value
+        #expect(gates.tryEnter("c"))
+        gates.leave("c")
+    }
+
+    @Test("an exclusive entry lets the operations queued on a match behind it in, in order, once it is done",
+          .timeLimit(.minutes(1)))
+    func queuedBehindExclusive() async throws {
+        let gates = MatchGates()
+        let log = Log()
+        let a1 = Self.occupant(gates, "a", "a1", log)
+        await Self.settle()
+        let a2 = Self.occupant(gates, "a", "a2", log)  // queued on a
+        await Self.settle()
+        let all = Self.occupant(gates, nil, "all", log)
+        await Self.settle()
+        let a3 = Self.occupant(gates, "a", "a3", log)  // queued on a, after the exclusive one
+        await Self.settle()
+        a1.release()
+        await a1.task.value
+        await Self.settle()
+        #expect(log.inside == ["all"], "a's next waits while an exclusive entry waits; the exclusive one goes in")
+        all.release()
+        await all.task.value
+        await Self.settle()
+        #expect(log.inside == ["a2"])
+        a2.release()
+        await a2.task.value
+        await Self.settle()
+        #expect(log.inside == ["a3"])
+        a3.release()
+        await a3.task.value
+        #expect(log.entries == ["a1", "all", "a2", "a3"])
+    }
+
     /// Who is inside which gate, counted by every task of `manyAtOnce`.
     private final class Tally: Sendable {
         private let state = Mutex<(inside: [String: Int], exclusive: Bool, clash: Bool, done: Int)>(([:], false, false, 0))

@@ -81,4 +81,43 @@ struct MatchesApartTests {
         try await h.tick()
         #expect(h.deliveries(.start).map(\.matchId) == ["b", "a"], "a starts once the spacing has passed")
     }
+
+    @Test("a tick looks at every other match while one is busy, and at the busy one after it", .timeLimit(.minutes(1)))
+    func aTickIsNotHeldByABusyMatch() async throws {
+        let store = ManagerScriptedStore()
+        let h = ManagerHarness(store: store)  // routine changes coalesced for 10 s
+        try await h.ingest(F.football("a"))
+        try await h.ingest(F.football("b"))
+        _ = try await h.activeDevice(matchId: "a", pushToStart: F.pushToStart(1), updateToken: F.update(1))
+        let (leaver, _) = try await h.activeDevice(matchId: "a", pushToStart: F.pushToStart(3), updateToken: F.update(3))
+        _ = try await h.activeDevice(matchId: "b", pushToStart: F.pushToStart(2), updateToken: F.update(2))
+        h.clock.advance(by: 30)
+        for matchId in ["a", "b"] {
+            try await h.ingest(F.football(matchId, home: 1, clock: "31'", events: [Self.goal]))  // goes at once
+        }
+        h.clock.advance(by: 3)
+        for matchId in ["a", "b"] {
+            try await h.ingest(F.football(matchId, home: 1, clock: "34'", events: [Self.goal]))  // held: a tick sends it
+        }
+        h.clock.advance(by: 10)
+        let mark = h.deliveries.count
+
+        // a (looked at first: a tick goes through the matches in order) is busy: an unfollow held in its save.
+        store.enqueueGateMatch.withLock { $0 = "a" }
+        store.enqueueGate.arm()
+        let unfollow = Task { try await h.service.unfollow(deviceId: leaver, matchId: "a") }
+        await store.enqueueGate.waitUntilHit()
+        let tick = Task { try await h.tick() }
+        let flushed = try await eventually(within: 20) { h.deliveries(since: mark).contains { $0.matchId == "b" } }
+        #expect(flushed, "b's held change went out while a was busy")
+        #expect(h.deliveries(since: mark).map(\.payload.aps.contentState.clock) == ["34'"])
+
+        store.enqueueGate.release()
+        try await unfollow.value
+        _ = try await tick.value
+        let ofA = h.deliveries(since: mark).filter { $0.matchId == "a" }
+        #expect(ofA.map(\.payload.aps.event) == [.end, .update], "the leaver's end, then the tick's flush of a")
+        #expect(ofA.last?.payload.aps.contentState.clock == "34'")
+        #expect(ofA.last?.target == PushTarget(kind: .updateToken, value: F.update(1)))
+    }
 }

@@ -54,6 +54,8 @@ public actor DeliveryRelay {
     private var superseded: Set<String> = []
     private var inFlight: InFlight?
     private var pumping = false
+    /// Inline submits, one at a time.
+    private let inlineTurns = AsyncSerialGate()
 
     public init(
         store: any MatchcastStore, dispatcher: DeliveryDispatcher, mode: Mode, metrics: BrokerMetrics,
@@ -78,10 +80,19 @@ public actor DeliveryRelay {
     /// Deliveries waiting here (not counting a batch being sent).
     public var depth: Int { queue.count - head - superseded.count }
 
-    /// Deliveries just saved to the outbox by the caller. Inline: sent before this returns.
+    /// Deliveries just saved to the outbox by the caller. Inline: sent before this returns, one submit after the
+    /// other (operations on different matches submit side by side: without turns, one's pump could send another's
+    /// batch before that one's starts are claimed, and that one return before its deliveries are sent).
     public func submit(_ deliveries: [Delivery]) async {
         guard !deliveries.isEmpty else { return }
-        if mode == .inline, inFlight == nil, head == queue.count {
+        guard mode == .inline else {
+            enqueue(deliveries)
+            wake.yield()
+            return
+        }
+        await inlineTurns.enter()
+        defer { inlineTurns.leave() }
+        if inFlight == nil, head == queue.count {
             // Nothing waiting ahead of them: straight to the sinks, no queue bookkeeping (the fan-out hot path).
             inFlight = InFlight(batch: deliveries, remaining: dispatcher.allSinks)
             await claimStarts(deliveries)
@@ -89,10 +100,7 @@ public actor DeliveryRelay {
             return
         }
         enqueue(deliveries)
-        switch mode {
-        case .inline: _ = await pump()
-        case .background: wake.yield()
-        }
+        _ = await pump()
     }
 
     /// After a restart, before anything new is submitted: what the store still has queued, oldest first.

@@ -61,6 +61,9 @@ public actor BroadcastChannels: Service {
     /// Of those, the ones that made a broadcast the lifecycle has not yet put in the outbox: saved by its
     /// `commit` only (a channel stored as having broadcast what never reached the outbox would not broadcast it again).
     private var awaitingOutbox: Set<String> = []
+    /// Whether `saveDirty` runs, and whether a call came while it ran (it looks again before it ends).
+    private var saving = false
+    private var saveAgain = false
     /// A failed create waits until then before it is tried again for the match.
     private var createRetryAt: [String: Date] = [:]
     /// How long `run` waits at most between looks (a channel that starts closing is seen within it).
@@ -239,21 +242,34 @@ public actor BroadcastChannels: Service {
         }
     }
 
-    /// Saves the changed channels, but not one whose broadcast is not in the outbox yet (`run`'s periodic save).
+    /// Saves the changed channels, but not one whose broadcast is not in the outbox yet (`run`'s periodic save, and
+    /// every `commit`). One runs at a time: a call while one runs has it look again before it ends, so two never
+    /// write one channel out of order. Each channel is looked at just before its own write, not before the writes
+    /// ahead of it: operations on other matches broadcast meanwhile.
     func saveDirty() async {
-        let moment = now()
-        for matchId in dirty.subtracting(awaitingOutbox).sorted() {
-            guard let channel = channels[matchId] else {
-                dirty.remove(matchId)
-                continue
-            }
-            do {
-                try await store.saveChannel(MatchChannelRecord(channel: channel, updatedAt: moment))
-                dirty.remove(matchId)
-            } catch {
-                logger.error("broadcast channel not saved; trying again later", metadata: ["match": "\(matchId)", "error": "\(error)"])
-            }
+        guard !saving else {
+            saveAgain = true
+            return
         }
+        saving = true
+        defer { saving = false }
+        repeat {
+            saveAgain = false
+            for matchId in dirty.sorted() {
+                guard dirty.contains(matchId), !awaitingOutbox.contains(matchId) else { continue }
+                guard let channel = channels[matchId] else {
+                    dirty.remove(matchId)
+                    continue
+                }
+                do {
+                    try await store.saveChannel(MatchChannelRecord(channel: channel, updatedAt: now()))
+                    // Changed again while it was written: still dirty, written at the next look.
+                    if channels[matchId] == channel { dirty.remove(matchId) }
+                } catch {
+                    logger.error("broadcast channel not saved; trying again later", metadata: ["match": "\(matchId)", "error": "\(error)"])
+                }
+            }
+        } while saveAgain
     }
 
     // MARK: Deleting

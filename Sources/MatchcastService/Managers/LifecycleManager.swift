@@ -284,17 +284,28 @@ public actor LifecycleManager {
 
     /// Time passed: coalesced flushes, stale-date refreshes, 8-hour restarts, starts that waited
     /// for the push-to-start spacing, and in channel mode the channels' own. Each match is looked at inside its gate,
-    /// one after the other. Returns when it next has something to do.
+    /// one after the other; a match busy with another operation (a long fan-out, a batch of follows) is looked at
+    /// after all the others, so it delays none of them. Returns when it next has something to do.
     public func tick() async throws(ServiceError) -> Date? {
-        let moment = now()
         var next: Date?
         var matchIds = Set(matches.keys)
         if let broadcast { matchIds.formUnion(await broadcast.openMatchIds()) }
+        var busy: [String] = []
         for matchId in matchIds.sorted() {
+            guard gates.tryEnter(matchId) else {
+                busy.append(matchId)
+                continue
+            }
+            defer { gates.leave(matchId) }
+            // The time once inside the gate: an operation on the match that ran until now has changed it as of now.
+            if let due = try await tick(matchId: matchId, at: now()) { next = min(next ?? due, due) }
+        }
+        for matchId in busy {
             await gates.enter(matchId)
             defer { gates.leave(matchId) }
-            if let due = try await tick(matchId: matchId, at: moment) { next = min(next ?? due, due) }
+            if let due = try await tick(matchId: matchId, at: now()) { next = min(next ?? due, due) }
         }
+        let moment = now()
         startGate = startGate.filter { $0.value > moment }
         return next
     }

@@ -40,6 +40,19 @@ final class MatchGates: Sendable {
         }
     }
 
+    /// Goes in at once when nothing runs or waits on `matchId` and no exclusive operation runs or waits; false
+    /// (and nothing changed) otherwise.
+    func tryEnter(_ matchId: String) -> Bool {
+        state.withLock { state in
+            if state.exclusive || !state.waitingExclusive.isEmpty || state.held.contains(matchId)
+                || state.waiting[matchId] != nil {
+                return false
+            }
+            state.held.insert(matchId)
+            return true
+        }
+    }
+
     /// The operation on `matchId` is over: the next one on it goes in, unless an exclusive one waits (that goes in
     /// once no match is held).
     func leave(_ matchId: String) {
