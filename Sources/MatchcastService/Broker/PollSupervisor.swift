@@ -145,10 +145,7 @@ public struct PollSupervisor: Service {
                 counted.updated.increment()
                 health.succeeded(at: now())
                 do {
-                    // A change may fan out to many activities: not on the event loop.
-                    _ = try await withTaskExecutorPreference(globalConcurrentExecutor) {
-                        try await service.lifecycle.ingest(snapshot, pollInterval: result.delay)
-                    }
+                    try await ingest(snapshot, pollInterval: result.delay)
                 } catch {
                     logger.error("update failed", metadata: ["match": "\(matchId)", "error": "\(error)"])
                 }
@@ -176,6 +173,19 @@ public struct PollSupervisor: Service {
         }
         logger.info("stopped polling match", metadata: ["match": "\(matchId)"])
         return false
+    }
+
+    /// A polled change, ingested in a child task on the global executor: a change may fan out to many activities,
+    /// which must not run on the event loop; and the async frames of an ingest and its fan-out (tens of kilobytes)
+    /// are taken from the running task's allocator, which keeps the most it ever held until its task ends. In this
+    /// match's poll task, which lives as long as the match is polled, that would be kept for every polled match.
+    private func ingest(_ snapshot: MatchSnapshot, pollInterval: Duration) async throws {
+        let lifecycle = service.lifecycle
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask(executorPreference: globalConcurrentExecutor) {
+                _ = try await lifecycle.ingest(snapshot, pollInterval: pollInterval)
+            }
+        }
     }
 
     /// Held here, still followed as last listed (no store read per poll), and neither final nor postponed.
