@@ -249,7 +249,7 @@ public final class PostgresStore: MatchcastStore {
                         }
                         group.cancelAll()
                         pools.retire(client)
-                        throw StoreError.database("PostgreSQL at \(configuration.endpoint) cannot be reached (\(problem))")
+                        throw unreachable(problem)
                     case .timerFired:
                         guard !call.isLeased else {
                             lookAgain()
@@ -269,6 +269,11 @@ public final class PostgresStore: MatchcastStore {
         }
     }
 
+    /// A call failed because a connection attempt outside the pool could not reach the server.
+    private func unreachable(_ problem: String) -> StoreError {
+        .database("PostgreSQL at \(configuration.endpoint) cannot be reached (\(problem))")
+    }
+
     /// How often a call that runs long looks at whether its connection closed under it (`withConnection`).
     static let closedCheck: Duration = .seconds(1)
 
@@ -277,7 +282,7 @@ public final class PostgresStore: MatchcastStore {
     func pool() async throws(StoreError) -> PostgresClient {
         if let usable = pools.usable { return usable }
         if let problem = await reachability.check({ try await self.attemptConnection() }) {
-            throw .database("PostgreSQL at \(configuration.endpoint) cannot be reached (\(problem))")
+            throw unreachable(problem)
         }
         return await pools.renewed()
     }

@@ -5,7 +5,7 @@ import MatchcastStore
 /// gate runs every one of that match queued by then, their records saved in one store write; the others find their
 /// outcome when their turn comes. So commands from many API clients at once cost one transaction, not one each.
 /// `Output` is what a command that succeeds answers with.
-struct GateQueue<Command, Output> {
+struct GateQueue<Command: QueuedForMatch, Output> {
     /// A queued command; its ticket names its outcome.
     @dynamicMemberLookup
     struct Request {
@@ -15,29 +15,24 @@ struct GateQueue<Command, Output> {
         subscript<Value>(dynamicMember field: KeyPath<Command, Value>) -> Value { command[keyPath: field] }
     }
 
-    private var waiting: [Request] = []
+    /// Queued commands by match, each match's in arrival order.
+    private var waiting: [String: [Request]] = [:]
     private var outcomes: [Int: Result<Output, ServiceError>] = [:]
     private var nextTicket = 0
 
     /// Commands queued and not yet run.
-    var count: Int { waiting.count }
+    var count: Int { waiting.values.reduce(0) { $0 + $1.count } }
 
     /// Queues a command; its ticket names its outcome.
     mutating func add(_ command: Command) -> Int {
         defer { nextTicket += 1 }
-        waiting.append(Request(ticket: nextTicket, command: command))
+        waiting[command.matchId, default: []].append(Request(ticket: nextTicket, command: command))
         return nextTicket
     }
 
-    /// Every queued command, in arrival order.
-    mutating func takeAll() -> [Request] {
-        defer { waiting = [] }
-        return waiting
-    }
-
-    /// Commands taken and not run, queued again ahead of any added since.
-    mutating func putBack(_ requests: [Request]) {
-        waiting.insert(contentsOf: requests, at: 0)
+    /// The queued commands of one match, in arrival order (a batch saves one match's records, under its lease).
+    mutating func takeAll(matchId: String) -> [Request] {
+        waiting.removeValue(forKey: matchId) ?? []
     }
 
     mutating func settle(_ ticket: Int, _ outcome: Result<Output, ServiceError>) {
@@ -70,18 +65,4 @@ struct QueuedToken: QueuedForMatch {
     let matchId: String
     let token: String
     let environment: APNsEnvironment
-}
-
-extension GateQueue where Command: QueuedForMatch {
-    /// The queued commands of one match, in arrival order (a batch saves one match's records, under its lease); the
-    /// others stay queued for their own matches.
-    mutating func takeAll(matchId: String) -> [Request] {
-        var taken: [Request] = []
-        var kept: [Request] = []
-        for request in takeAll() {
-            if request.matchId == matchId { taken.append(request) } else { kept.append(request) }
-        }
-        putBack(kept)
-        return taken
-    }
 }

@@ -207,37 +207,33 @@ public actor LifecycleManager {
 
     /// The user dismissed the activity: stop pushing, send nothing.
     public func dismiss(activityId: String, deviceId: String) async throws(ServiceError) {
-        // Read once to find the match, again inside its gate: an operation on the match may have ended it meanwhile.
-        guard let matchId = try await persist({ try await self.store.activity(id: activityId) })?.matchId else {
+        // The stored record names the match (and the device, neither of which changes); its state is the cache's,
+        // read inside the match's gate: an operation on the match may have ended the activity meanwhile.
+        guard let stored = try await persist({ try await self.store.activity(id: activityId) }) else {
             throw ServiceError(.notFound, "no activity \(activityId)")
         }
-        await gates.enter(matchId)
-        defer { gates.leave(matchId) }
-        guard let record = try await persist({ try await self.store.activity(id: activityId) }) else {
-            throw ServiceError(.notFound, "no activity \(activityId)")
-        }
-        guard record.deviceId == deviceId else { throw ServiceError(.forbidden, "activity belongs to another device") }
-        try await loadActivities(matchId: record.matchId)
-        let cached = matches[record.matchId]?.cache?[activityId] ?? record
-        try await end(cached, reason: .dismissed)
+        guard stored.deviceId == deviceId else { throw ServiceError(.forbidden, "activity belongs to another device") }
+        await gates.enter(stored.matchId)
+        defer { gates.leave(stored.matchId) }
+        try await loadActivities(matchId: stored.matchId)
+        // Not open any more: nothing to end.
+        guard let open = matches[stored.matchId]?.cache?[activityId] else { return }
+        try await end(open, reason: .dismissed)
     }
 
     /// An update token is dead (APNs 410, feedback): its activity ends, nothing more goes to it.
     @discardableResult
     public func invalidate(updateToken token: String) async throws(ServiceError) -> Bool {
-        // Read once to find the match, again inside its gate: an operation on the match may have ended it meanwhile.
-        guard let matchId = try await persist({ try await self.store.activity(updateToken: token) })?.matchId else {
+        // The stored record names the activity and its match; its state is the cache's, read inside the match's gate:
+        // an operation on the match may have ended the activity, or given it another token, meanwhile.
+        guard let stored = try await persist({ try await self.store.activity(updateToken: token) }), stored.isOpen else {
             return false
         }
-        await gates.enter(matchId)
-        defer { gates.leave(matchId) }
-        guard let record = try await persist({ try await self.store.activity(updateToken: token) }), record.isOpen,
-              record.matchId == matchId else {
-            return false
-        }
-        try await loadActivities(matchId: record.matchId)
-        let cached = matches[record.matchId]?.cache?[record.activityId] ?? record
-        try await end(cached, reason: .tokenInvalid)
+        await gates.enter(stored.matchId)
+        defer { gates.leave(stored.matchId) }
+        try await loadActivities(matchId: stored.matchId)
+        guard let open = matches[stored.matchId]?.cache?[stored.activityId], open.updateToken == token else { return false }
+        try await end(open, reason: .tokenInvalid)
         return true
     }
 
@@ -288,8 +284,10 @@ public actor LifecycleManager {
     /// after all the others, so it delays none of them. Returns when it next has something to do.
     public func tick() async throws(ServiceError) -> Date? {
         var next: Date?
-        var matchIds = Set(matches.keys)
-        if let broadcast { matchIds.formUnion(await broadcast.openMatchIds()) }
+        var matchIds = Array(matches.keys)
+        // Channel mode: the matches with an open channel (one may have no activities left here).
+        let channels = Set(await broadcast?.openMatchIds() ?? [])
+        matchIds += channels.filter { matches.index(forKey: $0) == nil }
         var busy: [String] = []
         for matchId in matchIds.sorted() {
             guard gates.tryEnter(matchId) else {
@@ -298,20 +296,23 @@ public actor LifecycleManager {
             }
             defer { gates.leave(matchId) }
             // The time once inside the gate: an operation on the match that ran until now has changed it as of now.
-            if let due = try await tick(matchId: matchId, at: now()) { next = min(next ?? due, due) }
+            let due = try await tick(matchId: matchId, at: now(), channel: channels.contains(matchId))
+            if let due { next = min(next ?? due, due) }
         }
         for matchId in busy {
             await gates.enter(matchId)
             defer { gates.leave(matchId) }
-            if let due = try await tick(matchId: matchId, at: now()) { next = min(next ?? due, due) }
+            let due = try await tick(matchId: matchId, at: now(), channel: channels.contains(matchId))
+            if let due { next = min(next ?? due, due) }
         }
         let moment = now()
         startGate = startGate.filter { $0.value > moment }
         return next
     }
 
-    /// One match's part of `tick`, inside its gate: when it next has something to do.
-    func tick(matchId: String, at moment: Date) async throws(ServiceError) -> Date? {
+    /// One match's part of `tick`, inside its gate (`channel`: the match has an open broadcast channel): when it next
+    /// has something to do.
+    func tick(matchId: String, at moment: Date, channel: Bool) async throws(ServiceError) -> Date? {
         if matches[matchId]?.fanOutPending == true {
             do {
                 try await reload(matchId: matchId)
@@ -323,7 +324,7 @@ public actor LifecycleManager {
         let latest = latest(matchId: matchId)
         // Read once per match: reading `matches[matchId]` per activity copies the whole MatchState each time.
         let fresh = feedIsFresh(matchId, at: moment)
-        var next = try await tickChannel(matchId: matchId, fresh: fresh)
+        var next = channel ? try await tickChannel(matchId: matchId, fresh: fresh) : nil
         // A match none of whose activities has anything due is not walked.
         if let cache = matches[matchId]?.cache,
            cache.hasNothingDue(at: moment, feedIsFresh: fresh, matchIsLive: latest?.status.isInProgress == true) {
@@ -367,10 +368,12 @@ public actor LifecycleManager {
     }
 
     /// Channel mode: the match's coalesced broadcast and the stale-date refresh of its channel, put in the outbox.
-    /// When the channel next has something to do (nil without one).
+    /// When the channel next has something to do. A tick that broadcast nothing commits nothing (a channel changed
+    /// without a broadcast is saved by `BroadcastChannels.run`).
     func tickChannel(matchId: String, fresh: Bool) async throws(ServiceError) -> Date? {
         guard let broadcast else { return nil }
         let (broadcasts, due) = await broadcast.tick(matchId: matchId, fresh: fresh)
+        guard !broadcasts.isEmpty else { return due }
         do {
             try await finish(broadcasts, ChangeSet())
         } catch {

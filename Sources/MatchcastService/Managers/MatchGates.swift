@@ -20,6 +20,15 @@ final class MatchGates: Sendable {
         var exclusive = false
         /// Exclusive entrants waiting, in arrival order.
         var waitingExclusive: [CheckedContinuation<Void, Never>] = []
+
+        /// Holds `matchId` when nothing runs or waits on it and no exclusive operation runs or waits.
+        mutating func admit(_ matchId: String) -> Bool {
+            if exclusive || !waitingExclusive.isEmpty || held.contains(matchId) || waiting[matchId] != nil {
+                return false
+            }
+            held.insert(matchId)
+            return true
+        }
     }
 
     private let state = Mutex(State())
@@ -28,29 +37,19 @@ final class MatchGates: Sendable {
     func enter(_ matchId: String) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let admitted = state.withLock { state in
-                if state.exclusive || !state.waitingExclusive.isEmpty || state.held.contains(matchId)
-                    || state.waiting[matchId] != nil {
+                guard state.admit(matchId) else {
                     state.waiting[matchId, default: []].append(continuation)
                     return false
                 }
-                state.held.insert(matchId)
                 return true
             }
             if admitted { continuation.resume() }
         }
     }
 
-    /// Goes in at once when nothing runs or waits on `matchId` and no exclusive operation runs or waits; false
-    /// (and nothing changed) otherwise.
+    /// Goes in at once when `enter` would not wait; false (and nothing changed) otherwise.
     func tryEnter(_ matchId: String) -> Bool {
-        state.withLock { state in
-            if state.exclusive || !state.waitingExclusive.isEmpty || state.held.contains(matchId)
-                || state.waiting[matchId] != nil {
-                return false
-            }
-            state.held.insert(matchId)
-            return true
-        }
+        state.withLock { $0.admit(matchId) }
     }
 
     /// The operation on `matchId` is over: the next one on it goes in, unless an exclusive one waits (that goes in
