@@ -104,11 +104,12 @@ struct PollsBenchmark: Sendable {
             try await api.follow(device, matchId: PollsFeed.matchId(index))
             devices.set(index, device)
         }
+        // Every activity started (the match is live) before the window opens, so none of the starts lands in it.
+        let waits = ServeWaits(child: child, sinkChild: nil, phaseTimeout: options.phaseTimeout, interrupted: options.interrupted)
+        var starts = ServeBenchmark.Tally(event: .start, devices: m, cursor: 0)
+        try await waits.collect(&starts, what: "\(m) starts")
         if options.changing {
-            // Each activity started (the match is live) and its update token reported, as the app would.
-            let waits = ServeWaits(child: child, sinkChild: nil, phaseTimeout: options.phaseTimeout, interrupted: options.interrupted)
-            var starts = ServeBenchmark.Tally(event: .start, devices: m, cursor: 0)
-            try await waits.collect(&starts, what: "\(m) starts")
+            // Each activity's update token reported, as the app would.
             let activityIds = starts.activityIds
             try await api.parallel(m, clients: options.clients) { index in
                 guard let activityId = activityIds[index] else { throw CommandFailure("device \(index) has no started activity") }

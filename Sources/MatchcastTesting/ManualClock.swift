@@ -166,11 +166,47 @@ public final class ManualClock: Clock, Sendable {
         }
     }
 
+    /// Like `waitForSleepers(count:)`, but gives up after `limit` of real time: true when `count` tasks sleep.
+    public func waitForSleepers(count: Int, atMost limit: Duration) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask { await self.waitForSleepers(count: count); return true }
+            group.addTask { (try? await ContinuousClock().sleep(for: limit)) == nil }
+            let reached = await group.next() ?? false
+            group.cancelAll()
+            return reached
+        }
+    }
+
     /// Removes the sleepers due by `now`, earliest deadline first (ties in the order they slept).
     private static func takeDue(_ state: inout State) -> [CheckedContinuation<Void, any Error>] {
         let due = state.sleepers.filter { $0.value.deadline <= state.now }
             .sorted { ($0.value.deadline, $0.key) < ($1.value.deadline, $1.key) }
         for (id, _) in due { state.sleepers[id] = nil }
         return due.map(\.value.continuation)
+    }
+}
+
+/// When the code under test is idle on a manual clock, for a test that steps virtual time: when as many tasks sleep
+/// on it as the most seen asleep at once (at least `floor`). Work in between (a poll's store writes, a delivery) takes
+/// real time, on a loaded machine far more than a few yields, and a step taken meanwhile would let the code's
+/// virtual time run ahead of it. A loop that ends for good (a match's poll once the match is over) lowers the number
+/// waited for after `patience` of real time.
+public final class ClockIdleness: Sendable {
+    private let clock: ManualClock
+    private let patience: Duration
+    private let most: Mutex<Int>
+
+    public init(clock: ManualClock, floor: Int, patience: Duration = .seconds(1)) {
+        self.clock = clock
+        self.patience = patience
+        most = Mutex(floor)
+    }
+
+    /// Returns once the code under test is idle, or after `patience` (then fewer loops are left).
+    public func wait() async {
+        let target = most.withLock { $0 }
+        let reached = await clock.waitForSleepers(count: target, atMost: patience)
+        let sleeping = clock.sleeperCount
+        most.withLock { $0 = reached ? max($0, sleeping) : sleeping }
     }
 }

@@ -96,4 +96,39 @@ struct ManualClockTests {
         await clock.waitForSleepers(count: 0)
         #expect(clock.nextDeadline == nil)
     }
+
+    @Test func aBoundedWaitForSleepersGivesUpAfterItsLimit() async {
+        let clock = ManualClock()
+        #expect(await clock.waitForSleepers(count: 1, atMost: .milliseconds(20)) == false)
+        #expect(await clock.waitForSleepers(count: 0, atMost: .seconds(60)) == true)
+    }
+
+    @Test func idlenessWaitsForAsManySleepersAsItSawAndLowersTheNumberWhenALoopEnds() async throws {
+        let clock = ManualClock()
+        let idleness = ClockIdleness(clock: clock, floor: 2, patience: .milliseconds(50))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            let returned = Collected<Int>()
+            group.addTask {
+                await idleness.wait()
+                returned.append(clock.sleeperCount)
+            }
+            group.addTask { try await clock.sleep(for: .seconds(1)) }
+            await clock.waitForSleepers(count: 1)
+            #expect(returned.all.isEmpty, "one of the two loops is still at work")
+            group.addTask { try await clock.sleep(for: .seconds(2)) }
+            await clock.waitForSleepers(count: 2)
+            try await group.next()
+            #expect(returned.all == [2])
+            // One loop ends for good: after the patience the wait settles for the one left.
+            clock.advance(by: .seconds(1))
+            try await group.next()
+            let began = ContinuousClock.now
+            await idleness.wait()
+            #expect(ContinuousClock.now - began >= .milliseconds(50))
+            await idleness.wait()
+            #expect(clock.sleeperCount == 1)
+            clock.advance(by: .seconds(1))
+            try await group.next()
+        }
+    }
 }

@@ -52,6 +52,7 @@ struct BroadcastChannelStoryTests {
         let clock: ManualClock
         let group: ServiceGroup
         let task: Task<Void, any Error>
+        let idleness: ClockIdleness
 
         func stop() async throws {
             await group.triggerGracefulShutdown()
@@ -66,6 +67,7 @@ struct BroadcastChannelStoryTests {
         func drive(until condition: @escaping () async throws -> Bool, limit: Int = 100_000) async throws {
             var steps = 0
             while try await !condition() {
+                await idleness.wait()
                 for _ in 0..<20 { await Task.yield() }
                 let (relay, sink, channels) = (broker.relay, sink, channels)
                 let settled = try await eventually {
@@ -110,7 +112,10 @@ struct BroadcastChannelStoryTests {
         try await broker.restore()
         let group = ServiceGroup(configuration: .init(services: broker.services + [channels], logger: quiet))
         let task = Task { try await group.run() }
-        return Running(broker: broker, channels: channels, sink: sink, capture: capture, clock: clock, group: group, task: task)
+        // Idle, at least four loops sleep: the live list's poll, the relist, the lifecycle ticker, the channels'
+        // deletions; and each match's poll until the match is over.
+        return Running(broker: broker, channels: channels, sink: sink, capture: capture, clock: clock, group: group, task: task,
+                       idleness: ClockIdleness(clock: clock, floor: 4))
     }
 
     static func token(_ index: Int) -> String { String(repeating: String(format: "%02x", 0x10 + index), count: 32) }

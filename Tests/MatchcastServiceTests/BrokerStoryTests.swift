@@ -29,10 +29,14 @@ struct BrokerStoryTests {
             try await task.value
         }
 
-        /// Advances virtual time, a deadline at a time, until `condition` holds.
+        let idleness: ClockIdleness
+
+        /// Advances virtual time, a deadline at a time, until `condition` holds; each step only once the broker
+        /// is idle, so the match cannot run ahead of a poll still at work.
         func drive(until condition: @escaping () async -> Bool, limit: Int = 50_000) async throws {
             var steps = 0
             while await !condition() {
+                await idleness.wait()
                 for _ in 0..<20 { await Task.yield() }
                 if await condition() { break }
                 if let deadline = clock.nextDeadline { clock.advance(to: deadline) }
@@ -60,7 +64,9 @@ struct BrokerStoryTests {
         try await broker.restore()
         let group = ServiceGroup(configuration: .init(services: broker.services, logger: Logger(label: "test")))
         let task = Task { try await group.run() }
-        return Running(broker: broker, sink: sink, clock: clock, group: group, task: task)
+        // Idle, four loops sleep: the live list's poll, the relist, the lifecycle ticker, the match's poll.
+        return Running(broker: broker, sink: sink, clock: clock, group: group, task: task,
+                       idleness: ClockIdleness(clock: clock, floor: 4))
     }
 
     private static func temporaryDatabase() -> String {

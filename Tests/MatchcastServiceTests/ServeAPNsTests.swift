@@ -122,14 +122,17 @@ struct ServeAPNsTests {
     static let epoch = 1_800_000_000.0
 
     /// Advances virtual time, a deadline at a time, until `condition` holds; but only while `idle`
-    /// (nothing queued for or on its way to the fake APNs), so the match cannot run ahead of real
-    /// sockets. While it waits on them it naps briefly instead of spinning; the wall-clock limit is
-    /// only a safety net. With `advance: false` it only waits.
+    /// (nothing queued for or on its way to the fake APNs) and the broker's loops all sleep on the clock
+    /// (`idleness`), so the match cannot run ahead of real sockets or of a poll still at work. While it
+    /// waits on them it naps briefly instead of spinning; the wall-clock limit is only a safety net. With
+    /// `advance: false` it only waits.
     static func drive(
-        _ clock: ManualClock, idle: () async -> Bool, advance: Bool = true, until condition: () async throws -> Bool
+        _ clock: ManualClock, idleness: ClockIdleness, idle: () async -> Bool, advance: Bool = true,
+        until condition: () async throws -> Bool
     ) async throws {
         let giveUp = ContinuousClock.now + .seconds(240)
         while try await !condition() {
+            if advance { await idleness.wait() }
             let wasIdle = await idle()
             for _ in 0..<20 { await Task.yield() }
             if try await condition() { return }
@@ -183,6 +186,8 @@ struct ServeAPNsTests {
             defer { running.cancel() }
             let service = broker.service
             let idle: () async -> Bool = { await broker.relay.depth == 0 && apns.isIdle }
+            // Idle, four loops sleep: the live list's poll, the relist, the lifecycle ticker, the match's poll.
+            let idleness = ClockIdleness(clock: clock, floor: 4)
 
             // A: its update token is dead. B: all healthy, the control. C: its push-to-start token is dead.
             let (startA, updateA) = (String(repeating: "a1", count: 32), String(repeating: "a2", count: 32))
@@ -200,7 +205,7 @@ struct ServeAPNsTests {
 
             // Kick-off: starts reach A and B; C's start is refused, its token forgotten, and its activity waits again
             // (it never reached the phone) rather than waiting for an update token that cannot come.
-            try await Self.drive(clock, idle: idle) {
+            try await Self.drive(clock, idleness: idleness, idle: idle) {
                 let starts = Set(server.accepted.filter { Self.event($0) == "start" }.map(\.token))
                 let forgotten = await store.pushToStartToken(deviceId: c.deviceId) == nil
                 let waiting = await store.activity(id: activityC)?.phase == .waiting
@@ -214,9 +219,9 @@ struct ServeAPNsTests {
                 activityId: activityA, deviceId: a.deviceId, matchId: "football", updateToken: updateA, environment: nil)
             _ = try await service.putActivity(
                 activityId: activityB, deviceId: b.deviceId, matchId: "football", updateToken: updateB, environment: nil)
-            try await Self.drive(clock, idle: idle) { await store.activity(id: activityA)?.phase == .ended }
+            try await Self.drive(clock, idleness: idleness, idle: idle) { await store.activity(id: activityA)?.phase == .ended }
             // What was queued before the token was invalidated goes out; after that nothing can be made for it.
-            try await Self.drive(clock, idle: idle, advance: false) {
+            try await Self.drive(clock, idleness: idleness, idle: idle, advance: false) {
                 guard await idle() else { return false }
                 for _ in 0..<20 { await Task.yield() }
                 return await idle()
@@ -229,7 +234,7 @@ struct ServeAPNsTests {
 
             // C's app reports a fresh push-to-start token: the same activity starts with it, while the match is on.
             try await service.setPushToStartToken(deviceId: c.deviceId, token: nextStartC, environment: .sandbox)
-            try await Self.drive(clock, idle: idle) {
+            try await Self.drive(clock, idleness: idleness, idle: idle) {
                 server.accepted.contains { $0.token == nextStartC && Self.event($0) == "start" }
             }
             #expect(await store.activity(id: activityC)?.phase == .starting)
@@ -237,7 +242,7 @@ struct ServeAPNsTests {
             #expect(String(decoding: restart.body, as: UTF8.self).contains(activityC), "the start carries the activity's own id")
 
             // The match goes on to its end: B gets updates and its end, A nothing more.
-            try await Self.drive(clock, idle: idle) {
+            try await Self.drive(clock, idleness: idleness, idle: idle) {
                 server.accepted.contains { $0.token == updateB && Self.event($0) == "end" }
             }
             #expect(server.accepted.filter { $0.token == updateB }.count > updatesToBThen + 1, "updates went on after A's ended")
