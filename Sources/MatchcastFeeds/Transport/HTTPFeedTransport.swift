@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 
 /// `FeedTransport` over a shared `HTTPClient`, which the caller owns and shuts down.
 ///
@@ -49,70 +50,44 @@ public struct HTTPFeedTransport: FeedTransport {
     }
 
     public func fetch(_ request: FeedRequest) async throws -> FeedResponse {
-        let deadline = NIODeadline.now() + TimeAmount(timeout)
-        let (response, head) = try await sendHead(request, deadline: deadline)
-        // A 304 (an unchanged poll) or a 204 has no body: its end comes with the head, so no timer is needed for it
-        // (reading it lets the client put the connection back in its pool).
-        if head.status == 304 || head.status == 204 {
-            return try await readBody(of: response, head: head, path: request.path)
-        }
-        // AsyncHTTPClient's deadline stops at the response head; racing a timer bounds the body too. On an event loop
-        // (a poll run by `EventLoopExecutor`) the timer is that loop's, so it costs no thread of its own.
-        let path = request.path
-        let left = deadline - NIODeadline.now()  // signed: the head may have come in after the deadline
-        guard left > .zero else { throw FeedError.timeout(path: path) }
-        let remaining = Duration.nanoseconds(left.nanoseconds)
-        return try await withThrowingTaskGroup(of: FeedResponse.self) { group in
-            group.addTask { try await self.readBody(of: response, head: head, path: path) }
-            group.addTask {
-                try await EventLoopClock().sleep(for: remaining)
-                throw FeedError.timeout(path: path)
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next() else { throw CancellationError() }
-            return first
-        }
-    }
-
-    /// Sends the request and waits for the response head, by `deadline`: the status and headers, no body yet.
-    private func sendHead(_ request: FeedRequest, deadline: NIODeadline) async throws -> (HTTPClientResponse, FeedResponse) {
-        var outgoing = HTTPClientRequest(url: baseURL + request.path)
-        outgoing.method = .GET
-        outgoing.headers.add(name: "accept", value: "application/json")
-        outgoing.headers.add(name: "user-agent", value: userAgent)
+        var headers = HTTPHeaders()
+        headers.add(name: "accept", value: "application/json")
+        headers.add(name: "user-agent", value: userAgent)
         for (name, value) in request.headers.sorted(by: { $0.key < $1.key }) {
-            outgoing.headers.replaceOrAdd(name: name, value: value)
+            headers.replaceOrAdd(name: name, value: value)
         }
-        let response: HTTPClientResponse
+        let outgoing: HTTPClient.Request
         do {
-            response = try await client.execute(outgoing, deadline: deadline)
+            outgoing = try HTTPClient.Request(url: baseURL + request.path, method: .GET, headers: headers)
+        } catch {
+            throw FeedError.transport(error, path: request.path)
+        }
+        // AsyncHTTPClient's event-loop API: its deadline bounds the whole exchange, body included, and on an event
+        // loop (a poll run by `EventLoopExecutor`) the request, its connection and the collector all stay on that
+        // loop. (Its async `execute` starts a task on the global executor for every request, and its deadline
+        // stops at the head.)
+        let collector = FeedResponseCollector(limit: maxBodyBytes, path: request.path)
+        let eventLoop: HTTPClient.EventLoopPreference = MultiThreadedEventLoopGroup.currentEventLoop.map { loop in
+            client.eventLoopGroup.makeIterator().contains { $0 === loop } ? .delegateAndChannel(on: loop) : .indifferent
+        } ?? .indifferent
+        let task = client.execute(
+            request: outgoing, delegate: collector, eventLoop: eventLoop, deadline: .now() + TimeAmount(timeout))
+        do {
+            return try await withTaskCancellationHandler {
+                try await task.futureResult.get()
+            } onCancel: {
+                task.cancel()
+            }
         } catch {
             throw Self.feedError(error, path: request.path, limit: maxBodyBytes)
-        }
-        var headers: [String: String] = [:]
-        for (name, value) in response.headers {
-            let key = name.lowercased()
-            headers[key] = headers[key].map { $0 + ", " + value } ?? value
-        }
-        return (response, FeedResponse(status: Int(response.status.code), headers: headers, body: nil))
-    }
-
-    private func readBody(of response: HTTPClientResponse, head: FeedResponse, path: String) async throws -> FeedResponse {
-        do {
-            let buffer = try await response.body.collect(upTo: maxBodyBytes)
-            var answer = head
-            answer.body = buffer.readableBytes > 0 ? Data(buffer.readableBytesView) : nil
-            return answer
-        } catch {
-            throw Self.feedError(error, path: path, limit: maxBodyBytes)
         }
     }
 
     private static func feedError(_ error: any Error, path: String, limit: Int) -> any Error {
         if Task.isCancelled { return CancellationError() }
         switch error {
-        case is NIOTooManyBytesError:
-            return FeedError.tooLarge(limit: limit, path: path)
+        case let error as FeedError:
+            return error
         case let error as HTTPClientError:
             switch error {
             case .deadlineExceeded, .readTimeout, .connectTimeout, .getConnectionFromPoolTimeout, .tlsHandshakeTimeout:
@@ -123,5 +98,55 @@ public struct HTTPFeedTransport: FeedTransport {
         default:
             return FeedError.transport(error, path: path)
         }
+    }
+}
+
+/// Collects one feed answer for `HTTPFeedTransport`: the status, the headers (names lower-cased, repeats joined with
+/// ", ") and a body of at most `limit` bytes. AsyncHTTPClient calls a delegate on its task's event loop only, one call
+/// at a time, in order: that is what makes the unguarded state safe.
+final class FeedResponseCollector: HTTPClientResponseDelegate, @unchecked Sendable {
+    typealias Response = FeedResponse
+
+    private let limit: Int
+    private let path: String
+    private var answer = FeedResponse(status: 0, headers: [:], body: nil)
+    private var body: ByteBuffer?
+
+    init(limit: Int, path: String) {
+        self.limit = limit
+        self.path = path
+    }
+
+    func didReceiveHead(task: HTTPClient.Task<FeedResponse>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        if let length = head.headers.first(name: "content-length").flatMap(Int.init), length > limit {
+            return task.eventLoop.makeFailedFuture(FeedError.tooLarge(limit: limit, path: path))
+        }
+        var headers: [String: String] = [:]
+        for (name, value) in head.headers {
+            let key = name.lowercased()
+            headers[key] = headers[key].map { $0 + ", " + value } ?? value
+        }
+        answer = FeedResponse(status: Int(head.status.code), headers: headers, body: nil)
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didReceiveBodyPart(task: HTTPClient.Task<FeedResponse>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        guard (body?.readableBytes ?? 0) + buffer.readableBytes <= limit else {
+            return task.eventLoop.makeFailedFuture(FeedError.tooLarge(limit: limit, path: path))
+        }
+        if body == nil {
+            body = buffer
+        } else {
+            var part = buffer
+            body!.writeBuffer(&part)
+        }
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didReceiveError(task: HTTPClient.Task<FeedResponse>, _ error: any Error) {}
+
+    func didFinishRequest(task: HTTPClient.Task<FeedResponse>) throws -> FeedResponse {
+        if let body, body.readableBytes > 0 { answer.body = Data(body.readableBytesView) }
+        return answer
     }
 }
