@@ -69,6 +69,8 @@ struct BrokerRunner {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool = .init(
             idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: connectionsPerHost)
+        // Matchcast bootstraps no tracer: without this every request would still open and close a no-op span.
+        configuration.tracing.tracer = nil
         return configuration
     }
 

@@ -2,7 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
-import NIOPosix
+import Synchronization
 
 /// `FeedTransport` over a shared `HTTPClient`, which the caller owns and shuts down.
 ///
@@ -16,6 +16,7 @@ public struct HTTPFeedTransport: FeedTransport {
     public let maxBodyBytes: Int
     private let client: HTTPClient
     private let userAgent: String
+    private let requests = RequestTemplates()
 
     /// - Throws: `FeedError` (`config`) when `baseURL` is not an absolute http or https URL with a host.
     public init(
@@ -50,28 +51,28 @@ public struct HTTPFeedTransport: FeedTransport {
     }
 
     public func fetch(_ request: FeedRequest) async throws -> FeedResponse {
-        var headers = HTTPHeaders()
-        headers.add(name: "accept", value: "application/json")
-        headers.add(name: "user-agent", value: userAgent)
-        for (name, value) in request.headers.sorted(by: { $0.key < $1.key }) {
-            headers.replaceOrAdd(name: name, value: value)
-        }
-        let outgoing: HTTPClient.Request
+        var outgoing: HTTPClient.Request
         do {
-            outgoing = try HTTPClient.Request(url: baseURL + request.path, method: .GET, headers: headers)
+            outgoing = try requests.request(for: request.path) { path throws in
+                var headers = HTTPHeaders()
+                headers.add(name: "accept", value: "application/json")
+                headers.add(name: "user-agent", value: userAgent)
+                return try HTTPClient.Request(url: baseURL + path, method: .GET, headers: headers)
+            }
         } catch {
             throw FeedError.transport(error, path: request.path)
         }
-        // AsyncHTTPClient's event-loop API: its deadline bounds the whole exchange, body included, and on an event
-        // loop (a poll run by `EventLoopExecutor`) the request, its connection and the collector all stay on that
-        // loop. (Its async `execute` starts a task on the global executor for every request, and its deadline
-        // stops at the head.)
+        for (name, value) in request.headers.sorted(by: { $0.key < $1.key }) {
+            outgoing.headers.replaceOrAdd(name: name, value: value)
+        }
+        // AsyncHTTPClient's event-loop API: its deadline bounds the whole exchange, body included. Called on one of
+        // the client's event loops (a poll run by `EventLoopExecutor`), the collector runs on that loop and the pool
+        // prefers a connection of it. Requiring one (`.delegateAndChannel`) would close and open connections
+        // whenever the loop's own are busy. (The async `execute` starts a task on the global executor for every
+        // request, and its deadline stops at the head.)
         let collector = FeedResponseCollector(limit: maxBodyBytes, path: request.path)
-        let eventLoop: HTTPClient.EventLoopPreference = MultiThreadedEventLoopGroup.currentEventLoop.map { loop in
-            client.eventLoopGroup.makeIterator().contains { $0 === loop } ? .delegateAndChannel(on: loop) : .indifferent
-        } ?? .indifferent
         let task = client.execute(
-            request: outgoing, delegate: collector, eventLoop: eventLoop, deadline: .now() + TimeAmount(timeout))
+            request: outgoing, delegate: collector, eventLoop: .indifferent, deadline: .now() + TimeAmount(timeout))
         do {
             return try await withTaskCancellationHandler {
                 try await task.futureResult.get()
@@ -148,5 +149,26 @@ final class FeedResponseCollector: HTTPClientResponseDelegate, @unchecked Sendab
     func didFinishRequest(task: HTTPClient.Task<FeedResponse>) throws -> FeedResponse {
         if let body, body.readableBytes > 0 { answer.body = Data(body.readableBytesView) }
         return answer
+    }
+}
+
+/// The request for each path, built once: a poll asks for the same path every few seconds, and building a request
+/// parses and percent-encodes its URL. At most `capacity` are kept; past that the table starts again.
+final class RequestTemplates: Sendable {
+    private let table = Mutex<[String: HTTPClient.Request]>([:])
+    private let capacity: Int
+
+    init(capacity: Int = 50_000) {
+        self.capacity = capacity
+    }
+
+    func request(for path: String, build: (String) throws -> HTTPClient.Request) throws -> HTTPClient.Request {
+        if let known = table.withLock({ $0[path] }) { return known }
+        let built = try build(path)
+        table.withLock { table in
+            if table.count >= capacity { table.removeAll(keepingCapacity: true) }
+            table[path] = built
+        }
+        return built
     }
 }
