@@ -76,9 +76,9 @@ public struct TestCertificates: Sendable {
             serverKeyPEM: serverKey.pemRepresentation)
     }
 
-    /// Writes `caPEM` to a new file in `directory` (the temporary directory by default) and returns
-    /// its path, for code that takes a CA file (`--apns-ca-file`). The caller removes it.
-    public func writeCAFile(in directory: URL = FileManager.default.temporaryDirectory) throws -> String {
+    /// Writes `caPEM` to a new file in `directory` (the tests' `ScratchFolder` by default, removed
+    /// when the process exits) and returns its path, for code that takes a CA file (`--apns-ca-file`).
+    public func writeCAFile(in directory: URL = ScratchFolder.url) throws -> String {
         let url = directory.appendingPathComponent("matchcast-test-ca-\(UUID().uuidString).pem")
         try Data(caPEM.utf8).write(to: url)
         return url.path

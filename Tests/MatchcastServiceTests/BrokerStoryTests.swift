@@ -73,10 +73,15 @@ struct BrokerStoryTests {
         FileManager.default.temporaryDirectory.appendingPathComponent("matchcast-story-\(UUID().uuidString).sqlite").path
     }
 
+    /// Removes the database at `path` with its write-ahead log and shared-memory files.
+    private static func removeDatabase(_ path: String) {
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+
     @Test("the README story, then a restart that loses nothing and starts nothing twice", .timeLimit(.minutes(2)))
     func storyAcrossRestart() async throws {
         let path = Self.temporaryDatabase()
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        defer { Self.removeDatabase(path) }
 
         // First life: follow before kick-off, see start, register the token, see updates.
         let first = try await Self.start(path: path, seed: 1)
@@ -146,7 +151,7 @@ struct BrokerStoryTests {
     @Test("an end held across a restart is still delivered", .timeLimit(.minutes(2)))
     func endSurvivesRestart() async throws {
         let path = Self.temporaryDatabase()
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        defer { Self.removeDatabase(path) }
         let first = try await Self.start(path: path, seed: 3)
         let service = first.broker.service
         let device = try await service.registerDevice()

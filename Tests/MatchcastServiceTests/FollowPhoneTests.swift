@@ -57,8 +57,8 @@ struct FollowPhoneTests {
     /// A fresh folder, the key file, and the fake APNs; `body` gets the flags pointing follow at it.
     static func withFakeAPNs(_ body: (FakeAPNsServer, URL, [String]) async throws -> Void) async throws {
         let key = P256.Signing.PrivateKey()
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("matchcast-follow-phone-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try ScratchFolder.newFolder("follow-phone")
+        defer { try? FileManager.default.removeItem(at: folder) }
         let keyFile = folder.appendingPathComponent("AuthKey_\(APNsFixture.keyId).p8")
         try Data(key.pemRepresentation.utf8).write(to: keyFile)
         try await APNsFixture.withServer(key: key) { server, _ in

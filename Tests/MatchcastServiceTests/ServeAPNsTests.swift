@@ -20,10 +20,9 @@ import Testing
 struct ServeAPNsTests {
     static let quiet = Logger(label: "test.serve-apns", factory: { _ in SwiftLogNoOpLogHandler() })
 
-    /// A throwaway folder holding `name` with `text`.
+    /// A throwaway folder (inside `ScratchFolder`, gone when the tests end) holding `name` with `text`.
     static func write(_ text: String, named name: String) throws -> String {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("matchcast-serve-apns-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try ScratchFolder.newFolder("serve-apns")
         let url = folder.appendingPathComponent(name)
         try Data(text.utf8).write(to: url)
         return url.path
