@@ -12,6 +12,8 @@ extension APIRoutes {
         var store: Bool
         var feed: Bool
         var sinks: Bool
+        /// Each feed by name, when there is more than one (with one, `feed` says it all).
+        var feeds: [String: Bool]?
         var ready: Bool
     }
 
@@ -20,12 +22,13 @@ extension APIRoutes {
         try json(HealthBody(status: "ok"), request, context)
     }
 
-    /// `GET /readyz`: 200 when the store and the feed are reachable, else 503; the body says which, and whether
-    /// every sink reaches its destination (reported, not required).
+    /// `GET /readyz`: 200 when the store and every feed are reachable, else 503; the body says which (each feed by
+    /// name when there are several), and whether every sink reaches its destination (reported, not required).
     func readiness(_ request: Request, _ context: APIRequestContext) async throws -> Response {
         let readiness = await service.readiness()
         let body = ReadinessBody(
-            store: readiness.store, feed: readiness.feed, sinks: readiness.sinks, ready: readiness.ready)
+            store: readiness.store, feed: readiness.feed, sinks: readiness.sinks,
+            feeds: readiness.feeds.count > 1 ? readiness.feeds : nil, ready: readiness.ready)
         return try json(body, status: readiness.ready ? .ok : .serviceUnavailable, request, context)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 @testable import MatchcastCLI
+import MatchcastFeeds
 import Testing
 
 @Suite("serve configuration: file, environment, flags")
@@ -45,6 +46,18 @@ struct ConfigurationTests {
             fileText: nil, environment: ["MATCHCAST_WEBHOOK_SECRET": "whsec_AAAA"],
             flags: ["sinks": "stdout, webhook:https://push.example/hook"])
         #expect(config.sinks == ["stdout", "webhook:https://push.example/hook"])
+    }
+
+    @Test("several feeds from a YAML list, a comma-separated variable, or --feed given more than once")
+    func severalFeeds() throws {
+        let file = try ConfigurationLoader.load(fileText: "feed: [espn:soccer/eng.1, nhl]\n", environment: [:], flags: [:])
+        #expect(try FeedSpec.list(parsing: file.feed) == [try FeedSpec(parsing: "espn:soccer/eng.1"), try FeedSpec(parsing: "nhl")])
+        let environment = try ConfigurationLoader.load(fileText: nil, environment: ["MATCHCAST_FEED": "mlb,nhl"], flags: [:])
+        #expect(try FeedSpec.list(parsing: environment.feed).map(\.publicName) == ["mlb", "nhl"])
+        let command = try ServeCommand.parse(["--feed", "espn:basketball/nba", "--feed", "http://127.0.0.1:8090"])
+        let flags = try command.loadConfiguration(environment: ["MATCHCAST_FEED": "mlb"])
+        #expect(try FeedSpec.list(parsing: flags.feed).map(\.publicName) == ["espn:basketball/nba", "http://127.0.0.1:8090"])
+        #expect(try FeedSpec.list(parsing: try ServeCommand.parse([]).loadConfiguration(environment: [:]).feed).map(\.publicName) == ["fake"])
     }
 
     /// Every `apns` key with a value unlike its default, by key path.

@@ -37,21 +37,21 @@ struct BrokerRunner {
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
 
-        let feedSpec: FeedSpec
+        let feedSpecs: [FeedSpec]
         let store: any MatchcastStore
         do {
-            feedSpec = try FeedSpec(parsing: config.feed)
+            feedSpecs = try FeedSpec.list(parsing: config.feed)
             store = try await StoreURL(config.store).makeStore()
         } catch {
             StandardStreams.err("matchcast serve: invalid configuration: \(error)")
             throw ExitCode(2)
         }
-        let needsClient = feedSpec.needsHTTPClient || SinkFactory.needsHTTPClient(config.sinks)
+        let needsClient = feedSpecs.contains(where: \.needsHTTPClient) || SinkFactory.needsHTTPClient(config.sinks)
         let client = needsClient ? HTTPClient(eventLoopGroupProvider: .singleton, configuration: Self.clientConfiguration) : nil
         do {
             // A PostgreSQL store's pool runs around the broker: before `restore()`, until every service stopped.
             try await withStoreRunning(store) {
-                try await serve(feedSpec: feedSpec, store: store, client: client, registry: registry, logger: logger)
+                try await serve(feedSpecs: feedSpecs, store: store, client: client, registry: registry, logger: logger)
             }
         } catch {
             try? await client?.shutdown()
@@ -75,12 +75,12 @@ struct BrokerRunner {
     }
 
     private func serve(
-        feedSpec: FeedSpec, store: any MatchcastStore, client: HTTPClient?, registry: PrometheusCollectorRegistry,
+        feedSpecs: [FeedSpec], store: any MatchcastStore, client: HTTPClient?, registry: PrometheusCollectorRegistry,
         logger: Logger
     ) async throws {
         let config = configuration
         let clock = EventLoopClock()  // real time; a poll on an event loop sleeps on its timers
-        let transport = try feedSpec.makeTransport(client: client, clock: clock)
+        let feeds = try FeedRouter(specs: feedSpecs, client: client, clock: clock)
         // APNs answers that a token is dead reach the broker built below through this relay.
         let deadTokens = DeadTokenRelay()
         let sinks: [any DeliverySink]
@@ -106,7 +106,7 @@ struct BrokerRunner {
             defaultInterval: .milliseconds(config.defaultPollMs), minInterval: .milliseconds(config.minPollMs),
             maxInterval: .milliseconds(config.maxPollMs))
         let broker = Broker(
-            store: store, transport: transport, sinks: sinks, settings: settings, timing: timing, clock: clock,
+            store: store, feeds: feeds, sinks: sinks, settings: settings, timing: timing, clock: clock,
             now: { Date() }, replicaId: config.replicaId.isEmpty ? Broker.defaultReplicaId : config.replicaId,
             leaseTTL: .milliseconds(Int64(config.leaseTTLSeconds * 1000)), logger: logger)
         let channels: BroadcastChannels?
@@ -127,7 +127,7 @@ struct BrokerRunner {
             registry: registry, services: broker.services + (channels.map { [$0] } ?? []) + [deadTokens.applying(to: broker.service, logger: logger)],
             logger: logger)
         logger.info("matchcast serve", metadata: [
-            "listen": "\(config.host):\(config.port)", "store": "\((try? StoreURL(config.store))?.description ?? "?")", "feed": "\(feedSpec)",
+            "listen": "\(config.host):\(config.port)", "store": "\((try? StoreURL(config.store))?.description ?? "?")", "feeds": "\(feedSpecs.map(\.publicName).joined(separator: ", "))",
             "sinks": "\(config.sinks.map { $0.hasPrefix("webhook:") ? "webhook" : $0 })",
         ])
         // A shutdown that cannot finish (the database gone: every store call waits for it) is cut short after

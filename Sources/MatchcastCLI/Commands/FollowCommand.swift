@@ -44,8 +44,8 @@ struct FollowCommand: AsyncParsableCommand {
     @Argument(help: "The match id, as the feed names it.")
     var matchId: String
 
-    @Option(help: "The feed: a base URL, fake[?speed=N&seed=S], mlb, mlb:BASE, nhl, nhl@BASE or espn:{sport}/{league}[@BASE].")
-    var feed: String = "fake"
+    @Option(help: "The feed: a base URL, fake[?speed=N&seed=S], mlb, mlb:BASE, nhl, nhl@BASE or espn:{sport}/{league}[@BASE] (default fake); given more than once, the match is polled from the one that serves it.")
+    var feed: [String] = []
 
     @Flag(help: "One readable line per change instead of NDJSON (the same as --sink pretty).")
     var pretty = false
@@ -128,9 +128,9 @@ struct FollowCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let spec: FeedSpec
+        let specs: [FeedSpec]
         do {
-            spec = try FeedSpec(parsing: feed)
+            specs = try FeedSpec.list(parsing: feed.isEmpty ? "fake" : feed.joined(separator: ","))
         } catch {
             throw ValidationError(error.description)
         }
@@ -138,10 +138,10 @@ struct FollowCommand: AsyncParsableCommand {
             try sinkConfiguration()
         }
         let phone = try phoneTarget(configuration)
-        let needsClient = spec.needsHTTPClient || SinkFactory.needsHTTPClient(configuration.sinks)
+        let needsClient = specs.contains(where: \.needsHTTPClient) || SinkFactory.needsHTTPClient(configuration.sinks)
         let client = needsClient ? HTTPClient(eventLoopGroupProvider: .singleton) : nil
         do {
-            try await follow(spec: spec, client: client, configuration: configuration, phone: phone)
+            try await follow(specs: specs, client: client, configuration: configuration, phone: phone)
         } catch {
             try? await client?.shutdown()
             throw error
@@ -150,16 +150,16 @@ struct FollowCommand: AsyncParsableCommand {
     }
 
     private func follow(
-        spec: FeedSpec, client: HTTPClient?, configuration: BrokerConfiguration, phone: (pushToStart: String?, update: String?)?
+        specs: [FeedSpec], client: HTTPClient?, configuration: BrokerConfiguration, phone: (pushToStart: String?, update: String?)?
     ) async throws {
         let clock = ContinuousClock()
-        let transport: any FeedTransport
+        let transport: FeedRouter
         do {
-            transport = try spec.makeTransport(client: client, clock: clock)
+            transport = try FeedRouter(specs: specs, client: client, clock: clock)
         } catch {
             throw ValidationError(error.description)
         }
-        let isFake = if case .fake = spec { true } else { false }
+        let isFake = specs.allSatisfy { if case .fake = $0 { true } else { false } }
         let minPoll = Duration.milliseconds(minPollMs ?? (isFake ? 20 : 2000))
         let timing = PollTimingPolicy(
             defaultInterval: max(minPoll, .seconds(isFake ? 0 : 10)),

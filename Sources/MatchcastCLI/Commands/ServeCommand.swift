@@ -39,7 +39,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Address to listen on.") var host: String?
     @Option(help: "Port to listen on (0 picks a free one).") var port: Int?
     @Option(help: "sqlite:PATH, sqlite::memory: or memory.") var store: String?
-    @Option(help: "A native v1 base URL, fake[?speed=N&seed=S], mlb, mlb:BASE, nhl, nhl@BASE or espn:{sport}/{league}[@BASE].") var feed: String?
+    @Option(help: "A native v1 base URL, fake[?speed=N&seed=S], mlb, mlb:BASE, nhl, nhl@BASE or espn:{sport}/{league}[@BASE]; given more than once, every one is polled.")
+    var feed: [String] = []
     @OptionGroup(title: "Sinks (the same for follow, replay and serve)") var sinkOptions: SinkOptions
     @Option(help: "Bearer key for admin calls.") var adminKey: String?
     @Option(help: "The app's bundle id.") var bundleId: String?
@@ -75,7 +76,7 @@ struct ServeCommand: AsyncParsableCommand {
         flags["http.host"] = host
         flags["http.port"] = port.map(String.init)
         flags["store"] = store
-        flags["feed"] = feed
+        flags["feed"] = feed.isEmpty ? nil : feed.joined(separator: ",")
         flags.merge(sinkOptions.flags) { $1 }
         flags["adminKey"] = adminKey
         flags["bundleId"] = bundleId

@@ -11,6 +11,7 @@ public struct BrokerConfiguration: Sendable, Hashable {
     public var maxBodyBytes = 16384
     public var adminKey = ""
     public var store = "sqlite:matchcast.sqlite"
+    /// The feed, or several separated by commas (a YAML list, `--feed` given more than once): `FeedSpec.list`.
     public var feed = "fake?speed=60"
     public var sinks = ["stdout"]
     public var webhookSecret = ""

@@ -27,6 +27,8 @@ import MatchcastCore
 public actor ESPNFeedTransport: FeedTransport {
     /// Where the ESPN site API lives.
     public static let defaultBaseURL = "https://site.api.espn.com"
+    /// The prefix of every match id this adapter serves (`espn:401547417`).
+    public static let idPrefix = "espn:"
     /// How long a scoreboard answer is used when the upstream sends no `max-age`.
     public static let defaultFreshness: Duration = .seconds(10)
     /// Summaries of final matches kept at most.
@@ -128,7 +130,7 @@ public actor ESPNFeedTransport: FeedTransport {
     }
 
     private func match(_ id: String, request: FeedRequest) async throws -> FeedResponse {
-        guard id.hasPrefix("espn:"), case let eventId = String(id.dropFirst(5)), Self.isEventId(eventId) else {
+        guard id.hasPrefix(Self.idPrefix), case let eventId = String(id.dropFirst(Self.idPrefix.count)), Self.isEventId(eventId) else {
             return NativeFeedBody.error(
                 status: 404, code: "not_found", message: "'\(id.prefix(60))' is not an ESPN match id (espn:<event id>)")
         }

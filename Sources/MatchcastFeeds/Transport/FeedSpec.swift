@@ -101,6 +101,56 @@ public enum FeedSpec: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Several feeds, as `--feed` given more than once or the config's `feed` list (comma-separated in one text): each
+    /// parsed as above, none twice. A base URL with a comma in it writes it as `%2C`.
+    public static func list(parsing text: String) throws(FeedError) -> [FeedSpec] {
+        var specs: [FeedSpec] = []
+        for part in text.split(separator: ",") {
+            let trimmed = part.trimmingCharacters(in: .whitespaces)
+            guard !trimmed.isEmpty else { continue }
+            let spec = try FeedSpec(parsing: trimmed)
+            // The same feed twice would poll every match of it twice.
+            guard !specs.contains(spec) else { throw .invalidConfiguration("feed '\(spec.publicName)' is given twice") }
+            specs.append(spec)
+        }
+        guard !specs.isEmpty else { throw .invalidConfiguration("no feed given: at least one is needed") }
+        return specs
+    }
+
+    /// The prefix of the match ids this feed serves (`mlb:`, `nhl:`, `espn:`); nil for a native or the fake feed,
+    /// whose ids carry none.
+    public var idPrefix: String? {
+        switch self {
+        case .fake, .native: nil
+        case .mlb: MLBFeedTransport.idPrefix
+        case .nhl: NHLFeedTransport.idPrefix
+        case .espn: ESPNFeedTransport.idPrefix
+        }
+    }
+
+    /// The feed's name in logs, `/readyz` and metrics: `description` without a base URL's user, password and query,
+    /// which may carry credentials.
+    public var publicName: String {
+        switch self {
+        case .fake: "fake"
+        case .native(let base): Self.withoutSecrets(base)
+        case .mlb(let base): base == Self.mlbDefaultBase ? "mlb" : "mlb:" + Self.withoutSecrets(base)
+        case .espn(let sport, let league, let base):
+            base == Self.espnDefaultBase ? "espn:\(sport)/\(league)" : "espn:\(sport)/\(league)@" + Self.withoutSecrets(base)
+        case .nhl(let base): base == NHLFeedTransport.defaultBaseURL ? "nhl" : "nhl@" + Self.withoutSecrets(base)
+        }
+    }
+
+    /// `https://user:secret@host:8443/v1?key=k` → `https://host:8443/v1`.
+    private static func withoutSecrets(_ url: String) -> String {
+        guard var parts = URLComponents(string: url) else { return String(url.prefix(while: { $0 != "?" && $0 != "@" })) }
+        parts.user = nil
+        parts.password = nil
+        parts.query = nil
+        parts.fragment = nil
+        return parts.string ?? url
+    }
+
     /// Whether polling this feed needs the process-wide `HTTPClient`.
     public var needsHTTPClient: Bool {
         if case .fake = self { return false }
@@ -139,5 +189,17 @@ public enum FeedSpec: Sendable, Hashable, CustomStringConvertible {
             guard let client else { throw .invalidConfiguration("feed nhl needs an HTTP client") }
             return NHLFeedTransport(upstream: try HTTPFeedTransport(client: client, baseURL: base))
         }
+    }
+}
+
+extension FeedRouter {
+    /// A transport for each of `specs` (see `FeedSpec.makeTransport`), behind one router.
+    public convenience init(specs: [FeedSpec], client: HTTPClient?, clock: some Clock<Duration>) throws(FeedError) {
+        var members: [Member] = []
+        for spec in specs {
+            members.append(Member(name: spec.publicName, idPrefix: spec.idPrefix, transport: try spec.makeTransport(client: client, clock: clock)))
+        }
+        guard !members.isEmpty else { throw .invalidConfiguration("no feed given: at least one is needed") }
+        self.init(members: members)
     }
 }

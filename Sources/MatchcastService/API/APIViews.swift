@@ -49,5 +49,7 @@ public struct Readiness: Sendable, Hashable, Codable {
     /// stop the API from serving devices (the outbox keeps what it cannot send), and taking every replica out of
     /// rotation would not bring APNs back.
     public var sinks: Bool = true
+    /// Each feed by name (`FeedSpec.publicName`): whether it answered lately. `feed` is true when all are.
+    public var feeds: [String: Bool] = [:]
     public var ready: Bool { store && feed }
 }

@@ -16,6 +16,7 @@ public final class LiveActivityService: Sendable {
     public let store: any MatchcastStore
     public let lifecycle: LifecycleManager
     private let feedReachable: @Sendable () async -> Bool
+    private let feedReachability: @Sendable () -> [String: Bool]
     private let sinksHealthy: @Sendable () -> Bool
     private let now: @Sendable () -> Date
     private let logger: Logger
@@ -33,6 +34,7 @@ public final class LiveActivityService: Sendable {
     public init(
         store: any MatchcastStore, lifecycle: LifecycleManager,
         feedReachable: @escaping @Sendable () async -> Bool = { true },
+        feedReachability: @escaping @Sendable () -> [String: Bool] = { [:] },
         sinksHealthy: @escaping @Sendable () -> Bool = { true },
         now: @escaping @Sendable () -> Date = { Date() },
         metrics: BrokerMetrics = BrokerMetrics(),
@@ -54,6 +56,7 @@ public final class LiveActivityService: Sendable {
         followManager = FollowManager(access: access, router: router, now: now)
         self.lifecycle = lifecycle
         self.feedReachable = feedReachable
+        self.feedReachability = feedReachability
         self.sinksHealthy = sinksHealthy
         self.now = now
         self.logger = logger
@@ -196,10 +199,10 @@ public final class LiveActivityService: Sendable {
             tokens: ["pushToStart": counts.pushToStartTokens, "update": counts.updateTokens])
     }
 
-    /// Liveness of the store and the feed, for `/readyz`.
+    /// Liveness of the store and the feeds, for `/readyz`.
     public func readiness() async -> Readiness {
         let storeOK = (try? await store.ping()) != nil
-        return Readiness(store: storeOK, feed: await feedReachable(), sinks: sinksHealthy())
+        return Readiness(store: storeOK, feed: await feedReachable(), sinks: sinksHealthy(), feeds: feedReachability())
     }
 
     private func view(_ record: MatchRecord) async -> MatchView {

@@ -20,8 +20,9 @@ public struct Broker: Sendable {
     /// With a store replicas share (PostgreSQL), this broker is one replica: it runs only the matches whose lease
     /// it holds (`replicaId` names it in the lease rows; unique per process; `leaseTTL` is how long a dead
     /// replica's matches wait before another takes them). Otherwise it runs every match.
+    /// `feeds`: every feed it polls, each with its own live list (one feed: `FeedRouter(transport)`).
     public init(
-        store: any MatchcastStore, transport: any FeedTransport, sinks: [any DeliverySink],
+        store: any MatchcastStore, feeds: FeedRouter, sinks: [any DeliverySink],
         settings: BrokerSettings, timing: PollTimingPolicy, clock: any Clock<Duration>,
         now: @escaping @Sendable () -> Date, metrics: BrokerMetrics = BrokerMetrics(),
         replicaId: String = Broker.defaultReplicaId, leaseTTL: Duration = .seconds(3), logger: Logger
@@ -34,9 +35,9 @@ public struct Broker: Sendable {
             store: store, dispatcher: dispatcher, mode: .background, metrics: metrics, clock: clock, logger: logger)
         let lifecycle = LifecycleManager(
             store: store, relay: relay, ownership: ownership, settings: settings, metrics: metrics, now: now, logger: logger)
-        let health = FeedHealth()
+        let health = FeedHealth(names: feeds.members.map(\.name))
         let service = LiveActivityService(
-            store: store, lifecycle: lifecycle, feedReachable: { health.isReachable },
+            store: store, lifecycle: lifecycle, feedReachable: { health.isReachable }, feedReachability: { health.reachability },
             sinksHealthy: { sinks.allSatisfy(\.isHealthy) }, now: now, metrics: metrics, clock: clock,
             logger: logger)
         self.service = service
@@ -45,10 +46,22 @@ public struct Broker: Sendable {
         // Services stop in reverse order: the relay last, after the parts that make deliveries.
         services = [
             relay,
-            PollSupervisor(service: service, transport: transport, timing: timing, clock: clock, now: now,
+            PollSupervisor(service: service, feeds: feeds, timing: timing, clock: clock, now: now,
                            metrics: metrics, health: health, logger: logger),
             LifecycleTicker(service: service, clock: clock, now: now, logger: logger),
         ] + (ownership.isSolo ? [] : [ReplicaCoordinator(service: service, clock: clock, logger: logger)])
+    }
+
+    /// One feed.
+    public init(
+        store: any MatchcastStore, transport: any FeedTransport, sinks: [any DeliverySink],
+        settings: BrokerSettings, timing: PollTimingPolicy, clock: any Clock<Duration>,
+        now: @escaping @Sendable () -> Date, metrics: BrokerMetrics = BrokerMetrics(),
+        replicaId: String = Broker.defaultReplicaId, leaseTTL: Duration = .seconds(3), logger: Logger
+    ) {
+        self.init(
+            store: store, feeds: FeedRouter(transport), sinks: sinks, settings: settings, timing: timing, clock: clock,
+            now: now, metrics: metrics, replicaId: replicaId, leaseTTL: leaseTTL, logger: logger)
     }
 
     /// This process on this host, e.g. `web-1:4242`: unique among running replicas.

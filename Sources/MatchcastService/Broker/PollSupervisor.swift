@@ -6,12 +6,13 @@ import MatchcastStore
 import ServiceLifecycle
 import Synchronization
 
-/// Polls the live list always, and each followed match that is not final on its own source, each at
+/// Polls each feed's live list always, and each followed match that is not final on its own source, each at
 /// its server-driven interval. A match nobody follows is not polled on its own. Follows changing
 /// start new sources; a source whose match ended or lost its followers stops after its next poll.
+/// With several feeds, each live list runs on its own and a match's polls go to its feed (`FeedRouter`).
 public struct PollSupervisor: Service {
     private let service: LiveActivityService
-    private let transport: any FeedTransport
+    private let feeds: FeedRouter
     private let timing: PollTimingPolicy
     private let clock: any Clock<Duration>
     private let now: @Sendable () -> Date
@@ -24,13 +25,15 @@ public struct PollSupervisor: Service {
     private let matchPolls: PollMetrics
 
     /// `executors`: the event loops of the feed's HTTP client, so a poll awaits its answer on the thread that reads it.
+    /// `health` names the feeds in the order of `feeds.members`.
     public init(
-        service: LiveActivityService, transport: any FeedTransport, timing: PollTimingPolicy,
+        service: LiveActivityService, feeds: FeedRouter, timing: PollTimingPolicy,
         clock: any Clock<Duration>, now: @escaping @Sendable () -> Date, metrics: BrokerMetrics,
         health: FeedHealth, executors: EventLoopExecutor.Pool = EventLoopExecutor.Pool(), logger: Logger
     ) {
+        precondition(health.names.count == feeds.members.count, "one health entry per feed")
         self.service = service
-        self.transport = transport
+        self.feeds = feeds
         self.timing = timing
         self.clock = clock
         self.now = now
@@ -49,7 +52,9 @@ public struct PollSupervisor: Service {
         let running = RunningSources()
         let wantedMatches = WantedMatches()
         await withDiscardingTaskGroup { group in
-            group.addTask { await pollLiveList() }
+            for member in feeds.members.indices {
+                group.addTask { await pollLiveList(member) }
+            }
             let changes = service.followChanges
             group.addTask { await relistNow(and: wantedMatches, running: running, changes: changes) }
             // Sources already wanted at start (after a restart); then, at every follow change, the matches it names
@@ -134,7 +139,7 @@ public struct PollSupervisor: Service {
 
     /// Polls the match until it is final, unwanted here, or the supervisor stops; true when it stopped as unwanted.
     private func pollMatch(_ matchId: String, wanted: WantedMatches) async -> Bool {
-        let source = MatchSource(matchId: matchId, transport: transport, clock: clock, policy: timing, now: now)
+        let source = MatchSource(matchId: matchId, transport: feeds, clock: clock, policy: timing, now: now)
         let counted = matchPolls
         logger.info("polling match", metadata: ["match": "\(matchId)"])
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
@@ -143,7 +148,7 @@ public struct PollSupervisor: Service {
             switch result.outcome {
             case .updated(let snapshot):
                 counted.updated.increment()
-                health.succeeded(at: now())
+                health.succeeded(feeds.member(serving: matchId), at: now())
                 do {
                     try await ingest(snapshot, pollInterval: result.delay)
                 } catch {
@@ -151,16 +156,18 @@ public struct PollSupervisor: Service {
                 }
             case .unchanged:
                 counted.unchanged.increment()
-                health.succeeded(at: now())
+                health.succeeded(feeds.member(serving: matchId), at: now())
                 service.lifecycle.feedAnswered(matchId: matchId)
             case .stale:
                 counted.stale.increment()
             case .failed(let error):
                 counted.failed.increment()
                 metrics.feedError(reason: error.reason)
-                health.failed(at: now())
+                let member = feeds.member(serving: matchId)
+                health.failed(member, at: now())
                 logger.warning("poll failed", metadata: [
-                    "match": "\(matchId)", "error": "\(error)", "retry_in": "\(result.delay)",
+                    "match": "\(matchId)", "feed": "\(member.map { feeds.members[$0].name } ?? "?")",
+                    "error": "\(error)", "retry_in": "\(result.delay)",
                 ])
             }
             guard await source.shouldPoll() else { break }
@@ -216,18 +223,21 @@ public struct PollSupervisor: Service {
         try await service.store.saveMatch(MatchRecord(snapshot: snapshot, updatedAt: now()))
     }
 
-    private func pollLiveList() async {
-        let source = LiveListSource(transport: transport, clock: clock, policy: timing, now: now)
+    /// The live list of the feed `member`, at its own interval.
+    private func pollLiveList(_ member: Int) async {
+        let feed = feeds.members[member]
+        let source = LiveListSource(transport: feed.transport, clock: clock, policy: timing, now: now)
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             guard await mayPollLiveList(), let result = try? await source.poll() else { return }
             metrics.pollInterval(source: "live-list", result.delay)
             switch result.outcome {
             case .updated(let update):
                 metrics.poll(source: "live-list", outcome: "updated")
-                health.succeeded(at: now())
+                health.succeeded(member, at: now())
+                feeds.listed(update.matches.lazy.map(\.id), by: member)
                 for failure in update.failures {
                     metrics.feedError(reason: "decode")
-                    logger.warning("bad match in live list", metadata: ["error": "\(failure)"])
+                    logger.warning("bad match in live list", metadata: ["feed": "\(feed.name)", "error": "\(failure)"])
                 }
                 for snapshot in update.changed {
                     do {
@@ -238,12 +248,14 @@ public struct PollSupervisor: Service {
                 }
             case .unchanged:
                 metrics.poll(source: "live-list", outcome: "unchanged")
-                health.succeeded(at: now())
+                health.succeeded(member, at: now())
             case .failed(let error):
                 metrics.poll(source: "live-list", outcome: "failed")
                 metrics.feedError(reason: error.reason)
-                health.failed(at: now())
-                logger.warning("live list poll failed", metadata: ["error": "\(error)", "retry_in": "\(result.delay)"])
+                health.failed(member, at: now())
+                logger.warning("live list poll failed", metadata: [
+                    "feed": "\(feed.name)", "error": "\(error)", "retry_in": "\(result.delay)",
+                ])
             }
             guard (try? await cancelWhenGracefulShutdown({ try await clock.sleep(for: await source.nextPollDelay()) })) != nil
             else { return }
@@ -251,20 +263,46 @@ public struct PollSupervisor: Service {
     }
 }
 
-/// Whether the feed answered lately, for `/readyz`: reachable until a poll fails, and again once one succeeds.
+/// Whether each feed answered lately, for `/readyz`: reachable until a poll fails, and again once one succeeds.
 public final class FeedHealth: Sendable {
-    private let state = Mutex<(lastSuccess: Date?, lastFailure: Date?)>((nil, nil))
+    private struct Answers {
+        var lastSuccess: Date?
+        var lastFailure: Date?
 
-    public init() {}
+        /// No poll failed since the last success (or nothing was polled yet).
+        var isReachable: Bool {
+            guard let lastFailure else { return true }
+            return (lastSuccess ?? .distantPast) > lastFailure
+        }
+    }
 
-    func succeeded(at date: Date) { state.withLock { $0.lastSuccess = date } }
-    func failed(at date: Date) { state.withLock { $0.lastFailure = date } }
+    /// The feeds' names, in the order of the router's members.
+    public let names: [String]
+    private let state: Mutex<[Answers]>
 
-    /// True when no poll has failed since the last success (or nothing was polled yet).
-    public var isReachable: Bool {
-        state.withLock { state in
-            guard let failure = state.lastFailure else { return true }
-            return (state.lastSuccess ?? .distantPast) > failure
+    public init(names: [String] = ["feed"]) {
+        self.names = names
+        state = Mutex(Array(repeating: Answers(), count: names.count))
+    }
+
+    /// A poll of feed `index` succeeded (nil: not known which feed; nothing recorded).
+    func succeeded(_ index: Int?, at date: Date) {
+        guard let index else { return }
+        state.withLock { $0[index].lastSuccess = date }
+    }
+
+    func failed(_ index: Int?, at date: Date) {
+        guard let index else { return }
+        state.withLock { $0[index].lastFailure = date }
+    }
+
+    /// True when every feed is reachable.
+    public var isReachable: Bool { state.withLock { $0.allSatisfy(\.isReachable) } }
+
+    /// Each feed by name: whether it is reachable.
+    public var reachability: [String: Bool] {
+        state.withLock { answers in
+            Dictionary(zip(names, answers.map(\.isReachable)), uniquingKeysWith: { $0 && $1 })
         }
     }
 }
