@@ -173,14 +173,14 @@ struct ServeAPNsTests {
             let feed = try FakeFeed(seed: 1, speed: 10, scenarios: ["football"])
             let broker = Broker(
                 store: store, transport: FakeFeedTransport(feed: feed, clock: clock, start: .init(offset: .zero)), sinks: [apns],
+                deadTokens: relay,
                 settings: BrokerSettings(
                     bundleId: configuration.topicBundleId, activityPolicy: ActivityPolicy(coalesceInterval: .seconds(10)),
                     pushToStartSpacing: .seconds(5), seed: 11),
                 timing: PollTimingPolicy(defaultInterval: .seconds(1), minInterval: .milliseconds(100), maxInterval: .seconds(5), jitter: 0),
                 clock: clock, now: now, logger: Self.quiet)
             try await broker.restore()
-            let group = ServiceGroup(configuration: .init(
-                services: broker.services + [relay.applying(to: broker.service, logger: Self.quiet)], logger: Self.quiet))
+            let group = ServiceGroup(configuration: .init(services: broker.services, logger: Self.quiet))
             let running = Task { try await group.run() }
             defer { running.cancel() }
             let service = broker.service

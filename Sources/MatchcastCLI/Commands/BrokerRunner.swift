@@ -106,7 +106,7 @@ struct BrokerRunner {
             defaultInterval: .milliseconds(config.defaultPollMs), minInterval: .milliseconds(config.minPollMs),
             maxInterval: .milliseconds(config.maxPollMs))
         let broker = Broker(
-            store: store, feeds: feeds, sinks: sinks, settings: settings, timing: timing, clock: clock,
+            store: store, feeds: feeds, sinks: sinks, deadTokens: deadTokens, settings: settings, timing: timing, clock: clock,
             now: { Date() }, replicaId: config.replicaId.isEmpty ? Broker.defaultReplicaId : config.replicaId,
             leaseTTL: .milliseconds(Int64(config.leaseTTLSeconds * 1000)), logger: logger)
         let channels: BroadcastChannels?
@@ -124,7 +124,7 @@ struct BrokerRunner {
             configuration: APIConfiguration(
                 host: config.host, port: config.port, adminKey: config.adminKey.isEmpty ? nil : config.adminKey,
                 maxBodyBytes: config.maxBodyBytes),
-            registry: registry, services: broker.services + (channels.map { [$0] } ?? []) + [deadTokens.applying(to: broker.service, logger: logger)],
+            registry: registry, services: broker.services + (channels.map { [$0] } ?? []),
             logger: logger)
         logger.info("matchcast serve", metadata: [
             "listen": "\(config.host):\(config.port)", "store": "\((try? StoreURL(config.store))?.description ?? "?")", "feeds": "\(feedSpecs.map(\.publicName).joined(separator: ", "))",

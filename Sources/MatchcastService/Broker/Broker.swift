@@ -20,9 +20,10 @@ public struct Broker: Sendable {
     /// With a store replicas share (PostgreSQL), this broker is one replica: it runs only the matches whose lease
     /// it holds (`replicaId` names it in the lease rows; unique per process; `leaseTTL` is how long a dead
     /// replica's matches wait before another takes them). Otherwise it runs every match.
-    /// `feeds`: every feed it polls, each with its own live list (one feed: `FeedRouter(transport)`).
+    /// `feeds`: every feed it polls, each with its own live list (one feed: `FeedRouter(transport)`). `deadTokens`: the
+    /// relay `sinks` report dead tokens to (the APNs sink's), applied to this broker's service by one of `services`.
     public init(
-        store: any MatchcastStore, feeds: FeedRouter, sinks: [any DeliverySink],
+        store: any MatchcastStore, feeds: FeedRouter, sinks: [any DeliverySink], deadTokens: DeadTokenRelay? = nil,
         settings: BrokerSettings, timing: PollTimingPolicy, clock: any Clock<Duration>,
         now: @escaping @Sendable () -> Date, metrics: BrokerMetrics = BrokerMetrics(),
         replicaId: String = Broker.defaultReplicaId, leaseTTL: Duration = .seconds(3), logger: Logger
@@ -50,17 +51,18 @@ public struct Broker: Sendable {
                            metrics: metrics, health: health, logger: logger),
             LifecycleTicker(service: service, clock: clock, now: now, logger: logger),
         ] + (ownership.isSolo ? [] : [ReplicaCoordinator(service: service, clock: clock, logger: logger)])
+            + (deadTokens.map { [$0.applying(to: service, logger: logger)] } ?? [])
     }
 
     /// One feed.
     public init(
-        store: any MatchcastStore, transport: any FeedTransport, sinks: [any DeliverySink],
+        store: any MatchcastStore, transport: any FeedTransport, sinks: [any DeliverySink], deadTokens: DeadTokenRelay? = nil,
         settings: BrokerSettings, timing: PollTimingPolicy, clock: any Clock<Duration>,
         now: @escaping @Sendable () -> Date, metrics: BrokerMetrics = BrokerMetrics(),
         replicaId: String = Broker.defaultReplicaId, leaseTTL: Duration = .seconds(3), logger: Logger
     ) {
         self.init(
-            store: store, feeds: FeedRouter(transport), sinks: sinks, settings: settings, timing: timing, clock: clock,
+            store: store, feeds: FeedRouter(transport), sinks: sinks, deadTokens: deadTokens, settings: settings, timing: timing, clock: clock,
             now: now, metrics: metrics, replicaId: replicaId, leaseTTL: leaseTTL, logger: logger)
     }
 

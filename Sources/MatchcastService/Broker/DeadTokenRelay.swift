@@ -1,6 +1,5 @@
 import Logging
 import MatchcastCore
-import MatchcastService
 import ServiceLifecycle
 
 /// Carries the APNs sink's dead-token reports (410 `Unregistered`, 400 `BadDeviceToken`,
@@ -10,9 +9,10 @@ import ServiceLifecycle
 /// Why a queue and not a direct call: the sink is built before the broker it reports to, and a sink
 /// may be driven inline (`DeliveryRelay` in `.inline` mode), inside the lifecycle manager's serial
 /// section, where invalidating from the callback would wait on itself. `report` only enqueues; the
-/// `Service` from `applying(to:logger:)` applies the reports in order, outside any delivery.
-/// Reports still queued at shutdown are dropped: the token is reported again at its next push.
-struct DeadTokenRelay: Sendable {
+/// `Service` from `applying(to:logger:)` applies the reports in order, outside any delivery; a `Broker` given the
+/// relay runs it among its services. Reports still queued at shutdown are dropped: the token is reported again at
+/// its next push.
+public struct DeadTokenRelay: Sendable {
     struct Report: Sendable {
         var token: String
         var reason: String
@@ -21,18 +21,18 @@ struct DeadTokenRelay: Sendable {
     private let reports: AsyncStream<Report>
     private let continuation: AsyncStream<Report>.Continuation
 
-    init() {
+    public init() {
         (reports, continuation) = AsyncStream.makeStream(of: Report.self, bufferingPolicy: .unbounded)
     }
 
     /// For the sink's `onInvalidToken`: enqueues and returns at once.
-    var report: @Sendable (_ token: String, _ reason: String) async -> Void {
+    public var report: @Sendable (_ token: String, _ reason: String) async -> Void {
         { [continuation] token, reason in continuation.yield(Report(token: token, reason: reason)) }
     }
 
     /// The service that applies the reports to `service`; run it in the broker's service group.
     /// Call once: the reports can be consumed only once.
-    func applying(to service: LiveActivityService, logger: Logger) -> some Service {
+    public func applying(to service: LiveActivityService, logger: Logger) -> some Service {
         Applier(reports: reports, service: service, logger: logger)
     }
 
