@@ -41,7 +41,7 @@ public struct FeedRequest: Sendable, Hashable {
     }
 
     /// `YYYY-MM-DD` with a month and day that can exist: what a schedule's `date` must be.
-    static func isCalendarDate(_ text: String) -> Bool {
+    public static func isCalendarDate(_ text: String) -> Bool {
         let bytes = Array(text.utf8)
         guard bytes.count == 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-") else { return false }
         let digits = [0, 1, 2, 3, 5, 6, 8, 9]

@@ -157,8 +157,11 @@ public enum FeedSpec: Sendable, Hashable, CustomStringConvertible {
         return true
     }
 
-    /// A transport for this feed. `client` must be given for HTTP feeds; the fake feed runs on `clock`.
-    public func makeTransport(client: HTTPClient?, clock: some Clock<Duration>) throws(FeedError) -> any FeedTransport {
+    /// A transport for this feed. `client` must be given for HTTP feeds, each request of which waits at most `timeout`;
+    /// the fake feed runs on `clock`.
+    public func makeTransport(
+        client: HTTPClient?, clock: some Clock<Duration>, timeout: Duration = .seconds(10)
+    ) throws(FeedError) -> any FeedTransport {
         switch self {
         case .fake(let speed, let seed):
             let feed: FakeFeed
@@ -170,10 +173,10 @@ public enum FeedSpec: Sendable, Hashable, CustomStringConvertible {
             return FakeFeedTransport(feed: feed, clock: clock)
         case .native(let base):
             guard let client else { throw .invalidConfiguration("feed \(base) needs an HTTP client") }
-            return try HTTPFeedTransport(client: client, baseURL: base)
+            return try HTTPFeedTransport(client: client, baseURL: base, timeout: timeout)
         case .mlb(let base):
             guard let client else { throw .invalidConfiguration("feed mlb needs an HTTP client") }
-            return MLBFeedTransport(upstream: try HTTPFeedTransport(client: client, baseURL: base))
+            return MLBFeedTransport(upstream: try HTTPFeedTransport(client: client, baseURL: base, timeout: timeout))
         case .espn(let sport, let league, let base):
             guard let client else { throw .invalidConfiguration("feed espn needs an HTTP client") }
             let parsed: ESPNLeague
@@ -183,11 +186,11 @@ public enum FeedSpec: Sendable, Hashable, CustomStringConvertible {
                 throw .invalidConfiguration("feed espn:\(sport.prefix(64))/\(league.prefix(64)): \(error)")
             }
             return ESPNFeedTransport(
-                league: parsed, upstream: try HTTPFeedTransport(client: client, baseURL: base),
+                league: parsed, upstream: try HTTPFeedTransport(client: client, baseURL: base, timeout: timeout),
                 uptime: ESPNFeedTransport.uptime(on: clock))
         case .nhl(let base):
             guard let client else { throw .invalidConfiguration("feed nhl needs an HTTP client") }
-            return NHLFeedTransport(upstream: try HTTPFeedTransport(client: client, baseURL: base))
+            return NHLFeedTransport(upstream: try HTTPFeedTransport(client: client, baseURL: base, timeout: timeout))
         }
     }
 }
