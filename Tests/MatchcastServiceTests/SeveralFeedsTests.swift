@@ -180,5 +180,11 @@ struct SeveralFeedsTests {
         }
         #expect(readiness["feeds"] as? [String: Bool] == ["fake": true, deadFeed: false], "\(readiness)")
         #expect(readiness["feed"] as? Bool == false && readiness["ready"] as? Bool == false)
+        // The same per feed in /metrics, for an alert on one feed among several.
+        let (_, metrics) = try await api.call(.GET, "/metrics")
+        let reachable = String(decoding: metrics, as: UTF8.self).split(separator: "\n").filter { $0.hasPrefix("matchcast_feed_reachable{") }
+        #expect(Set(reachable.map(String.init)) == [
+            #"matchcast_feed_reachable{feed="fake"} 1.0"#, #"matchcast_feed_reachable{feed="\#(deadFeed)"} 0.0"#,
+        ], "\(reachable)")
     }
 }

@@ -36,7 +36,7 @@ public struct Broker: Sendable {
             store: store, dispatcher: dispatcher, mode: .background, metrics: metrics, clock: clock, logger: logger)
         let lifecycle = LifecycleManager(
             store: store, relay: relay, ownership: ownership, settings: settings, metrics: metrics, now: now, logger: logger)
-        let health = FeedHealth(names: feeds.members.map(\.name))
+        let health = FeedHealth(names: feeds.members.map(\.name), metrics: metrics)
         let service = LiveActivityService(
             store: store, lifecycle: lifecycle, feedReachable: { health.isReachable }, feedReachability: { health.reachability },
             sinksHealthy: { sinks.allSatisfy(\.isHealthy) }, now: now, metrics: metrics, clock: clock,

@@ -27,6 +27,12 @@ public struct BrokerMetrics: Sendable {
             interval: Gauge(label: "matchcast_poll_interval_seconds", dimensions: [("source", source)], factory: factory))
     }
 
+    /// `matchcast_feed_reachable{feed}`: 1 while the feed's last poll succeeded (or none was made yet), 0 after one
+    /// failed. Made once per feed; recorded when it changes.
+    public func feedReachable(feed: String) -> Gauge {
+        Gauge(label: "matchcast_feed_reachable", dimensions: [("feed", feed)], factory: factory)
+    }
+
     /// `matchcast_poll_interval_seconds{source}`: the current server-driven interval.
     public func pollInterval(source: String, _ interval: Duration) {
         Gauge(label: "matchcast_poll_interval_seconds", dimensions: [("source", source)], factory: factory)
