@@ -55,6 +55,8 @@ public final class FeedRouter: FeedTransport {
     /// The member that serves `matchId` as far as known now: its only candidate, or the one that listed or answered
     /// for it; nil while that is not known.
     public func member(serving matchId: String) -> Int? {
+        // Every poll asks (for the feed's health): one feed answers without a look at the id.
+        guard members.count > 1 else { return 0 }
         let candidates = candidates(for: matchId)
         if candidates.count == 1 { return candidates[0] }
         return owners.withLock { $0[matchId] }.flatMap { candidates.contains($0) ? $0 : nil }
