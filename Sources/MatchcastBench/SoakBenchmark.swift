@@ -46,6 +46,9 @@ struct SoakBenchmark: Sendable {
         /// Devices whose activity got more than one start or end.
         var duplicates = 0
         var serveExit = ""
+        /// The last lines serve logged, read at the end of the run (at `--serve-log-level`): what a report of an odd
+        /// run shows.
+        var serveLogTail = ""
 
         var everyActivityEnded: Bool { ends == followers && starts == followers && duplicates == 0 && strays == 0 }
     }
@@ -194,6 +197,7 @@ struct SoakBenchmark: Sendable {
             result.duplicates = zip(counts.starts, counts.ends).filter { $0 > 1 || $1 > 1 }.count
             result.updates = counts.updates
             result.strays = counts.strays + tap.unparsed.count
+            result.serveLogTail = child.logTail(40)
         }
 
         /// Per device, starts and ends seen; updates and strays in all.

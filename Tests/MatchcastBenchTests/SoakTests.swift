@@ -96,7 +96,7 @@ struct SoakTests {
         let sampled = Mutex<[SoakSample]>([])
         let benchmark = SoakBenchmark(options: SoakBenchmark.Options(
             followers: 20, duration: .seconds(3), sampleEvery: .seconds(1), stepEvery: .milliseconds(400), pollMs: 50,
-            clients: 4, executable: binary.path, store: .sqlite, timeline: try SoakTimeline(recording: Self.recording(), matchId: SoakBenchmark.matchId),
+            clients: 4, executable: binary.path, store: .sqlite, serveLogLevel: "info", timeline: try SoakTimeline(recording: Self.recording(), matchId: SoakBenchmark.matchId),
             phaseTimeout: .seconds(30), verbose: false, onSample: { sample in sampled.withLock { $0.append(sample) } }))
         let result = try await benchmark.run()
         // A sample a second for 3 s, a change every 0.4 s: on a loaded machine the loop runs late, so fewer of
@@ -108,7 +108,7 @@ struct SoakTests {
         #expect((result.samples.first?.deliveries ?? 0) >= 20, "the first sample reads the starts")
         // The first change is a goal (a key event: sent at once); later ones may be routine updates, which serve
         // holds back to one per activity every activities.coalesceSeconds.
-        #expect(result.updates >= 20, "\(result.updates) updates for \(result.changes) changes")
+        #expect(result.updates >= 20, "\(result.updates) updates for \(result.changes) changes; serve logged:\n\(result.serveLogTail)")
         #expect(result.samples.contains { $0.latencyP99 != nil })
         #expect(result.starts == 20 && result.ends == 20 && result.duplicates == 0 && result.strays == 0)
         #expect(result.everyActivityEnded)
