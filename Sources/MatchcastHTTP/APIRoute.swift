@@ -39,7 +39,7 @@ public struct APIRoute: Sendable, Hashable, CustomStringConvertible {
         self.operation = operation
     }
 
-    /// Every call the API answers, in CONTRACTS.md §5 order.
+    /// Every call the API answers, in the order of docs/formats.md, "HTTP API".
     public static let all: [APIRoute] = [
         APIRoute(.post, "/v1/devices", .registerDevice),
         APIRoute(.put, "/v1/devices/{deviceId}/push-to-start-token", .putPushToStartToken),

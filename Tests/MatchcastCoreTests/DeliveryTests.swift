@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import MatchcastCore
 
-// One delivery as one hand-built JSON line (CONTRACTS §3), the builder, and delivery ids.
+// One delivery as one hand-built JSON line (docs/formats.md, "Deliveries"), the builder, and delivery ids.
 
 private enum DeliveryFixture {
     static let crockford = Set("0123456789ABCDEFGHJKMNPQRSTVWXYZ")

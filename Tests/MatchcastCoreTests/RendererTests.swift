@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import MatchcastCore
 
-// Display strings and the `derived` score (CONTRACTS §3 content-state, §4 derived).
+// Display strings and the `derived` score (docs/formats.md, "Content-state").
 
 private enum RenderFixture {
     static let mun = Team(id: "mun", name: "Manchester United", short: "MUN")

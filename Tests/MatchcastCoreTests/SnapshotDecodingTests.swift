@@ -2,11 +2,11 @@ import Foundation
 import Testing
 @testable import MatchcastCore
 
-// Reading the score feed (CONTRACTS §1): the example decodes, every error names its field, and one
+// Reading the score feed (docs/formats.md, "Feed (native v1)"): the example decodes, every error names its field, and one
 // bad match never costs the others.
 
 private enum FeedFixture {
-    /// The MatchSnapshot of CONTRACTS §1, with the cricket `score` of the same section.
+    /// The MatchSnapshot of docs/formats.md, "Feed (native v1)", with the cricket `score` of the same section.
     static let contractExample = #"""
     {
       "id": "ipl-2026-m41",

@@ -4,7 +4,7 @@ import Testing
 
 @testable import MatchcastFeeds
 
-/// The recording format (CONTRACTS §2): writing, reading back, and every problem a reader reports.
+/// The recording format (docs/formats.md, "Recording"): writing, reading back, and every problem a reader reports.
 @Suite("Recording reader and writer")
 struct RecordingTests {
     static let body = Data(#"{"match":{"away":{"id":"a","name":"Away FC","short":"AWA"},"home":{"id":"h","name":"Home FC","short":"HOM"},"id":"m1","score":{"away":0,"home":1},"sport":"football","status":"live"},"retryAfterMs":5000}"#.utf8)

@@ -3,7 +3,7 @@ import Foundation
 import MatchcastCore
 import Testing
 
-@Suite("matchcast render (CONTRACTS §4)")
+@Suite("matchcast render (docs/formats.md, content-state)")
 struct RenderCommandTests {
     private static let cricket = """
         {"retryAfterMs": 5000, "match": {"id": "ipl-2026-m41", "sport": "cricket", "status": "live",

@@ -3,7 +3,7 @@ import MatchcastCore
 import MatchcastDelivery
 import Testing
 
-/// Standard Webhooks signing (CONTRACTS §3), checked against the specification's published vector.
+/// Standard Webhooks signing (docs/formats.md, "Webhook"), checked against the specification's published vector.
 @Suite("Webhook signing", .timeLimit(.minutes(1)))
 struct WebhookSignerTests {
     /// The vector from the reference library's tests (standard-webhooks/standard-webhooks,

@@ -15,7 +15,7 @@ struct FollowCommand: AsyncParsableCommand {
         abstract: "Follow one match and print the Live Activity pushes a device would get.",
         discussion: """
             Polls the match at the interval the feed asks for and prints one Delivery per line (NDJSON, \
-            CONTRACTS §3): a `start`, then every change (key events at priority 10 with an alert, routine \
+            docs/formats.md#deliveries): a `start`, then every change (key events at priority 10 with an alert, routine \
             changes at priority 5), then an `end` when the match is final, and exits 0. A feed that cannot \
             be reached is retried with backoff and reported on stderr. Ctrl-C stops cleanly.
 

@@ -8,7 +8,7 @@ import MatchcastFeeds
 struct RecordCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "record",
-        abstract: "Record a feed's answers for one match (CONTRACTS §2), for replay.",
+        abstract: "Record a feed's answers for one match (docs/formats.md#recording), for replay.",
         discussion: """
             Polls the match at the interval the feed asks for and writes each answer (time, request, \
             status, headers, body; 304s without a body) until the match is final or --duration ends.

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import MatchcastCore
 
-/// `matchcast render [FILE]`: what a device would show for a snapshot (CONTRACTS §4).
+/// `matchcast render [FILE]`: what a device would show for a snapshot (docs/formats.md, "Content-state").
 struct RenderCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "render",

@@ -14,7 +14,7 @@ struct ReplayCommand: AsyncParsableCommand {
         commandName: "replay",
         abstract: "Replay a recorded feed through the full pipeline on a virtual clock.",
         discussion: """
-            Reads a recording (CONTRACTS §2: one observation per line) and runs it through the same \
+            Reads a recording (docs/formats.md#recording: one observation per line) and runs it through the same \
             pipeline as live polling: the feed's poll step, the lifecycle of N synthetic followers \
             (each reports its update token right after its start), coalescing, delivery. Deliveries \
             go to the sinks (stdout NDJSON by default). The same file and options give the same bytes \

@@ -1,4 +1,4 @@
-/// Display strings for cricket figures as CONTRACTS §3 shows them: "87/6 (14.2)", "RR 6.07",
+/// Display strings for cricket figures as docs/formats.md shows them: "87/6 (14.2)", "RR 6.07",
 /// "Rohit Sharma* 45 (32)", "J Bumrah 2/18 (3.2)".
 ///
 /// Integer arithmetic only, so the same figures give the same bytes on every platform.

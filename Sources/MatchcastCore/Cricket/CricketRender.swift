@@ -1,4 +1,4 @@
-/// Cricket's part of a content-state and its `derived` score (CONTRACTS §3, §4).
+/// Cricket's part of a content-state and its `derived` score (docs/formats.md, "Content-state").
 ///
 /// The current innings is the last one the feed lists. A super-over innings is marked "SO" wherever
 /// it is shown ("ENG SO 15/0 (1.0)"), so that it is never read as the main innings' score.

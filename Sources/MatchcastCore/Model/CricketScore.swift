@@ -1,4 +1,4 @@
-/// Raw cricket score (CONTRACTS §1): innings totals, the batters in and the bowler on.
+/// Raw cricket score (docs/formats.md, "Feed (native v1)"): innings totals, the batters in and the bowler on.
 ///
 /// Beyond the contract's fields the feed may state `method` ("D/L") and `winner`
 /// (a team id, for results the totals cannot decide: boundary count, bowl-out).

@@ -1,6 +1,6 @@
 import Foundation
 
-/// One observation of a match as a feed reports it (CONTRACTS §1).
+/// One observation of a match as a feed reports it (docs/formats.md, "Feed (native v1)").
 public struct MatchSnapshot: Sendable, Hashable, Codable {
     public var id: String
     public var sport: Sport

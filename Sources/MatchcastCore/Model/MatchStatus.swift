@@ -1,4 +1,4 @@
-/// Where a match stands (CONTRACTS §1). `completed` and `abandoned` are final.
+/// Where a match stands (docs/formats.md, "Feed (native v1)"). `completed` and `abandoned` are final.
 public enum MatchStatus: String, Sendable, Hashable, Codable, CaseIterable {
     case scheduled
     case live

@@ -1,4 +1,4 @@
-/// The sports a feed may report (CONTRACTS §1).
+/// The sports a feed may report (docs/formats.md, "Feed (native v1)").
 public enum Sport: String, Sendable, Hashable, Codable, CaseIterable {
     case cricket
     case tennis

@@ -1,4 +1,4 @@
-/// The APNs request headers a delivery would be sent with (CONTRACTS §3 `apns`).
+/// The APNs request headers a delivery would be sent with (docs/formats.md, "Deliveries": `apns`).
 public struct APNsHeaders: Sendable, Hashable, Codable {
     public var pushType: String
     /// `<bundle id>.push-type.liveactivity`.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// One push to one target (CONTRACTS §3). `id` is stable across retries of the same delivery.
+/// One push to one target (docs/formats.md, "Deliveries"). `id` is stable across retries of the same delivery.
 public struct Delivery: Sendable, Hashable {
     public var id: String
     public var activityId: String

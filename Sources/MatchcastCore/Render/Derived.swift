@@ -1,4 +1,4 @@
-/// The machine-readable score behind a content-state (CONTRACTS §4 `derived`).
+/// The machine-readable score behind a content-state (docs/formats.md, "Content-state": `derived`).
 public enum Derived: Sendable, Hashable, Encodable {
     case cricket(CricketDerived)
     case tennis(TennisDerived)

@@ -1,6 +1,6 @@
 import AsyncHTTPClient
 
-/// What one POST came to. Pure classification, so the rules of CONTRACTS §3 are tested without I/O:
+/// What one POST came to. Pure classification, so the rules of docs/formats.md, "Webhook" are tested without I/O:
 /// 2xx acknowledges the whole batch; 429, 5xx, timeouts and connection errors are retried; any
 /// other status (3xx, 4xx) is final and turns the batch into dead letters.
 enum WebhookAttempt {

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 
-/// Signs and verifies webhook requests by the Standard Webhooks scheme (CONTRACTS §3):
+/// Signs and verifies webhook requests by the Standard Webhooks scheme (docs/formats.md, "Webhook"):
 /// `webhook-signature: v1,<base64(HMAC-SHA256(key, "<id>.<timestamp>.<body>"))>`.
 public struct WebhookSigner: Sendable {
     /// Header names, lower-cased as HTTP/2 sends them.

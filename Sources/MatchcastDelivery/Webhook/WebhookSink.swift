@@ -4,7 +4,7 @@ import Foundation
 import Logging
 import MatchcastCore
 
-/// Posts deliveries to an HTTP endpoint as Standard Webhooks (CONTRACTS §3):
+/// Posts deliveries to an HTTP endpoint as Standard Webhooks (docs/formats.md, "Webhook"):
 /// `{"deliveries": [Delivery, ...]}`, signed with `webhook-id`, `webhook-timestamp`, `webhook-signature`.
 ///
 /// `deliver(_:)` splits the batch into requests of at most `maxBatch` deliveries, at most

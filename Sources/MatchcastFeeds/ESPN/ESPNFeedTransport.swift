@@ -1,7 +1,7 @@
 import Foundation
 import MatchcastCore
 
-/// Serves the native v1 feed API (CONTRACTS §1) for one ESPN `{sport}/{league}` from the ESPN
+/// Serves the native v1 feed API (docs/formats.md, "Feed (native v1)") for one ESPN `{sport}/{league}` from the ESPN
 /// site API (`ESPNFeedTransport.defaultBaseURL` unless configured).
 ///
 /// - `/live-matches`: the league's scoreboard (`/apis/site/v2/sports/{sport}/{league}/scoreboard`),

@@ -2,7 +2,7 @@ import Foundation
 import MatchcastCore
 
 /// A deterministic, seeded score feed of simulated matches, speaking the native v1 API
-/// (CONTRACTS §1). Used in-process by tests and the CLI, and over HTTP by `FakeFeedServer`.
+/// (docs/formats.md, "Feed (native v1)"). Used in-process by tests and the CLI, and over HTTP by `FakeFeedServer`.
 ///
 /// Every scenario is simulated in full at init into a `FakeTimeline`; answering a request
 /// only looks up the snapshot current at the simulated moment `elapsed × speed`. Nothing

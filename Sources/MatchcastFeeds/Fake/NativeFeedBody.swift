@@ -1,7 +1,7 @@
 import Foundation
 import MatchcastCore
 
-/// The bodies of the native v1 feed API (CONTRACTS §1) as Matchcast writes them:
+/// The bodies of the native v1 feed API (docs/formats.md, "Feed (native v1)") as Matchcast writes them:
 /// the fake feed serves them, the MLB adapter converts into them and the benchmarks' feeds serve them.
 package enum NativeFeedBody {
     /// `GET /live-matches`.
@@ -35,7 +35,7 @@ package enum NativeFeedBody {
         }
     }
 
-    /// `{"error": {"code": ..., "message": ...}}`, the house error shape (CONTRACTS §5).
+    /// `{"error": {"code": ..., "message": ...}}`, the house error shape (docs/formats.md, "HTTP API").
     struct Failure: Encodable {
         struct Detail: Encodable {
             var code: String

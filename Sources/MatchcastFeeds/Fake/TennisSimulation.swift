@@ -2,7 +2,7 @@ import MatchcastCore
 
 /// Scenario `tennis-bo3`: Carlos Alcaraz v Jannik Sinner, best of three, point by point.
 ///
-/// The score is only the growing `H`/`A` string (CONTRACTS §1); this type keeps its own
+/// The score is only the growing `H`/`A` string (docs/formats.md, "Feed (native v1)"); this type keeps its own
 /// count of games and sets just to know when a set or the match is won. A point every
 /// 25–50 simulated seconds, 30 s more after a game, 90 s at a change of ends, 2 min after a
 /// set. Tiebreaks at 6-6, the final set's too (to 7). Key events: breaks of serve, sets, result.

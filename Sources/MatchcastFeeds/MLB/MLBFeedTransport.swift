@@ -1,7 +1,7 @@
 import Foundation
 import MatchcastCore
 
-/// Serves the native v1 feed API (CONTRACTS §1) from the MLB Stats API, by wrapping a
+/// Serves the native v1 feed API (docs/formats.md, "Feed (native v1)") from the MLB Stats API, by wrapping a
 /// transport pointed at the MLB base (`MLBFeedTransport.defaultBaseURL` unless configured).
 ///
 /// - `/matches/mlb:{gamePk}` fetches `/api/v1.1/game/{gamePk}/feed/live` and answers a 200 with

@@ -1,7 +1,7 @@
 import Foundation
 import MatchcastCore
 
-/// Serves the native v1 feed API (CONTRACTS §1) from the NHL api-web, by wrapping a transport
+/// Serves the native v1 feed API (docs/formats.md, "Feed (native v1)") from the NHL api-web, by wrapping a transport
 /// pointed at its base (`NHLFeedTransport.defaultBaseURL` unless configured). Match ids are
 /// `nhl:<game id>` (`nhl:2024030121`).
 ///

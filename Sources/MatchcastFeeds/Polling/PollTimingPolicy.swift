@@ -1,6 +1,6 @@
 import Foundation
 
-/// When to poll a feed next: the server-driven interval (CONTRACTS §1) and the backoff after errors.
+/// When to poll a feed next: the server-driven interval (docs/formats.md, "Feed (native v1)") and the backoff after errors.
 ///
 /// Pure: the same response, `now` and random generator state always give the same delay.
 ///

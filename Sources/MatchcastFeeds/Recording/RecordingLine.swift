@@ -1,6 +1,6 @@
 import Foundation
 
-/// One observation of a recording (CONTRACTS §2): when it was made, what was asked and what the
+/// One observation of a recording (docs/formats.md, "Recording"): when it was made, what was asked and what the
 /// feed answered.
 ///
 /// `body` holds the raw JSON bytes of the answer, exactly as recorded, so a replay hands the

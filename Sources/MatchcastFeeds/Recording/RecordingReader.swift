@@ -1,7 +1,7 @@
 import Foundation
 import MatchcastCore
 
-/// Reads a recording (CONTRACTS §2) and reports every problem by line number.
+/// Reads a recording (docs/formats.md, "Recording") and reports every problem by line number.
 ///
 /// Rules: empty lines are ignored; a line that is not a JSON object, lacks or misstates a field,
 /// or goes back in time (`t` lower than the line before) is an error, and the caller must refuse

@@ -13,7 +13,7 @@ public struct RecordingWriteError: Error, Sendable, Hashable, CustomStringConver
 
     private init(_ code: Code) { self.code = code }
 
-    /// A field of the line breaks the recording format (CONTRACTS §2).
+    /// A field of the line breaks the recording format (docs/formats.md, "Recording").
     public static func invalid(field: String, reason: String) -> RecordingWriteError {
         RecordingWriteError(.invalid(field: field, reason: reason))
     }

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 
-/// Writes a recording (CONTRACTS §2): one JSON object per line, keys sorted, each ended by `\n`,
+/// Writes a recording (docs/formats.md, "Recording"): one JSON object per line, keys sorted, each ended by `\n`,
 /// to a file handle or to an in-memory buffer.
 ///
 /// The same lines always give the same bytes. A line that breaks the format, or whose `t` is

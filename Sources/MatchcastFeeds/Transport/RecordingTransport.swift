@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 /// Passes requests to another transport and writes every answer as a recording line
-/// (CONTRACTS §2), `t` measured on the given clock from when the transport was made.
+/// (docs/formats.md, "Recording"), `t` measured on the given clock from when the transport was made.
 public final class RecordingTransport<C: Clock<Duration>>: FeedTransport, Sendable {
     private let upstream: any FeedTransport
     private let clock: C

@@ -1,7 +1,7 @@
 import Foundation
 import MatchcastFeeds
 
-/// Feed bodies for tests, written as the JSON a feed would send (CONTRACTS §1).
+/// Feed bodies for tests, written as the JSON a feed would send (docs/formats.md, "Feed (native v1)").
 enum Fixtures {
     /// A fixed wall-clock time: 2026-04-21T15:12:09Z.
     static let now = Date(timeIntervalSince1970: 1_776_784_329)
