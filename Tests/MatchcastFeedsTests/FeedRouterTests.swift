@@ -35,6 +35,15 @@ struct FeedRouterTests {
         }
     }
 
+    /// Two ESPN leagues, each knowing one match (`espn:1`, `espn:2`), behind one router.
+    static func twoLeagues() -> (premier: Feed, laLiga: Feed, router: FeedRouter) {
+        let (premier, laLiga) = (Feed(["espn:1"]), Feed(["espn:2"]))
+        return (premier, laLiga, FeedRouter(members: [
+            .init(name: "espn:soccer/eng.1", idPrefix: "espn:", transport: premier),
+            .init(name: "espn:soccer/esp.1", idPrefix: "espn:", transport: laLiga),
+        ]))
+    }
+
     @Test("an id's prefix picks its feed; an id without one goes to the native feed")
     func prefixes() async throws {
         let (espn, nhl, native) = (Feed(["espn:401547417"]), Feed(["nhl:2024030121"]), Feed(["derby"]))
@@ -49,6 +58,19 @@ struct FeedRouterTests {
         #expect(nhl.total == 1 && espn.total == 1 && native.total == 1)
         #expect(router.member(serving: "nhl:1") == 1)
         #expect(router.member(serving: "derby") == 2)
+    }
+
+    @Test("feeds of ids without a prefix listed before a prefixed one do not take its ids")
+    func prefixedFeedOutranksEarlierUnprefixedOnes() async throws {
+        let (first, second, espn) = (Feed(["derby"]), Feed([]), Feed(["espn:7"]))
+        let router = FeedRouter(members: [
+            .init(name: "a", idPrefix: nil, transport: first), .init(name: "b", idPrefix: nil, transport: second),
+            .init(name: "espn:soccer/eng.1", idPrefix: "espn:", transport: espn),
+        ])
+        #expect(router.member(serving: "espn:7") == 2)
+        #expect(router.member(serving: "derby") == nil, "two feeds could serve it: not known until listed or found")
+        #expect(try await router.fetch(.match("espn:7")).status == 200)
+        #expect(first.total == 0 && second.total == 0)
     }
 
     @Test("an id no feed serves is a 404 naming what the feeds serve, and no feed is asked")
@@ -67,11 +89,7 @@ struct FeedRouterTests {
 
     @Test("two feeds of one kind: the one whose live list showed the match serves it, no other is asked")
     func listedMatchesStayWithTheirFeed() async throws {
-        let (premier, laLiga) = (Feed(["espn:1"]), Feed(["espn:2"]))
-        let router = FeedRouter(members: [
-            .init(name: "espn:soccer/eng.1", idPrefix: "espn:", transport: premier),
-            .init(name: "espn:soccer/esp.1", idPrefix: "espn:", transport: laLiga),
-        ])
+        let (premier, laLiga, router) = Self.twoLeagues()
         router.listed(["espn:2"], by: 1)
         #expect(router.member(serving: "espn:2") == 1)
         for _ in 0..<3 { #expect(try await router.fetch(.match("espn:2")).status == 200) }
@@ -81,11 +99,7 @@ struct FeedRouterTests {
 
     @Test("a match no live list showed is asked of each feed in turn; the first that knows it keeps it")
     func unlistedMatchesAreFound() async throws {
-        let (premier, laLiga) = (Feed(["espn:1"]), Feed(["espn:2"]))
-        let router = FeedRouter(members: [
-            .init(name: "espn:soccer/eng.1", idPrefix: "espn:", transport: premier),
-            .init(name: "espn:soccer/esp.1", idPrefix: "espn:", transport: laLiga),
-        ])
+        let (premier, laLiga, router) = Self.twoLeagues()
         #expect(router.member(serving: "espn:2") == nil)
         #expect(try await router.fetch(.match("espn:2")).status == 200)
         #expect(premier.requests("espn:2") == 1 && laLiga.requests("espn:2") == 1)

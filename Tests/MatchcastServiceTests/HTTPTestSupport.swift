@@ -33,7 +33,7 @@ struct HTTPHarness: Sendable {
             settings: BrokerSettings(seed: 7), metrics: metrics, now: now, logger: logger)
         self.store = store
         self.service = LiveActivityService(
-            store: store, lifecycle: lifecycle, feedReachable: { feedReachable }, sinksHealthy: { sinksHealthy }, now: now,
+            store: store, lifecycle: lifecycle, feeds: { ["feed": feedReachable] }, sinksHealthy: { sinksHealthy }, now: now,
             logger: logger)
         self.registry = PrometheusCollectorRegistry()
         self.configuration = APIConfiguration(host: "127.0.0.1", port: 0, adminKey: adminKey, maxBodyBytes: maxBodyBytes)

@@ -64,7 +64,7 @@ struct ManagerHarness: Sendable {
         self.sink = sink
         self.clock = clock
         service = LiveActivityService(
-            store: store, lifecycle: manager, feedReachable: { true }, now: clock.reader, metrics: metrics,
+            store: store, lifecycle: manager, now: clock.reader, metrics: metrics,
             deviceSecretCapacity: deviceSecretCapacity, logger: logger)
     }
 

@@ -28,17 +28,10 @@ struct FeedsCommand: AsyncParsableCommand {
             guard timeout > 0, timeout <= 300 else { throw ValidationError("--timeout must be in (0, 300] seconds") }
             var text = feed.joined(separator: ",")
             if feed.isEmpty {
-                var fileText: String?
-                if let config {
-                    do {
-                        fileText = try String(contentsOfFile: config, encoding: .utf8)
-                    } catch {
-                        throw ValidationError("cannot read \(config): \(error.localizedDescription)")
-                    }
-                }
                 do {
                     text = try ConfigurationLoader.load(
-                        fileText: fileText, environment: environment, flags: [:], only: { $0 == "feed" }).feed
+                        fileText: try ConfigurationLoader.fileText(config), environment: environment, flags: [:],
+                        only: { $0 == "feed" }).feed
                 } catch {
                     throw ValidationError(SinkOptions.message(error))
                 }
@@ -88,25 +81,26 @@ struct FeedsCommand: AsyncParsableCommand {
 
                 Examples:
                   matchcast feeds search arsenal --feed espn:soccer/eng.1 --feed espn:soccer/uefa.champions
-                  matchcast feeds search "mumbai chennai" --feed fake
+                  matchcast feeds search "mumbai chennai" --feed fake --date 2026-04-21
                   matchcast feeds search rangers --config /etc/matchcast/matchcast.yaml --date 2026-04-21
                 """)
 
         @Argument(help: "The words to look for.") var query: [String]
+        var search: MatchSearch? { MatchSearch(query.joined(separator: " ")) }
         @OptionGroup var feeds: FeedOptions
         @Option(help: "A day whose schedule to look in (YYYY-MM-DD, more than once for several). Default: today, UTC.")
         var date: [String] = []
         @Flag(help: "One JSON object per line.") var json = false
 
         func validate() throws {
-            guard MatchSearch(query.joined(separator: " ")) != nil else { throw ValidationError("give at least one word to look for") }
+            guard search != nil else { throw ValidationError("give at least one word to look for") }
             for day in date where !FeedRequest.isCalendarDate(day) {
                 throw ValidationError("--date '\(day.prefix(40))' is not a YYYY-MM-DD date")
             }
         }
 
         func run() async throws {
-            guard let search = MatchSearch(query.joined(separator: " ")) else { throw ValidationError("give at least one word to look for") }
+            guard let search else { throw ValidationError("give at least one word to look for") }
             let days = date.isEmpty ? [ScheduleSource.dateString(for: Date(), in: TimeZone(identifier: "UTC") ?? .current)] : date
             let (listings, problems) = try await feeds.withFeeds { router in
                 await FeedCatalog.gather(router, dates: days, policy: FeedsCommand.asked)
@@ -205,26 +199,19 @@ struct FeedsCommand: AsyncParsableCommand {
             } catch {
                 return ("\(member.name)  failed  \(error)", false)
             }
-            let took = Self.milliseconds(ContinuousClock.now - sent)
+            let took = Int(((ContinuousClock.now - sent).seconds * 1000).rounded())
+            let every = String(format: "%.1f", result.delay.seconds)
             switch result.outcome {
             case .updated(let update):
                 let unreadable = update.failures.isEmpty ? "" : ", \(update.failures.count) unreadable"
-                return ("\(member.name)  ok  \(took) ms  \(update.matches.count) live\(unreadable)  poll every \(Self.seconds(result.delay)) s", true)
+                return ("\(member.name)  ok  \(took) ms  \(update.matches.count) live\(unreadable)  poll every \(every) s", true)
             case .unchanged:
-                return ("\(member.name)  ok  \(took) ms  unchanged  poll every \(Self.seconds(result.delay)) s", true)
+                return ("\(member.name)  ok  \(took) ms  unchanged  poll every \(every) s", true)
             case .failed(let error) where error.status == 404:
                 return ("\(member.name)  ok  \(took) ms  no live list (404: follow its matches by id)", true)
             case .failed(let error):
                 return ("\(member.name)  failed  \(took) ms  \(error)", false)
             }
-        }
-
-        static func milliseconds(_ duration: Duration) -> Int {
-            Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
-        }
-
-        static func seconds(_ duration: Duration) -> String {
-            String(format: "%.1f", Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
         }
     }
 }

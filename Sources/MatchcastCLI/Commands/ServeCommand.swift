@@ -64,14 +64,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     /// Defaults < file < environment < flags.
     func loadConfiguration(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> BrokerConfiguration {
-        var fileText: String?
-        if let config {
-            do {
-                fileText = try String(contentsOfFile: config, encoding: .utf8)
-            } catch {
-                throw ConfigurationError(key: "--config", reason: "cannot read \(config): \(error.localizedDescription)")
-            }
-        }
+        let fileText = try ConfigurationLoader.fileText(config)
         var flags: [String: String] = [:]
         flags["http.host"] = host
         flags["http.port"] = port.map(String.init)

@@ -57,16 +57,8 @@ struct SinkOptions: ParsableArguments {
     func configuration(
         configFile: String?, extra: [String: String], environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(ConfigurationError) -> BrokerConfiguration {
-        var fileText: String?
-        if let configFile {
-            do {
-                fileText = try String(contentsOfFile: configFile, encoding: .utf8)
-            } catch {
-                throw ConfigurationError(key: "--config", reason: "cannot read \(configFile): \(error.localizedDescription)")
-            }
-        }
         return try ConfigurationLoader.load(
-            fileText: fileText, environment: environment, flags: flags.merging(extra) { $1 }, only: ConfigurationKey.isSinkKey)
+            fileText: try ConfigurationLoader.fileText(configFile), environment: environment, flags: flags.merging(extra) { $1 }, only: ConfigurationKey.isSinkKey)
     }
 
     /// One line for stderr naming the flag (and key) at fault.

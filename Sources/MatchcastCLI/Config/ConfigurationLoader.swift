@@ -35,6 +35,16 @@ public enum ConfigurationLoader {
         return config
     }
 
+    /// The text of `--config`'s file, or nil when none was given.
+    public static func fileText(_ path: String?) throws(ConfigurationError) -> String? {
+        guard let path else { return nil }
+        do {
+            return try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ConfigurationError(key: "--config", reason: "cannot read \(path): \(error.localizedDescription)")
+        }
+    }
+
     /// Every key of the YAML document as `a.b` → text; lists become comma-separated.
     static func flatten(yaml text: String) throws(ConfigurationError) -> [String: String] {
         let node: Any?

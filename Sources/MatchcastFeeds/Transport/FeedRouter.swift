@@ -44,29 +44,41 @@ public final class FeedRouter: FeedTransport {
     /// The member `index`'s live list showed these matches: they are its to serve.
     public func listed(_ matchIds: some Sequence<String>, by index: Int) {
         guard members.count > 1 else { return }
-        owners.withLock { owners in
-            for id in matchIds where candidates(for: id).count > 1 {
-                if owners.count >= Self.ownerCapacity { owners.removeAll(keepingCapacity: true) }
-                owners[id] = index
-            }
-        }
+        remember(matchIds.filter { sole(for: $0) == nil }, index)
     }
 
     /// The member that serves `matchId` as far as known now: its only candidate, or the one that listed or answered
-    /// for it; nil while that is not known.
+    /// for it; nil while that is not known. Every poll asks (for its feed's health): no allocation on the way.
     public func member(serving matchId: String) -> Int? {
-        // Every poll asks (for the feed's health): one feed answers without a look at the id.
         guard members.count > 1 else { return 0 }
-        let candidates = candidates(for: matchId)
-        if candidates.count == 1 { return candidates[0] }
-        return owners.withLock { $0[matchId] }.flatMap { candidates.contains($0) ? $0 : nil }
+        if let sole = sole(for: matchId) { return sole }
+        return owners.withLock { $0[matchId] }
     }
 
     /// The members that could serve `id`: those whose prefix it carries, else those that take ids without one.
     func candidates(for id: String) -> [Int] {
-        let prefixed = members.indices.filter { members[$0].idPrefix.map(id.hasPrefix) ?? false }
-        if !prefixed.isEmpty { return prefixed }
-        return members.indices.filter { members[$0].idPrefix == nil }
+        let prefixed = carriesPrefix(id)
+        return members.indices.filter { Self.member(members[$0], takes: id, prefixed: prefixed) }
+    }
+
+    /// The one member that could serve `id` (`candidates(for:)` without building the list); nil for none or several.
+    private func sole(for id: String) -> Int? {
+        let prefixed = carriesPrefix(id)
+        var found: Int?
+        for index in members.indices where Self.member(members[index], takes: id, prefixed: prefixed) {
+            if found != nil { return nil }
+            found = index
+        }
+        return found
+    }
+
+    /// Whether some member's prefix is on `id`: then only such members may serve it.
+    private func carriesPrefix(_ id: String) -> Bool {
+        members.contains { $0.idPrefix.map(id.hasPrefix) ?? false }
+    }
+
+    private static func member(_ member: Member, takes id: String, prefixed: Bool) -> Bool {
+        member.idPrefix.map(id.hasPrefix) ?? !prefixed
     }
 
     /// A match's request goes to the member serving it; anything else to the first member.
@@ -74,18 +86,18 @@ public final class FeedRouter: FeedTransport {
         guard members.count > 1, let matchId = Self.matchId(in: request) else {
             return try await members[0].transport.fetch(request)
         }
+        if let owner = member(serving: matchId) {
+            let response = try await members[owner].transport.fetch(request)
+            // The match left its feed (a 404 where it was listed): the others are asked from the next poll on.
+            if response.status == 404, sole(for: matchId) == nil { forget(matchId) }
+            return response
+        }
         let candidates = candidates(for: matchId)
         guard !candidates.isEmpty else {
             let served = members.compactMap(\.idPrefix).map { "\($0)…" } + (members.contains { $0.idPrefix == nil } ? ["ids without a prefix"] : [])
             return NativeFeedBody.error(
                 status: 404, code: "not_found",
                 message: "no configured feed serves '\(matchId.prefix(60))' (the feeds serve \(served.joined(separator: ", ")))")
-        }
-        if let owner = member(serving: matchId) {
-            let response = try await members[owner].transport.fetch(request)
-            // The match left its feed (a 404 where it was listed): the others are asked from the next poll on.
-            if response.status == 404, candidates.count > 1 { forget(matchId) }
-            return response
         }
         return try await find(matchId, request: request, among: candidates)
     }
@@ -102,7 +114,7 @@ public final class FeedRouter: FeedTransport {
                     notFound = response
                     continue
                 }
-                remember(matchId, index)
+                remember([matchId], index)
                 return response
             } catch {
                 if Task.isCancelled { throw error }
@@ -114,10 +126,13 @@ public final class FeedRouter: FeedTransport {
         return NativeFeedBody.error(status: 404, code: "not_found", message: "no feed to ask for '\(matchId.prefix(60))'")
     }
 
-    private func remember(_ matchId: String, _ index: Int) {
+    private func remember(_ matchIds: [String], _ index: Int) {
+        guard !matchIds.isEmpty else { return }
         owners.withLock { owners in
-            if owners.count >= Self.ownerCapacity { owners.removeAll(keepingCapacity: true) }
-            owners[matchId] = index
+            for id in matchIds {
+                if owners.count >= Self.ownerCapacity { owners.removeAll(keepingCapacity: true) }
+                owners[id] = index
+            }
         }
     }
 

@@ -62,7 +62,8 @@ public struct HTTPFeedTransport: FeedTransport {
         } catch {
             throw FeedError.transport(error, path: request.path)
         }
-        for (name, value) in request.headers.sorted(by: { $0.key < $1.key }) {
+        // Distinct names (lower-cased keys of a dictionary): the order they go in does not matter.
+        for (name, value) in request.headers {
             outgoing.headers.replaceOrAdd(name: name, value: value)
         }
         // AsyncHTTPClient's event-loop API: its deadline bounds the whole exchange, body included. Called on one of

@@ -44,12 +44,13 @@ public struct MatchView: Sendable, Hashable, Codable {
 /// What `/readyz` reports.
 public struct Readiness: Sendable, Hashable, Codable {
     public var store: Bool
-    public var feed: Bool
+    /// Each feed by name (`FeedSpec.publicName`): whether it answered lately.
+    public var feeds: [String: Bool] = [:]
     /// Whether every sink reaches its destination. Shown, but not part of `ready`: an unreachable APNs does not
     /// stop the API from serving devices (the outbox keeps what it cannot send), and taking every replica out of
     /// rotation would not bring APNs back.
     public var sinks: Bool = true
-    /// Each feed by name (`FeedSpec.publicName`): whether it answered lately. `feed` is true when all are.
-    public var feeds: [String: Bool] = [:]
+    /// Every feed answered lately.
+    public var feed: Bool { feeds.values.allSatisfy { $0 } }
     public var ready: Bool { store && feed }
 }

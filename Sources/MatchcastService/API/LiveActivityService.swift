@@ -8,15 +8,14 @@ import MatchcastStore
 /// matches. Validates what callers send, then hands lifecycle decisions to `LifecycleManager`.
 ///
 /// Build it with a store, the lifecycle manager that shares that store, and a way to tell whether
-/// the feed is reachable (for `/readyz`):
+/// each feed is reachable (for `/readyz`):
 /// ```swift
-/// let service = LiveActivityService(store: store, lifecycle: manager, feedReachable: { true }, now: { Date() })
+/// let service = LiveActivityService(store: store, lifecycle: manager, feeds: { ["feed": true] }, now: { Date() })
 /// ```
 public final class LiveActivityService: Sendable {
     public let store: any MatchcastStore
     public let lifecycle: LifecycleManager
-    private let feedReachable: @Sendable () async -> Bool
-    private let feedReachability: @Sendable () -> [String: Bool]
+    private let feeds: @Sendable () -> [String: Bool]
     private let sinksHealthy: @Sendable () -> Bool
     private let now: @Sendable () -> Date
     private let logger: Logger
@@ -33,8 +32,7 @@ public final class LiveActivityService: Sendable {
 
     public init(
         store: any MatchcastStore, lifecycle: LifecycleManager,
-        feedReachable: @escaping @Sendable () async -> Bool = { true },
-        feedReachability: @escaping @Sendable () -> [String: Bool] = { [:] },
+        feeds: @escaping @Sendable () -> [String: Bool] = { [:] },
         sinksHealthy: @escaping @Sendable () -> Bool = { true },
         now: @escaping @Sendable () -> Date = { Date() },
         metrics: BrokerMetrics = BrokerMetrics(),
@@ -55,8 +53,7 @@ public final class LiveActivityService: Sendable {
         tokens = TokenManager(access: access, router: router, now: now, logger: logger)
         followManager = FollowManager(access: access, router: router, now: now)
         self.lifecycle = lifecycle
-        self.feedReachable = feedReachable
-        self.feedReachability = feedReachability
+        self.feeds = feeds
         self.sinksHealthy = sinksHealthy
         self.now = now
         self.logger = logger
@@ -202,7 +199,7 @@ public final class LiveActivityService: Sendable {
     /// Liveness of the store and the feeds, for `/readyz`.
     public func readiness() async -> Readiness {
         let storeOK = (try? await store.ping()) != nil
-        return Readiness(store: storeOK, feed: await feedReachable(), sinks: sinksHealthy(), feeds: feedReachability())
+        return Readiness(store: storeOK, feeds: feeds(), sinks: sinksHealthy())
     }
 
     private func view(_ record: MatchRecord) async -> MatchView {

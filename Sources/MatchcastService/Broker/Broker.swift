@@ -38,7 +38,7 @@ public struct Broker: Sendable {
             store: store, relay: relay, ownership: ownership, settings: settings, metrics: metrics, now: now, logger: logger)
         let health = FeedHealth(names: feeds.members.map(\.name), metrics: metrics)
         let service = LiveActivityService(
-            store: store, lifecycle: lifecycle, feedReachable: { health.isReachable }, feedReachability: { health.reachability },
+            store: store, lifecycle: lifecycle, feeds: { health.reachability },
             sinksHealthy: { sinks.allSatisfy(\.isHealthy) }, now: now, metrics: metrics, clock: clock,
             logger: logger)
         self.service = service
