@@ -31,6 +31,19 @@ struct ConfigurationTests {
         #expect(config.store == BrokerConfiguration().store)
     }
 
+    @Test("a switch: YAML's booleans, and true/false, 1/0, yes/no, on/off in the environment")
+    func switches() throws {
+        #expect(try ConfigurationLoader.load(fileText: nil, environment: [:], flags: [:]).liveListServesMatches == false)
+        let file = try ConfigurationLoader.load(fileText: "polling:\n  liveListServesMatches: true\n", environment: [:], flags: [:])
+        #expect(file.liveListServesMatches)
+        for (value, expected) in [("true", true), ("ON", true), ("1", true), ("yes", true), ("false", false), ("off", false), ("0", false), ("No", false)] {
+            let config = try ConfigurationLoader.load(
+                fileText: "polling:\n  liveListServesMatches: \(!expected)\n",
+                environment: ["MATCHCAST_POLLING_LIVE_LIST_SERVES_MATCHES": value], flags: [:])
+            #expect(config.liveListServesMatches == expected, "\(value)")
+        }
+    }
+
     @Test("environment names follow the key paths")
     func environmentNames() {
         let names = Dictionary(uniqueKeysWithValues: ConfigurationKey.all.map { ($0.path, $0.environmentName) })
@@ -166,6 +179,8 @@ struct ConfigurationTests {
         ("", ["MATCHCAST_APNS_MAX_CONCURRENT_REQUESTS": "0"], "apns.maxConcurrentRequests"),
         ("sinks: [apns]\napns:\n  keyFile: k.p8\n  keyId: \"AB C\"\n  teamId: T1\n", [:], "apns.keyId"),
         ("sinks: [stdout, stdout]\n", [:], "sinks"),
+        ("polling:\n  liveListServesMatches: maybe\n", [:], "polling.liveListServesMatches"),
+        ("", ["MATCHCAST_POLLING_LIVE_LIST_SERVES_MATCHES": "2"], "polling.liveListServesMatches"),
     ])
     func invalid(file: String, environment: [String: String], key: String) {
         #expect {

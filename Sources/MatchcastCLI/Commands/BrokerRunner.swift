@@ -106,8 +106,8 @@ struct BrokerRunner {
             defaultInterval: .milliseconds(config.defaultPollMs), minInterval: .milliseconds(config.minPollMs),
             maxInterval: .milliseconds(config.maxPollMs))
         let broker = Broker(
-            store: store, feeds: feeds, sinks: sinks, deadTokens: deadTokens, settings: settings, timing: timing, clock: clock,
-            now: { Date() }, replicaId: config.replicaId.isEmpty ? Broker.defaultReplicaId : config.replicaId,
+            store: store, feeds: feeds, sinks: sinks, deadTokens: deadTokens, settings: settings, timing: timing,
+            listServesMatches: config.liveListServesMatches, clock: clock, now: { Date() }, replicaId: config.replicaId.isEmpty ? Broker.defaultReplicaId : config.replicaId,
             leaseTTL: .milliseconds(Int64(config.leaseTTLSeconds * 1000)), logger: logger)
         let channels: BroadcastChannels?
         do {

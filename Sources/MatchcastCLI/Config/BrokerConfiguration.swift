@@ -26,6 +26,8 @@ public struct BrokerConfiguration: Sendable, Hashable {
     public var defaultPollMs = 10000
     public var minPollMs = 2000
     public var maxPollMs = 300_000
+    /// A native or the fake feed's live list serves the matches it shows, which are then not polled on their own.
+    public var liveListServesMatches = false
     public var coalesceSeconds = 10.0
     public var staleAfterPolls = 4
     public var minimumStalenessSeconds = 120.0

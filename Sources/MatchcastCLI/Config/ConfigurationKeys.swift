@@ -69,6 +69,7 @@ struct ConfigurationKey: Sendable {
         int("polling.defaultMs", \.defaultPollMs, 1...86_400_000),
         int("polling.minPollMs", \.minPollMs, 1...86_400_000),
         int("polling.maxPollMs", \.maxPollMs, 1...86_400_000),
+        flag("polling.liveListServesMatches", \.liveListServesMatches),
         seconds("activities.coalesceSeconds", \.coalesceSeconds, 0...3600),
         int("activities.staleAfterPolls", \.staleAfterPolls, 1...100),
         seconds("activities.minimumStalenessSeconds", \.minimumStalenessSeconds, 1...86400),
@@ -133,6 +134,17 @@ struct ConfigurationKey: Sendable {
                 throw ConfigurationError(key: path, reason: "'\(value.prefix(40))' is not a whole number in \(range.lowerBound)...\(range.upperBound)")
             }
             config[keyPath: keyPath] = number
+        }
+    }
+
+    /// `true` or `false` (YAML's booleans; in the environment also `1`/`0`, `yes`/`no`, `on`/`off`).
+    private static func flag(_ path: String, _ keyPath: WritableKeyPath<BrokerConfiguration, Bool> & Sendable) -> ConfigurationKey {
+        ConfigurationKey(path: path) { config, value throws(ConfigurationError) in
+            switch value.trimmingCharacters(in: .whitespaces).lowercased() {
+            case "true", "1", "yes", "on": config[keyPath: keyPath] = true
+            case "false", "0", "no", "off": config[keyPath: keyPath] = false
+            default: throw ConfigurationError(key: path, reason: "'\(value.prefix(40))' is not true or false")
+            }
         }
     }
 

@@ -17,11 +17,16 @@ public final class FeedRouter: FeedTransport {
         /// The prefix of the ids it serves; nil: ids without a known prefix.
         public let idPrefix: String?
         public let transport: any FeedTransport
+        /// Whether each entry of its live list is the match's whole snapshot, as `/matches/{id}` answers at that
+        /// moment (a native or the fake feed), so that the list can stand in for the matches' own polls. An
+        /// adapter whose match answer adds detail to its list (ESPN's summary, NHL's play-by-play) says no.
+        public let listCarriesWholeMatches: Bool
 
-        public init(name: String, idPrefix: String?, transport: any FeedTransport) {
+        public init(name: String, idPrefix: String?, transport: any FeedTransport, listCarriesWholeMatches: Bool = false) {
             self.name = name
             self.idPrefix = idPrefix
             self.transport = transport
+            self.listCarriesWholeMatches = listCarriesWholeMatches
         }
     }
 
@@ -37,8 +42,8 @@ public final class FeedRouter: FeedTransport {
     }
 
     /// One feed alone: every request goes to it.
-    public convenience init(_ transport: any FeedTransport, name: String = "feed") {
-        self.init(members: [Member(name: name, idPrefix: nil, transport: transport)])
+    public convenience init(_ transport: any FeedTransport, name: String = "feed", listCarriesWholeMatches: Bool = false) {
+        self.init(members: [Member(name: name, idPrefix: nil, transport: transport, listCarriesWholeMatches: listCarriesWholeMatches)])
     }
 
     /// The member `index`'s live list showed these matches: they are its to serve.

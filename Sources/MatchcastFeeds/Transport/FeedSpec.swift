@@ -151,6 +151,16 @@ public enum FeedSpec: Sendable, Hashable, CustomStringConvertible {
         return parts.string ?? url
     }
 
+    /// Whether the feed's live list carries each match whole, as its `/matches/{id}` would answer (docs/formats.md,
+    /// "Feed (native v1)": both are `MatchSnapshot`s): a native or the fake feed. ESPN's and NHL's match answers add the
+    /// summary's or the play-by-play's detail to what their lists carry; MLB has no list.
+    public var listCarriesWholeMatches: Bool {
+        switch self {
+        case .fake, .native: true
+        case .mlb, .espn, .nhl: false
+        }
+    }
+
     /// Whether polling this feed needs the process-wide `HTTPClient`.
     public var needsHTTPClient: Bool {
         if case .fake = self { return false }
@@ -200,7 +210,9 @@ extension FeedRouter {
     public convenience init(specs: [FeedSpec], client: HTTPClient?, clock: some Clock<Duration>) throws(FeedError) {
         var members: [Member] = []
         for spec in specs {
-            members.append(Member(name: spec.publicName, idPrefix: spec.idPrefix, transport: try spec.makeTransport(client: client, clock: clock)))
+            members.append(Member(
+                name: spec.publicName, idPrefix: spec.idPrefix, transport: try spec.makeTransport(client: client, clock: clock),
+                listCarriesWholeMatches: spec.listCarriesWholeMatches))
         }
         guard !members.isEmpty else { throw .invalidConfiguration("no feed given: at least one is needed") }
         self.init(members: members)

@@ -22,9 +22,11 @@ public struct Broker: Sendable {
     /// replica's matches wait before another takes them). Otherwise it runs every match.
     /// `feeds`: every feed it polls, each with its own live list (one feed: `FeedRouter(transport)`). `deadTokens`: the
     /// relay `sinks` report dead tokens to (the APNs sink's), applied to this broker's service by one of `services`.
+    /// `listServesMatches`: a feed's live list that carries whole matches serves the matches it shows, which are then
+    /// not polled on their own (`PollSupervisor`).
     public init(
         store: any MatchcastStore, feeds: FeedRouter, sinks: [any DeliverySink], deadTokens: DeadTokenRelay? = nil,
-        settings: BrokerSettings, timing: PollTimingPolicy, clock: any Clock<Duration>,
+        settings: BrokerSettings, timing: PollTimingPolicy, listServesMatches: Bool = false, clock: any Clock<Duration>,
         now: @escaping @Sendable () -> Date, metrics: BrokerMetrics = BrokerMetrics(),
         replicaId: String = Broker.defaultReplicaId, leaseTTL: Duration = .seconds(3), logger: Logger
     ) {
@@ -48,21 +50,22 @@ public struct Broker: Sendable {
         services = [
             relay,
             PollSupervisor(service: service, feeds: feeds, timing: timing, clock: clock, now: now,
-                           metrics: metrics, health: health, logger: logger),
+                           metrics: metrics, health: health, listServesMatches: listServesMatches, logger: logger),
             LifecycleTicker(service: service, clock: clock, now: now, logger: logger),
         ] + (ownership.isSolo ? [] : [ReplicaCoordinator(service: service, clock: clock, logger: logger)])
             + (deadTokens.map { [$0.applying(to: service, logger: logger)] } ?? [])
     }
 
-    /// One feed.
+    /// One feed; with `listServesMatches`, its live list carries whole matches and serves those it shows.
     public init(
         store: any MatchcastStore, transport: any FeedTransport, sinks: [any DeliverySink], deadTokens: DeadTokenRelay? = nil,
-        settings: BrokerSettings, timing: PollTimingPolicy, clock: any Clock<Duration>,
+        settings: BrokerSettings, timing: PollTimingPolicy, listServesMatches: Bool = false, clock: any Clock<Duration>,
         now: @escaping @Sendable () -> Date, metrics: BrokerMetrics = BrokerMetrics(),
         replicaId: String = Broker.defaultReplicaId, leaseTTL: Duration = .seconds(3), logger: Logger
     ) {
         self.init(
-            store: store, feeds: FeedRouter(transport), sinks: sinks, deadTokens: deadTokens, settings: settings, timing: timing, clock: clock,
+            store: store, feeds: FeedRouter(transport, listCarriesWholeMatches: listServesMatches), sinks: sinks, deadTokens: deadTokens,
+            settings: settings, timing: timing, listServesMatches: listServesMatches, clock: clock,
             now: now, metrics: metrics, replicaId: replicaId, leaseTTL: leaseTTL, logger: logger)
     }
 

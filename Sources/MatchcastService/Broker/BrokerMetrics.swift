@@ -24,7 +24,7 @@ public struct BrokerMetrics: Sendable {
         }
         return PollMetrics(
             updated: counter("updated"), unchanged: counter("unchanged"), stale: counter("stale"), failed: counter("failed"),
-            interval: Gauge(label: "matchcast_poll_interval_seconds", dimensions: [("source", source)], factory: factory))
+            listed: counter("listed"), interval: Gauge(label: "matchcast_poll_interval_seconds", dimensions: [("source", source)], factory: factory))
     }
 
     /// `matchcast_feed_reachable{feed}`: 1 while the feed's last poll succeeded (or none was made yet), 0 after one
@@ -81,5 +81,7 @@ public struct PollMetrics: Sendable {
     public let unchanged: Counter
     public let stale: Counter
     public let failed: Counter
+    /// A match's poll left to its feed's live list, which serves it.
+    public let listed: Counter
     public let interval: Gauge
 }

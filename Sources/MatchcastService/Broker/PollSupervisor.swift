@@ -10,6 +10,8 @@ import Synchronization
 /// its server-driven interval. A match nobody follows is not polled on its own. Follows changing
 /// start new sources; a source whose match ended or lost its followers stops after its next poll.
 /// With several feeds, each live list runs on its own and a match's polls go to its feed (`FeedRouter`).
+/// With `listServesMatches`, a feed's list that carries whole matches stands in for the own polls of the matches it
+/// shows (`ListCoverage`): each such match is polled once on its own, then looks again at the list's interval.
 public struct PollSupervisor: Service {
     private let service: LiveActivityService
     private let feeds: FeedRouter
@@ -23,13 +25,16 @@ public struct PollSupervisor: Service {
     private let executors: EventLoopExecutor.Pool
     /// The match sources' poll metrics, made once.
     private let matchPolls: PollMetrics
+    private let coverage: ListCoverage
 
     /// `executors`: the event loops of the feed's HTTP client, so a poll awaits its answer on the thread that reads it.
-    /// `health` names the feeds in the order of `feeds.members`.
+    /// `health` names the feeds in the order of `feeds.members`. `listServesMatches`: a live list that carries whole
+    /// matches (`FeedRouter.Member.listCarriesWholeMatches`) serves the matches it shows, which are not polled on their own.
     public init(
         service: LiveActivityService, feeds: FeedRouter, timing: PollTimingPolicy,
         clock: any Clock<Duration>, now: @escaping @Sendable () -> Date, metrics: BrokerMetrics,
-        health: FeedHealth, executors: EventLoopExecutor.Pool = EventLoopExecutor.Pool(), logger: Logger
+        health: FeedHealth, listServesMatches: Bool = false, executors: EventLoopExecutor.Pool = EventLoopExecutor.Pool(),
+        logger: Logger
     ) {
         precondition(health.names.count == feeds.members.count, "one health entry per feed")
         self.service = service
@@ -41,6 +46,7 @@ public struct PollSupervisor: Service {
         self.health = health
         self.executors = executors
         matchPolls = metrics.polls(source: "match")
+        coverage = ListCoverage(isEnabled: listServesMatches && feeds.members.contains(where: \.listCarriesWholeMatches))
         self.logger = logger
     }
 
@@ -142,12 +148,25 @@ public struct PollSupervisor: Service {
         let source = MatchSource(matchId: matchId, transport: feeds, clock: clock, policy: timing, now: now)
         let counted = matchPolls
         logger.info("polling match", metadata: ["match": "\(matchId)"])
+        // Polled on its own until it has answered once: the list passes on only what changes, and this replica may
+        // have gained the match after the list last showed it changing.
+        var answered = false
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            if answered, let interval = coverage.interval(serving: matchId, from: feeds.member(serving: matchId)) {
+                counted.listed.increment()
+                guard isStillWanted(matchId, wanted: wanted) else {
+                    logger.info("stopped polling match", metadata: ["match": "\(matchId)"])
+                    return true
+                }
+                guard (try? await clock.sleep(for: interval)) != nil else { return false }
+                continue
+            }
             guard let result = try? await source.poll() else { return false }
             counted.interval.record(result.delay.seconds)
             switch result.outcome {
             case .updated(let snapshot):
                 counted.updated.increment()
+                answered = true
                 health.succeeded(feeds.member(serving: matchId), at: now())
                 do {
                     try await ingest(snapshot, pollInterval: result.delay)
@@ -156,6 +175,7 @@ public struct PollSupervisor: Service {
                 }
             case .unchanged:
                 counted.unchanged.increment()
+                answered = true
                 health.succeeded(feeds.member(serving: matchId), at: now())
                 service.lifecycle.feedAnswered(matchId: matchId)
             case .stale:
@@ -201,10 +221,12 @@ public struct PollSupervisor: Service {
         return service.lifecycle.wantsSource(matchId: matchId)
     }
 
-    /// With replicas, one polls the live list: the holder of its lease. The others wait and look again.
-    private func mayPollLiveList() async -> Bool {
+    /// With replicas, one polls the live list: the holder of its lease. The others wait and look again; meanwhile the
+    /// list serves none of their matches.
+    private func mayPollLiveList(_ member: Int) async -> Bool {
         let ownership = service.lifecycle.ownership
         while !ownership.isSolo && !ownership.holds(ReplicaCoordinator.liveListLease) {
+            coverage.lapse(member)
             guard (try? await cancelWhenGracefulShutdown({ try await clock.sleep(for: .seconds(1)) })) != nil else { return false }
         }
         return true
@@ -227,8 +249,12 @@ public struct PollSupervisor: Service {
     private func pollLiveList(_ member: Int) async {
         let feed = feeds.members[member]
         let source = LiveListSource(transport: feed.transport, clock: clock, policy: timing, now: now)
+        let serves = coverage.isEnabled && feed.listCarriesWholeMatches
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            guard await mayPollLiveList(), let result = try? await source.poll() else { return }
+            guard await mayPollLiveList(member), let result = try? await source.poll() else {
+                coverage.lapse(member)
+                return
+            }
             metrics.pollInterval(source: "live-list", result.delay)
             switch result.outcome {
             case .updated(let update):
@@ -239,17 +265,31 @@ public struct PollSupervisor: Service {
                     metrics.feedError(reason: "decode")
                     logger.warning("bad match in live list", metadata: ["feed": "\(feed.name)", "error": "\(failure)"])
                 }
-                for snapshot in update.changed {
-                    do {
-                        try await ingestFromLiveList(snapshot, pollInterval: result.delay)
-                    } catch {
-                        logger.error("update failed", metadata: ["match": "\(snapshot.id)", "error": "\(error)"])
+                // Each match on its own, at once: one match's fan-out does not hold back the next one's change.
+                await withDiscardingTaskGroup { group in
+                    for snapshot in update.changed {
+                        group.addTask(executorPreference: globalConcurrentExecutor) {
+                            do {
+                                try await ingestFromLiveList(snapshot, pollInterval: result.delay)
+                            } catch {
+                                logger.error("update failed", metadata: ["match": "\(snapshot.id)", "error": "\(error)"])
+                            }
+                        }
                     }
+                }
+                if serves {
+                    coverage.listed(Set(update.matches.lazy.map(\.id)), by: member, interval: result.delay)
+                    answered(byListOf: member, except: Set(update.changed.lazy.map(\.id)))
                 }
             case .unchanged:
                 metrics.poll(source: "live-list", outcome: "unchanged")
                 health.succeeded(member, at: now())
+                if serves {
+                    coverage.unchanged(member, interval: result.delay)
+                    answered(byListOf: member, except: [])
+                }
             case .failed(let error):
+                coverage.lapse(member)
                 metrics.poll(source: "live-list", outcome: "failed")
                 metrics.feedError(reason: error.reason)
                 health.failed(member, at: now())
@@ -258,7 +298,19 @@ public struct PollSupervisor: Service {
                 ])
             }
             guard (try? await cancelWhenGracefulShutdown({ try await clock.sleep(for: await source.nextPollDelay()) })) != nil
-            else { return }
+            else {
+                coverage.lapse(member)
+                return
+            }
+        }
+    }
+
+    /// The list of `member` answered for the matches it serves here (those held by this replica), besides the ones in
+    /// `changed`, which their ingest marks: the feed is fresh for each, as a poll of its own would have said.
+    private func answered(byListOf member: Int, except changed: Set<String>) {
+        let lifecycle = service.lifecycle
+        for matchId in coverage.ids(of: member) where !changed.contains(matchId) && lifecycle.ownership.holds(matchId) {
+            lifecycle.feedAnswered(matchId: matchId)
         }
     }
 }
@@ -328,3 +380,4 @@ final class RunningSources: Sendable {
     func remove(_ id: String) { _ = ids.withLock { $0.remove(id) } }
     func contains(_ id: String) -> Bool { ids.withLock { $0.contains(id) } }
 }
+
