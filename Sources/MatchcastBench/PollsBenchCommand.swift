@@ -13,7 +13,10 @@ struct PollsBenchCommand: AsyncParsableCommand {
             format, each answer unchanged for the whole run (304 to a request with its ETag) and asking to be polled \
             every --poll-ms (serve's polling.minPollMs is set to the same). The live list is empty, so each match is \
             polled on its own (with --changing, every answer after the setup is a change instead: the match a minute later; \
-            each activity has its update token and serve coalesces nothing, so each poll is one delivery). Through the \
+            each activity has its update token and serve coalesces nothing, so each poll is one delivery). With --listed, \
+            the live list carries every match and serve lets it serve them (polling.liveListServesMatches): each match is \
+            polled once on its own, then kept fresh by one list request every --poll-ms (changing: each list answer moves \
+            every match on). Through the \
             HTTP API, with --clients keep-alive clients, one device per match registers, \
             sets a push-to-start token and follows it (one start each, before the window).
 
@@ -28,6 +31,7 @@ struct PollsBenchCommand: AsyncParsableCommand {
               swift build -c release
               .build/release/matchcast-bench polls --store sqlite --matches 2000
               .build/release/matchcast-bench polls --store sqlite --matches 1000 --changing
+              .build/release/matchcast-bench polls --store sqlite --matches 2000 --listed
               .build/release/matchcast-bench polls --store all --matches 2000 --postgres-url postgres://postgres@127.0.0.1:5432/postgres
             """
     )
@@ -51,6 +55,9 @@ struct PollsBenchCommand: AsyncParsableCommand {
 
     @Flag(help: "Every poll a change (the match a minute later), sent to the match's follower: the cost of a changed poll.")
     var changing = false
+
+    @Flag(help: "The live list carries every match and serve lets it serve them (polling.liveListServesMatches).")
+    var listed = false
 
     func validate() throws {
         guard (1...100_000).contains(matches) else { throw ValidationError("--matches must be 1...100000") }
@@ -77,7 +84,7 @@ struct PollsBenchCommand: AsyncParsableCommand {
                 matches: matches, pollMs: pollMs, seconds: seconds, warmup: warmup, clients: child.clients, probesPerSecond: probes,
                 executable: child.matchcast, store: kind, postgresServer: postgresServer,
                 serveLogLevel: child.serveLogLevel, phaseTimeout: .seconds(child.timeout), interrupted: { signals.isSet },
-                changing: changing))
+                changing: changing, listed: listed))
             do {
                 results.append(try await benchmark.run())
             } catch {
@@ -95,7 +102,7 @@ struct PollsBenchCommand: AsyncParsableCommand {
 enum PollsBenchTable {
     static func print(_ results: [PollsBenchmark.Result], pollMs: Int) {
         let header = [
-            "store", "matches", "polls/s", "304 %", "serve CPU % core", "CPU µs/poll", "RSS MB before", "RSS MB after",
+            "store", "matches", "polls/s", "304 %", "serve CPU % core", "CPU µs/poll", "CPU µs/match·s", "RSS MB before", "RSS MB after",
             "RSS KB/match", "follow p50/p99 ms", "unfollow p50/p99 ms", "deliveries", "setup s",
         ]
         var lines = [header]
@@ -106,6 +113,7 @@ enum PollsBenchTable {
                 String(format: "%.1f", 100 * Double(result.notModified) / Double(max(result.polls, 1))),
                 result.coreShare.map { String(format: "%.1f", 100 * $0) } ?? "?",
                 result.cpuPerPoll.map { String(format: "%.0f", $0.seconds * 1_000_000) } ?? "?",
+                result.cpuPerMatchSecond.map { String(format: "%.0f", $0.seconds * 1_000_000) } ?? "?",
                 String(format: "%.0f", Double(result.rssBefore) / 1_048_576),
                 String(format: "%.0f", Double(result.rssAfter) / 1_048_576),
                 String(format: "%.1f", result.rssPerMatch / 1024),
@@ -115,9 +123,11 @@ enum PollsBenchTable {
         }
         StandardStreams.err("")
         let changing = results.contains(where: \.changing)
+        let listed = results.contains(where: \.listed)
         StandardStreams.err(
             "each match asks to be polled every \(pollMs) ms; the window's polls are match polls answered by the feed"
-                + (changing ? "; every one a change, delivered to the match's follower" : ""))
+                + (listed ? "; the live list carries every match and serves them" : "")
+                + (changing ? "; every \(listed ? "answer" : "one") a change, delivered to the match's follower" : ""))
         BenchTable.printAligned(lines, textColumns: 1)
     }
 

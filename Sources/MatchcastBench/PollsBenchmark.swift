@@ -14,6 +14,9 @@ import Synchronization
 /// Changing (`changing`): each follower's activity is started and gets its update token, serve coalesces nothing,
 /// and from the warm-up on every poll is a change (the match a minute later) sent to the match's one follower: the
 /// cost of a changed poll, from its request to its delivery on serve's stdout.
+///
+/// Listed (`listed`): the feed's live list carries every match whole and serve lets it serve them
+/// (`polling.liveListServesMatches`): one list request a `pollMs` keeps every match fresh (changing: moves every match on).
 struct PollsBenchmark: Sendable {
     struct Options: Sendable {
         var matches = 2_000
@@ -34,12 +37,15 @@ struct PollsBenchmark: Sendable {
         var interrupted: @Sendable () -> Bool = { false }
         /// Every poll a change, delivered to the match's follower (above).
         var changing = false
+        /// The live list carries the matches and serves them (above).
+        var listed = false
     }
 
     struct Result: Sendable {
         var store: BenchStoreKind
         var matches: Int
         var changing = false
+        var listed = false
         var window: Duration
         var setup: Duration
         /// Match polls the feed answered in the window, and how many of them were 304s.
@@ -61,6 +67,8 @@ struct PollsBenchmark: Sendable {
         /// serve's CPU over the window, as a share of one core.
         var coreShare: Double? { serveCPU.map { $0.seconds / max(window.seconds, 1e-9) } }
         var cpuPerPoll: Duration? { serveCPU.map { polls > 0 ? $0 / polls : .zero } }
+        /// serve's CPU per match and second of the window: comparable whether a match is polled on its own or served by the list.
+        var cpuPerMatchSecond: Duration? { serveCPU.map { $0 / max(window.seconds * Double(matches), 1e-9) } }
         var rssPerMatch: Double { Double(max(0, rssAfter - rssBefore)) / Double(max(matches, 1)) }
     }
 
@@ -71,9 +79,11 @@ struct PollsBenchmark: Sendable {
             what: "polls", store: options.store, postgresServer: options.postgresServer, executable: options.executable,
             serveLogLevel: options.serveLogLevel, pollMs: options.pollMs, clients: options.clients,
             interrupted: options.interrupted,
-            environment: options.changing ? ["MATCHCAST_ACTIVITIES_COALESCE_SECONDS": "0"] : [:])
+            environment: (options.changing ? ["MATCHCAST_ACTIVITIES_COALESCE_SECONDS": "0"] : [:])
+                .merging(options.listed ? ["MATCHCAST_POLLING_LIVE_LIST_SERVES_MATCHES": "true"] : [:]) { $1 })
         var (result, exit) = try await ServeSession.run(settings, feed: {
-            try await PollsFeed.start(matches: options.matches, retryAfterMs: options.pollMs, changing: options.changing)
+            try await PollsFeed.start(
+                matches: options.matches, retryAfterMs: options.pollMs, changing: options.changing, listed: options.listed)
         }) { session in
             try await measure(api: session.api, feed: session.feed, child: session.child)
         }
@@ -92,7 +102,9 @@ struct PollsBenchmark: Sendable {
             try await Task.sleep(for: .milliseconds(20))
         }
         let m = options.matches
-        var result = Result(store: options.store, matches: m, changing: options.changing, window: .seconds(options.seconds), setup: .zero)
+        var result = Result(
+            store: options.store, matches: m, changing: options.changing, listed: options.listed, window: .seconds(options.seconds),
+            setup: .zero)
         result.rssBefore = ResidentMemory.of(pid: child.pid).current
 
         // Setup: one device per match, with a push-to-start token, following it (the match is live: one start each).

@@ -13,8 +13,12 @@ import Synchronization
 /// otherwise. Every answer asks to be polled again after `retryAfterMs`. The live list is empty, so the matches are
 /// polled one by one, as a feed whose list does not carry them has them polled.
 ///
-/// Changing (`changing: true`): from `changeFrom` on, every poll of a match is answered with the match a minute
-/// later (the next `seq`, a new ETag), a routine change its followers are sent; before, as above.
+/// Listed (`listed: true`): the live list carries every match whole (encoded once: a 304 to a request with its ETag),
+/// for a serve whose list serves the matches it shows (`polling.liveListServesMatches`).
+///
+/// Changing (`changing: true`): from `startChanging()` on, every poll of a match is answered with the match a minute
+/// later (the next `seq`, a new ETag), a routine change its followers are sent; listed, every answer of the list
+/// carries each match a minute later. Before, as above.
 final class PollsFeed: Sendable {
     let port: Int
     let matches: Int
@@ -31,6 +35,14 @@ final class PollsFeed: Sendable {
         init(matches: [BenchMatch], retryAfterMs: Int) {
             self.matches = Mutex(matches)
             self.retryAfterMs = retryAfterMs
+        }
+
+        /// Every match a minute later, as the live list.
+        func nextList() throws -> (ByteBuffer, etag: String) {
+            let now = Date()
+            let snapshots = matches.withLock { matches in matches.indices.map { matches[$0].minutePasses(at: now) } }
+            let body = try JSON.encoder().encode(NativeFeedBody.LiveMatches(retryAfterMs: retryAfterMs, generatedAt: now, matches: snapshots))
+            return (ByteBuffer(bytes: body), "\"list-\(snapshots.first?.seq ?? 0)\"")
         }
 
         /// The match at `index` a minute later, encoded.
@@ -80,11 +92,12 @@ final class PollsFeed: Sendable {
             other: counters.other.load(ordering: .relaxed))
     }
 
-    static func start(matches: Int, retryAfterMs: Int, changing: Bool = false) async throws -> PollsFeed {
+    static func start(matches: Int, retryAfterMs: Int, changing: Bool = false, listed: Bool = false) async throws -> PollsFeed {
         let now = Date()
         let encoder = JSON.encoder()
         var bodies: [ByteBuffer] = []
         var live: [BenchMatch] = []
+        var kickedOff: [MatchSnapshot] = []
         bodies.reserveCapacity(matches)
         for index in 0..<matches {
             var match = BenchMatch(id: matchId(index))
@@ -92,9 +105,10 @@ final class PollsFeed: Sendable {
             let snapshot = match.kickOff(at: now)
             bodies.append(ByteBuffer(bytes: try encoder.encode(NativeFeedBody.Match(retryAfterMs: retryAfterMs, match: snapshot))))
             if changing { live.append(match) }
+            if listed { kickedOff.append(snapshot) }
         }
         let changes = changing ? Changes(matches: live, retryAfterMs: retryAfterMs) : nil
-        let list = ByteBuffer(bytes: try encoder.encode(NativeFeedBody.LiveMatches(retryAfterMs: retryAfterMs, generatedAt: now, matches: [])))
+        let list = ByteBuffer(bytes: try encoder.encode(NativeFeedBody.LiveMatches(retryAfterMs: retryAfterMs, generatedAt: now, matches: kickedOff)))
         let schedule = ByteBuffer(bytes: try encoder.encode(NativeFeedBody.Schedule(date: String(JSON.formatDate(now).prefix(10)), matches: [])))
         let table = bodies
         let counters = Counters()
@@ -104,7 +118,14 @@ final class PollsFeed: Sendable {
             let path = request.uri.path
             guard path.hasPrefix(prefix), let index = Int(path.dropFirst(prefix.count)), table.indices.contains(index) else {
                 counters.other.add(1, ordering: .relaxed)
-                if path == "/live-matches" { return Self.json(list, etag: "\"list\"") }
+                if path == "/live-matches" {
+                    if listed, let changes, changes.on.load(ordering: .relaxed) {
+                        let (body, etag) = try changes.nextList()
+                        return Self.json(body, etag: etag)
+                    }
+                    if request.headers[.ifNoneMatch] == "\"list\"" { return Response(status: .notModified, headers: [.eTag: "\"list\""]) }
+                    return Self.json(list, etag: "\"list\"")
+                }
                 if path == "/schedule" { return Self.json(schedule, etag: "\"schedule\"") }
                 return Response(
                     status: .notFound, headers: [.contentType: "application/json"],
