@@ -38,13 +38,9 @@ struct ListServesMatchesTests {
     struct Running {
         let broker: Broker
         let transport: SwitchableTransport
-        let group: ServiceGroup
-        let task: Task<Void, any Error>
+        let services: RunningServices
 
-        func stop() async throws {
-            await group.triggerGracefulShutdown()
-            try await task.value
-        }
+        func stop() async throws { try await services.stop() }
 
         var polls: Int { transport.requests("/matches/football") }
         func polls(_ matchId: String) -> Int { transport.requests("/matches/" + matchId) }
@@ -86,9 +82,7 @@ struct ListServesMatchesTests {
             timing: PollTimingPolicy(defaultInterval: interval, minInterval: interval, maxInterval: interval, jitter: 0),
             listServesMatches: listServesMatches, clock: clock, now: { Date() }, replicaId: replicaId, leaseTTL: .seconds(60),
             logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
-        let group = ServiceGroup(configuration: .init(services: broker.services, logger: Logger(label: "test")))
-        let task = Task { try await group.run() }
-        return Running(broker: broker, transport: transport, group: group, task: task)
+        return Running(broker: broker, transport: transport, services: RunningServices(broker.services))
     }
 
     /// Waits until `condition` holds, checked every 10 ms, up to `limit` (a bound for a loaded machine, not a measure).

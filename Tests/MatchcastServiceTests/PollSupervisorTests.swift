@@ -32,15 +32,11 @@ struct PollSupervisorTests {
     struct Running {
         let broker: Broker
         let transport: CountingTransport
-        let group: ServiceGroup
-        let task: Task<Void, any Error>
+        let services: RunningServices
 
         var service: LiveActivityService { broker.service }
 
-        func stop() async throws {
-            await group.triggerGracefulShutdown()
-            try await task.value
-        }
+        func stop() async throws { try await services.stop() }
 
         /// Waits until `condition` holds (checked every 10 ms, up to `limit`); how long it took.
         @discardableResult
@@ -70,9 +66,7 @@ struct PollSupervisorTests {
             settings: BrokerSettings(activityPolicy: ActivityPolicy(), seed: 1),
             timing: PollTimingPolicy(defaultInterval: interval, minInterval: interval, maxInterval: interval, jitter: 0),
             clock: clock, now: { Date() }, replicaId: replicaId, leaseTTL: .seconds(60), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
-        let group = ServiceGroup(configuration: .init(services: broker.services, logger: Logger(label: "test")))
-        let task = Task { try await group.run() }
-        return Running(broker: broker, transport: transport, group: group, task: task)
+        return Running(broker: broker, transport: transport, services: RunningServices(broker.services))
     }
 
     @Test("the first follower starts the match's polls; they stop soon after the last follower leaves, not before",

@@ -54,6 +54,9 @@ public struct PollSupervisor: Service {
     /// this time that its match lost its followers through another replica's API.
     static let relistInterval: Duration = .seconds(30)
 
+    /// How many matches of one live-list answer are ingested at a time.
+    static let listIngestWidth = 32
+
     public func run() async throws {
         let running = RunningSources()
         let wantedMatches = WantedMatches()
@@ -265,9 +268,15 @@ public struct PollSupervisor: Service {
                     metrics.feedError(reason: "decode")
                     logger.warning("bad match in live list", metadata: ["feed": "\(feed.name)", "error": "\(failure)"])
                 }
-                // Each match on its own, at once: one match's fan-out does not hold back the next one's change.
-                await withDiscardingTaskGroup { group in
+                // Each match on its own, a few at once: one match's fan-out does not hold back the next one's
+                // change, and a first answer listing thousands of matches does not start thousands of ingests.
+                await withTaskGroup(of: Void.self) { group in
+                    var inFlight = 0
                     for snapshot in update.changed {
+                        if inFlight == Self.listIngestWidth {
+                            await group.next()
+                            inFlight -= 1
+                        }
                         group.addTask(executorPreference: globalConcurrentExecutor) {
                             do {
                                 try await ingestFromLiveList(snapshot, pollInterval: result.delay)
@@ -275,6 +284,7 @@ public struct PollSupervisor: Service {
                                 logger.error("update failed", metadata: ["match": "\(snapshot.id)", "error": "\(error)"])
                             }
                         }
+                        inFlight += 1
                     }
                 }
                 if serves {
@@ -380,4 +390,3 @@ final class RunningSources: Sendable {
     func remove(_ id: String) { _ = ids.withLock { $0.remove(id) } }
     func contains(_ id: String) -> Bool { ids.withLock { $0.contains(id) } }
 }
-
