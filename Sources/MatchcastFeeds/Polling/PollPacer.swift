@@ -2,8 +2,9 @@ import Foundation
 
 /// The timing half of every poll step: validators, the last interval the feed asked for, failures in a row.
 ///
-/// Kept apart from what a step decodes so the match, list and schedule steps pace themselves identically.
-struct PollPacer: Sendable {
+/// Kept apart from what a step decodes so the match, list and schedule steps pace themselves identically. Public only
+/// as `PacedPollStep`'s requirement: its workings are this module's own.
+public struct PollPacer: Sendable {
     var policy: PollTimingPolicy
     var conditional = ConditionalRequestState()
     /// What the last good response asked for (nil: it asked for nothing); a bare 304 falls back to it.

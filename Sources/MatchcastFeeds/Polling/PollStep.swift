@@ -23,6 +23,37 @@ extension PollStep {
     }
 }
 
-extension MatchPollState: PollStep {}
-extension LiveListPollState: PollStep {}
-extension SchedulePollState: PollStep {}
+/// A poll step timed by a `PollPacer`: the validators, the feed's interval and the backoff are the pacer's, the
+/// same for every step; what an answer means is the step's own.
+public protocol PacedPollStep: PollStep {
+    var pacer: PollPacer { get set }
+}
+
+extension PacedPollStep {
+    public var policy: PollTimingPolicy {
+        get { pacer.policy }
+        set { pacer.policy = newValue }
+    }
+
+    /// The validators the next request will carry.
+    public var conditional: ConditionalRequestState { pacer.conditional }
+
+    /// Failures since the last good answer; drives the backoff.
+    public var consecutiveFailures: Int { pacer.consecutiveFailures }
+
+    /// `base` with the conditional headers for what is cached.
+    public func prepare(_ base: FeedRequest) -> FeedRequest {
+        pacer.conditional.apply(to: base)
+    }
+
+    /// Takes in a request that got no answer at all (the transport threw).
+    public mutating func ingest(
+        failure error: FeedError, now: Date, using rng: inout some RandomNumberGenerator
+    ) -> PollResult<Outcome> {
+        pacer.failure(error, response: nil, now: now, using: &rng)
+    }
+}
+
+extension MatchPollState: PacedPollStep {}
+extension LiveListPollState: PacedPollStep {}
+extension SchedulePollState: PacedPollStep {}

@@ -9,33 +9,18 @@ public struct LiveListPollState: Sendable {
     public private(set) var matches: [MatchSnapshot] = []
     /// Whether a list has been accepted yet (an empty list is a valid answer).
     public private(set) var hasList = false
-    private var pacer: PollPacer
+    /// Validators, the interval the feed asked for, failures in a row (`PacedPollStep`).
+    public var pacer: PollPacer
 
     public init(policy: PollTimingPolicy = PollTimingPolicy()) {
         self.pacer = PollPacer(policy: policy)
     }
-
-    public var policy: PollTimingPolicy {
-        get { pacer.policy }
-        set { pacer.policy = newValue }
-    }
-
-    /// The validators the next request will carry.
-    public var conditional: ConditionalRequestState { pacer.conditional }
-
-    /// Failures since the last good answer; drives the backoff.
-    public var consecutiveFailures: Int { pacer.consecutiveFailures }
 
     /// `/live-matches`, the path every error of this step names.
     public var path: String { FeedRequest.liveMatches.path }
 
     /// The next request: `/live-matches` with the conditional headers for what is cached.
     public var nextRequest: FeedRequest { prepare(.liveMatches) }
-
-    /// `base` with the conditional headers for what is cached.
-    public func prepare(_ base: FeedRequest) -> FeedRequest {
-        pacer.conditional.apply(to: base)
-    }
 
     /// Takes in one answer. Only a broken envelope (not JSON, no `matches` array) fails the whole
     /// list; a bad entry is reported in `failures` and the others are used.
@@ -63,13 +48,6 @@ public struct LiveListPollState: Sendable {
         default:
             return pacer.failure(.status(response.status, path: path), response: response, now: now, using: &rng)
         }
-    }
-
-    /// Takes in a request that got no answer at all (the transport threw).
-    public mutating func ingest(
-        failure error: FeedError, now: Date, using rng: inout some RandomNumberGenerator
-    ) -> PollResult<LiveListPollOutcome> {
-        pacer.failure(error, response: nil, now: now, using: &rng)
     }
 
     /// The new list against the held one, match by match.

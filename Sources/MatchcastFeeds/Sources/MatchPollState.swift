@@ -9,24 +9,14 @@ public struct MatchPollState: Sendable {
     public let matchId: String
     /// The newest snapshot accepted so far.
     public private(set) var snapshot: MatchSnapshot?
-    private var pacer: PollPacer
+    /// Validators, the interval the feed asked for, failures in a row (`PacedPollStep`).
+    public var pacer: PollPacer
 
     public init(matchId: String, policy: PollTimingPolicy = PollTimingPolicy(), snapshot: MatchSnapshot? = nil) {
         self.matchId = matchId
         self.snapshot = snapshot
         self.pacer = PollPacer(policy: policy)
     }
-
-    public var policy: PollTimingPolicy {
-        get { pacer.policy }
-        set { pacer.policy = newValue }
-    }
-
-    /// The validators the next request will carry.
-    public var conditional: ConditionalRequestState { pacer.conditional }
-
-    /// Failures since the last good answer; drives the backoff.
-    public var consecutiveFailures: Int { pacer.consecutiveFailures }
 
     /// The match has ended: no further change is expected, so polling can stop.
     public var isFinal: Bool { snapshot?.status.isFinal ?? false }
@@ -36,11 +26,6 @@ public struct MatchPollState: Sendable {
 
     /// The next request: `/matches/{id}` with the conditional headers for what is cached.
     public var nextRequest: FeedRequest { prepare(.match(matchId)) }
-
-    /// `base` with the conditional headers for what is cached.
-    public func prepare(_ base: FeedRequest) -> FeedRequest {
-        pacer.conditional.apply(to: base)
-    }
 
     /// Takes in one answer.
     ///
@@ -75,13 +60,6 @@ public struct MatchPollState: Sendable {
         default:
             return pacer.failure(.status(response.status, path: path), response: response, now: now, using: &rng)
         }
-    }
-
-    /// Takes in a request that got no answer at all (the transport threw).
-    public mutating func ingest(
-        failure error: FeedError, now: Date, using rng: inout some RandomNumberGenerator
-    ) -> PollResult<MatchPollOutcome> {
-        pacer.failure(error, response: nil, now: now, using: &rng)
     }
 
     private static func decode(_ body: Data?, matchId: String) throws(InputError) -> MatchResponse {

@@ -12,7 +12,8 @@ public struct SchedulePollState: Sendable {
     /// The schedule as last accepted.
     public private(set) var schedule: ScheduleResponse?
     public var ttl: ScheduleTTL
-    private var pacer: PollPacer
+    /// Validators, the interval the feed asked for, failures in a row (`PacedPollStep`).
+    public var pacer: PollPacer
 
     public init(date: String, policy: PollTimingPolicy = PollTimingPolicy(), ttl: ScheduleTTL = ScheduleTTL()) {
         self.date = date
@@ -20,22 +21,11 @@ public struct SchedulePollState: Sendable {
         self.pacer = PollPacer(policy: policy)
     }
 
-    /// The validators the next request will carry.
-    public var conditional: ConditionalRequestState { pacer.conditional }
-
-    /// Failures since the last good answer; drives the backoff.
-    public var consecutiveFailures: Int { pacer.consecutiveFailures }
-
     /// `/schedule?date=...`, the path every error of this step names.
     public var path: String { FeedRequest.schedule(date: date).path }
 
     /// The next request: `/schedule?date=...` with the conditional headers for what is cached.
     public var nextRequest: FeedRequest { prepare(.schedule(date: date)) }
-
-    /// `base` with the conditional headers for what is cached.
-    public func prepare(_ base: FeedRequest) -> FeedRequest {
-        pacer.conditional.apply(to: base)
-    }
 
     /// How long the held schedule stays fresh.
     public var currentTTL: Duration { ttl.ttl(for: schedule?.matches ?? []) }
@@ -63,13 +53,6 @@ public struct SchedulePollState: Sendable {
         default:
             return pacer.failure(.status(response.status, path: path), response: response, now: now, using: &rng)
         }
-    }
-
-    /// Takes in a request that got no answer at all (the transport threw).
-    public mutating func ingest(
-        failure error: FeedError, now: Date, using rng: inout some RandomNumberGenerator
-    ) -> PollResult<SchedulePollOutcome> {
-        pacer.failure(error, response: nil, now: now, using: &rng)
     }
 
     private static func decode(_ body: Data?, date: String) throws(InputError) -> ScheduleResponse {
