@@ -149,6 +149,7 @@ struct MLBLiveFeedTests {
         (#""scoringPlays": [1, 2]"#, #""scoringPlays": [1, 7]"#, "liveData.plays.scoringPlays[1]"),
         (#""outs": 1"#, #""outs": 4"#, "liveData.linescore.outs"),
         (#""name": "Boston Red Sox""#, #""name": 5"#, "gameData.teams.home.name"),
+        (#""name": "New York Yankees", "#, "", "gameData.teams.away.name"),
         (#""dateTime": "2025-04-12T20:10:00Z""#, #""dateTime": "soon""#, "gameData.datetime.dateTime"),
     ])
     func malformedBodiesNameTheField(_ original: String, _ replacement: String, _ field: String) throws {

@@ -38,8 +38,8 @@ public enum MLBLiveFeed {
             seq: seq(body.liveData?.plays),
             competition: "MLB",
             venue: game.venue?.name,
-            home: team(game.teams.home),
-            away: team(game.teams.away),
+            home: try team(game.teams.home, field: "gameData.teams.home"),
+            away: try team(game.teams.away, field: "gameData.teams.away"),
             score: .baseball(try score(body.liveData?.linescore)),
             events: try events(body.liveData?.plays))
         return (snapshot, body.metaData?.wait)
@@ -60,11 +60,12 @@ public enum MLBLiveFeed {
         }
     }
 
-    private static func team(_ info: MLBLiveFeedBody.GameData.TeamInfo) -> Team {
-        Team(id: String(info.id), name: info.name, short: info.abbreviation)
+    private static func team(_ info: MLBLiveFeedBody.GameData.TeamInfo, field: String) throws(InputError) -> Team {
+        guard let name = info.name else { throw InputError(field: field + ".name", reason: "missing") }
+        return Team(id: String(info.id), name: name, short: info.abbreviation)
     }
 
-    private static func score(_ linescore: MLBLiveFeedBody.Linescore?) throws(InputError) -> BaseballScore {
+    private static func score(_ linescore: MLBLinescore?) throws(InputError) -> BaseballScore {
         let inning = linescore?.currentInning ?? 1
         guard (1...99).contains(inning) else {
             throw InputError(field: "liveData.linescore.currentInning", reason: "must be in 1...99, got \(inning)")

@@ -54,7 +54,7 @@ public enum NHLStatsAPIFeed {
         return Team(id: String(info.id), name: name, short: short)
     }
 
-    private static func score(_ linescore: NHLStatsAPIFeedBody.Linescore?, status: MatchStatus) throws(InputError) -> TeamScore {
+    private static func score(_ linescore: NHLStatsAPILinescore?, status: MatchStatus) throws(InputError) -> TeamScore {
         let number = linescore?.currentPeriod ?? 0
         guard NHLPeriod.numbers.contains(number) else {
             throw InputError(field: "liveData.linescore.currentPeriod", reason: "must be in 0...20, got \(number)")
