@@ -103,6 +103,9 @@ let package = Package(
             name: "MatchcastTesting",
             dependencies: [
                 "MatchcastCore", "MatchcastFeeds", "MatchcastDelivery",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -200,20 +203,46 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
+        // The broker in one process, and whole `matchcast serve` processes (crashes, replicas, outages) end to end.
         .testTarget(
             name: "MatchcastServiceTests",
             dependencies: [
-                "MatchcastService", "MatchcastHTTP", "MatchcastStore", "MatchcastTesting", "MatchcastCLI",
+                "MatchcastService", "MatchcastStore", "MatchcastTesting",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            // The golden replay's files, read by path (`GoldenReplayTests`, `ReplayAPNsTests`), not bundled.
+            exclude: ["Golden"]
+        ),
+        .testTarget(
+            name: "MatchcastHTTPTests",
+            dependencies: [
+                "MatchcastHTTP", "MatchcastService", "MatchcastStore", "MatchcastTesting",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
+        .testTarget(
+            name: "MatchcastCLITests",
+            dependencies: [
+                "MatchcastCLI", "MatchcastService", "MatchcastStore", "MatchcastTesting",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Yams", package: "Yams"),
-            ],
-            // The golden replay's files, read by path (`GoldenReplayTests`), not bundled.
-            exclude: ["Golden"]
+            ]
         ),
         .testTarget(
             name: "MatchcastStoreTests",

@@ -34,21 +34,10 @@ struct CrashRecoveryAtScaleTests {
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
         let feedPort = try MatchcastProcess.freePort()
         let apiPort = try MatchcastProcess.freePort()
-        let config = directory.appendingPathComponent("matchcast.yaml")
         // No coalescing: every change of the match is one fan-out to every active activity.
-        try """
-            polling:
-              minPollMs: 100
-            activities:
-              coalesceSeconds: 0
-              pushToStartSpacingSeconds: 0
-            """.write(to: config, atomically: true, encoding: .utf8)
-        let serveArguments = [
-            "serve", "--config", config.path, "--port", "\(apiPort)",
-            "--store", "sqlite:" + directory.appendingPathComponent("m.sqlite").path,
-            "--feed", "http://127.0.0.1:\(feedPort)", "--sink", "webhook:" + receiver.url,
-            "--webhook-secret", WebhookFixture.secretText, "--admin-key", CrashRecoveryTests.adminKey, "--log-level", "warning",
-        ]
+        let serveArguments = try MatchcastProcess.sqliteServeArguments(
+            in: directory, apiPort: apiPort, feedPort: feedPort, webhook: receiver.url, adminKey: CrashRecoveryTests.adminKey,
+            coalesceSeconds: 0, pushToStartSpacingSeconds: 0)
         let api = BrokerAPI(client: client, port: apiPort)
         var processes: [MatchcastProcess] = []
         defer { for process in processes { process.terminate() } }

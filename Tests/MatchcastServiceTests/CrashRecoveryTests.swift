@@ -34,20 +34,9 @@ struct CrashRecoveryTests {
         let feed = try MatchcastProcess.start(
             binary, ["fake-feed", "--port", "\(feedPort)", "--speed", "60", "--seed", "3"], log: directory, name: "feed")
         let apiPort = try MatchcastProcess.freePort()
-        let config = directory.appendingPathComponent("matchcast.yaml")
-        try """
-            polling:
-              minPollMs: 100
-            activities:
-              coalesceSeconds: 1
-              pushToStartSpacingSeconds: 1
-            """.write(to: config, atomically: true, encoding: .utf8)
-        let serveArguments = [
-            "serve", "--config", config.path, "--port", "\(apiPort)",
-            "--store", "sqlite:" + directory.appendingPathComponent("m.sqlite").path,
-            "--feed", "http://127.0.0.1:\(feedPort)", "--sink", "webhook:" + receiver.url,
-            "--webhook-secret", WebhookFixture.secretText, "--admin-key", Self.adminKey, "--log-level", "warning",
-        ]
+        let serveArguments = try MatchcastProcess.sqliteServeArguments(
+            in: directory, apiPort: apiPort, feedPort: feedPort, webhook: receiver.url, adminKey: Self.adminKey,
+            coalesceSeconds: 1, pushToStartSpacingSeconds: 1)
         let api = BrokerAPI(client: client, port: apiPort)
         let broker = try MatchcastProcess.start(binary, serveArguments, log: directory, name: "serve-1")
         var restarted: MatchcastProcess?

@@ -2,6 +2,7 @@ import Foundation
 import MatchcastCore
 import MatchcastService
 import MatchcastStore
+import MatchcastTesting
 import Testing
 
 private typealias F = ManagerFixtures

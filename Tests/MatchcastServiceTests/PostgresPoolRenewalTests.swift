@@ -1,5 +1,6 @@
 import Foundation
 import MatchcastStore
+import MatchcastTesting
 import PostgresNIO
 import Synchronization
 import Testing

@@ -1,26 +1,24 @@
 import AsyncHTTPClient
+import CoreMetrics
 import Crypto
 import Foundation
 import Logging
 import MatchcastCore
 import MatchcastDelivery
-import MatchcastTesting
-import CoreMetrics
-import Synchronization
 
 /// Keys, deliveries, clocks and a fake APNs for the APNs tests.
-enum APNsFixture {
-    static let keyId = "ABC123DEFG"
-    static let teamId = "DEF123GHIJ"
-    static let topic = "com.example.matchcast.push-type.liveactivity"
+public enum APNsFixture {
+    public static let keyId = "ABC123DEFG"
+    public static let teamId = "DEF123GHIJ"
+    public static let topic = "com.example.matchcast.push-type.liveactivity"
 
     /// A fresh signing key and the credentials around it.
-    static func credentials() throws -> (key: P256.Signing.PrivateKey, credentials: APNsCredentials) {
+    public static func credentials() throws -> (key: P256.Signing.PrivateKey, credentials: APNsCredentials) {
         let key = P256.Signing.PrivateKey()
         return (key, try APNsCredentials(privateKey: key, keyId: keyId, teamId: teamId))
     }
 
-    static func payload(summary: String = "MI 87/6 (14.2) · RR 6.07", timestamp: Int = 1_776_784_329) -> PushPayload {
+    public static func payload(summary: String = "MI 87/6 (14.2) · RR 6.07", timestamp: Int = 1_776_784_329) -> PushPayload {
         var state = ContentState(status: "live", statusText: "Live", home: .init(name: "MI", score: "87/6 (14.2)"),
                                  away: .init(name: "CSK", score: "Yet to bat"), summary: summary)
         state.runRate = "RR 6.07"
@@ -28,12 +26,12 @@ enum APNsFixture {
     }
 
     /// A 64-hex-digit device token, distinct per index.
-    static func token(_ index: Int) -> String {
+    public static func token(_ index: Int) -> String {
         String(format: "%08x", index) + String(repeating: "c0ffee", count: 9) + "42"
     }
 
     /// `count` deliveries to tokens `token(0)`, `token(1)`, …, sharing `payload`.
-    static func deliveries(_ count: Int, payload: PushPayload = payload(), prefix: String = "dlv_", priority: Int = 10) -> [Delivery] {
+    public static func deliveries(_ count: Int, payload: PushPayload = payload(), prefix: String = "dlv_", priority: Int = 10) -> [Delivery] {
         (0..<count).map { index in
             Delivery(
                 id: prefix + String(format: "%06d", index), matchId: "ipl-2026-m41", activityId: "act_\(index)",
@@ -48,7 +46,7 @@ enum APNsFixture {
     ///
     /// Timeouts are generous: on a loaded two-core machine running other suites, a debug-build TLS
     /// handshake on loopback has been seen to take over two seconds.
-    static func withServer<T>(
+    public static func withServer<T>(
         key: P256.Signing.PrivateKey, now: @escaping @Sendable () -> Date = { Date() }, maxConcurrentStreams: Int = 1000,
         receiveWindow: Int? = nil, _ body: (FakeAPNsServer, HTTPClient) async throws -> T
     ) async throws -> T {
@@ -71,7 +69,7 @@ enum APNsFixture {
     }
 
     /// A sink sending to `server`, trusting its CA, with fast retries unless told otherwise.
-    static func sink(
+    public static func sink(
         server: FakeAPNsServer, client: HTTPClient, key: P256.Signing.PrivateKey,
         trustRoots: APNsSinkConfiguration.TrustRoots? = nil,
         clock: any Clock<Duration> = InstantClock(), wallClock: WallClock = WallClock(),
@@ -95,7 +93,7 @@ enum APNsFixture {
     }
 
     /// The parts of a JWT, decoded.
-    static func decode(jwt: String) throws -> (header: [String: Any], claims: [String: Any], signature: [UInt8], signingInput: String) {
+    public static func decode(jwt: String) throws -> (header: [String: Any], claims: [String: Any], signature: [UInt8], signingInput: String) {
         let parts = jwt.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 3,
               let header = Base64URL.decode(parts[0]), let claims = Base64URL.decode(parts[1]),
@@ -106,32 +104,5 @@ enum APNsFixture {
         return (headerObject, claimsObject, signature, parts[0] + "." + parts[1])
     }
 
-    struct JWTShapeError: Error {}
-}
-
-/// A wall clock that moves only when a test says so; starts at the real time, so a fake APNs
-/// judging `iat` by the real clock agrees with it.
-final class WallClock: Sendable {
-    private let date: Mutex<Date>
-
-    init(_ start: Date = Date()) {
-        date = Mutex(start)
-    }
-
-    var now: @Sendable () -> Date { { self.date.withLock { $0 } } }
-
-    func advance(seconds: TimeInterval) {
-        date.withLock { $0 = $0.addingTimeInterval(seconds) }
-    }
-}
-
-/// What the sink reported through `onInvalidToken`, in order.
-actor InvalidTokens {
-    private(set) var reports: [(token: String, reason: String)] = []
-
-    func record(_ token: String, _ reason: String) {
-        reports.append((token, reason))
-    }
-
-    var tokens: [String] { reports.map(\.token) }
+    public struct JWTShapeError: Error {}
 }

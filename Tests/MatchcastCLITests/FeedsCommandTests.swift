@@ -12,34 +12,34 @@ struct FeedsCommandTests {
     func search() async throws {
         let binary = try #require(MatchcastProcess.binary, "the matchcast executable is not built beside the tests")
         // Today the fake feed lists nothing yet (its matches start two simulated minutes in, on its own day).
-        let today = try await DeviceDiagnosticsTests.run(binary, ["feeds", "search", "chelsea", "--feed", "fake"])
+        let today = try await MatchcastProcess.run(binary, ["feeds", "search", "chelsea", "--feed", "fake"])
         #expect(today.status == 1 && today.stdout.isEmpty)
-        let found = try await DeviceDiagnosticsTests.run(binary, ["feeds", "search", "chelsea", "--feed", "fake", "--date", Self.fakeDay])
+        let found = try await MatchcastProcess.run(binary, ["feeds", "search", "chelsea", "--feed", "fake", "--date", Self.fakeDay])
         #expect(found.status == 0, "\(found.stderr)")
         let lines = found.stdout.split(separator: "\n")
         #expect(lines.count == 1 && lines[0].hasPrefix("football  football  ") && lines[0].contains("Arsenal v Chelsea")
             && lines[0].contains("Premier League") && lines[0].hasSuffix("fake"), "\(found.stdout)")
 
-        let json = try await DeviceDiagnosticsTests.run(binary, ["feeds", "search", "ipl", "--json", "--date", Self.fakeDay], environment: ["MATCHCAST_FEED": "fake?speed=60"])
+        let json = try await MatchcastProcess.run(binary, ["feeds", "search", "ipl", "--json", "--date", Self.fakeDay], environment: ["MATCHCAST_FEED": "fake?speed=60"])
         #expect(json.status == 0, "\(json.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         #expect(object["id"] as? String == "cricket-t20" && object["home"] as? String == "Mumbai Indians" && object["feed"] as? String == "fake")
 
-        let none = try await DeviceDiagnosticsTests.run(binary, ["feeds", "search", "real", "madrid", "--feed", "fake", "--date", Self.fakeDay])
+        let none = try await MatchcastProcess.run(binary, ["feeds", "search", "real", "madrid", "--feed", "fake", "--date", Self.fakeDay])
         #expect(none.status == 1 && none.stdout.isEmpty && none.stderr.contains("no match for 'real madrid'"))
-        let bad = try await DeviceDiagnosticsTests.run(binary, ["feeds", "search", "x", "--feed", "fake", "--date", "2026-13-01"])
+        let bad = try await MatchcastProcess.run(binary, ["feeds", "search", "x", "--feed", "fake", "--date", "2026-13-01"])
         #expect(bad.status == 64 && bad.stderr.contains("2026-13-01"), "a usage error")
     }
 
     @Test("status answers for each feed; a feed that cannot be reached is named and exits 1")
     func status() async throws {
         let binary = try #require(MatchcastProcess.binary, "the matchcast executable is not built beside the tests")
-        let ok = try await DeviceDiagnosticsTests.run(binary, ["feeds", "status", "--feed", "fake"])
+        let ok = try await MatchcastProcess.run(binary, ["feeds", "status", "--feed", "fake"])
         #expect(ok.status == 0, "\(ok.stderr)")
         #expect(ok.stdout.hasPrefix("fake  ok  ") && ok.stdout.contains(" live") && ok.stdout.contains("poll every"), "\(ok.stdout)")
 
         let port = try MatchcastProcess.freePort()
-        let down = try await DeviceDiagnosticsTests.run(
+        let down = try await MatchcastProcess.run(
             binary, ["feeds", "status", "--feed", "fake", "--feed", "http://user:secret@127.0.0.1:\(port)", "--timeout", "1"])
         #expect(down.status == 1)
         let lines = down.stdout.split(separator: "\n").map(String.init)

@@ -11,10 +11,14 @@ import Testing
 /// with an error mix of dead tokens (410) and throttling (429).
 @Suite("replay --sink apns: a recorded match to 10,000 followers through the fake APNs", .serialized)
 struct ReplayAPNsTests {
+    /// The football recording the golden replay test keeps beside its expected output.
+    static let goldenRecording = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("MatchcastServiceTests/Golden/football.recording.ndjson")
+
     /// Four observations of the committed football recording, a minute apart: scheduled, kick-off, the
     /// goal, full time. Per follower: a start, a key-event update, an end (a short match keeps the suite fast).
     static func shortRecording() throws -> String {
-        let lines = try String(contentsOf: GoldenReplayTests.recordingURL, encoding: .utf8).split(separator: "\n")
+        let lines = try String(contentsOf: Self.goldenRecording, encoding: .utf8).split(separator: "\n")
         let picked = try [0, 4, 78, 222].enumerated().map { position, index in
             var line = try #require(try JSONSerialization.jsonObject(with: Data(lines[index].utf8)) as? [String: Any])
             line["t"] = position * 60

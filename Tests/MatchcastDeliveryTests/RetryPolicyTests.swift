@@ -1,5 +1,6 @@
 import Foundation
 import MatchcastCore
+import MatchcastTesting
 import Testing
 
 @testable import MatchcastDelivery

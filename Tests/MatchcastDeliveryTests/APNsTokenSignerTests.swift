@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import MatchcastDelivery
+import MatchcastTesting
 import Testing
 
 /// Provider tokens: their shape, their signature, and when they are replaced. The wall clock is a

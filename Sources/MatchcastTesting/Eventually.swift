@@ -1,6 +1,6 @@
 /// Polls `condition` every `interval` until it holds or `seconds` of wall-clock time have passed, and returns
 /// whether it held. For tests that wait on real sockets and processes; the limit is only a safety net.
-func eventually(
+public func eventually(
     within seconds: Double = 60, every interval: Duration = .milliseconds(10), _ condition: () async throws -> Bool
 ) async throws -> Bool {
     let deadline = ContinuousClock.now + .seconds(seconds)

@@ -133,7 +133,7 @@ struct DeviceDiagnosticsTests {
             _ = try await client.call(.post, "/v1/feedback", bearer: HTTPHarness.adminKey, json: feedback)
             let url = "http://127.0.0.1:\(port)"
 
-            let text = try await Self.run(binary, ["devices", "inspect", device.deviceId, "--url", url, "--admin-key", HTTPHarness.adminKey])
+            let text = try await MatchcastProcess.run(binary, ["devices", "inspect", device.deviceId, "--url", url, "--admin-key", HTTPHarness.adminKey])
             #expect(text.status == 0, "\(text.stderr)")
             #expect(text.stdout.contains("device \(device.deviceId)"))
             #expect(text.stdout.contains("push-to-start token: none"))
@@ -143,41 +143,19 @@ struct DeviceDiagnosticsTests {
             #expect(!text.stdout.contains(HTTPHarness.tokenA))
 
             // The key from the environment, and the JSON as it came.
-            let json = try await Self.run(
+            let json = try await MatchcastProcess.run(
                 binary, ["devices", "inspect", device.deviceId, "--url", url, "--json"],
                 environment: ["MATCHCAST_ADMIN_KEY": HTTPHarness.adminKey])
             #expect(json.status == 0)
             let decoded = try JSON.decoder().decode(DeviceDiagnostics.self, from: Data(json.stdout.utf8))
             #expect(decoded.deviceId == device.deviceId && decoded.refusals.count == 1)
 
-            let wrongKey = try await Self.run(binary, ["devices", "inspect", device.deviceId, "--url", url, "--admin-key", "nope"])
+            let wrongKey = try await MatchcastProcess.run(binary, ["devices", "inspect", device.deviceId, "--url", url, "--admin-key", "nope"])
             #expect(wrongKey.status == 1 && wrongKey.stderr.contains("serve answered 401"))
-            let unknown = try await Self.run(binary, ["devices", "inspect", "dev_nobody", "--url", url, "--admin-key", HTTPHarness.adminKey])
+            let unknown = try await MatchcastProcess.run(binary, ["devices", "inspect", "dev_nobody", "--url", url, "--admin-key", HTTPHarness.adminKey])
             #expect(unknown.status == 1 && unknown.stderr.contains("404") && unknown.stderr.contains("dev_nobody"))
-            let noKey = try await Self.run(binary, ["devices", "inspect", device.deviceId, "--url", url])
+            let noKey = try await MatchcastProcess.run(binary, ["devices", "inspect", device.deviceId, "--url", url])
             #expect(noKey.status == 2 && noKey.stderr.contains("admin key"))
         }
-    }
-
-    /// Runs `binary` to its end without blocking a thread of the tests' pool; returns its status and output.
-    static func run(
-        _ binary: URL, _ arguments: [String], environment: [String: String] = [:]
-    ) async throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("MATCHCAST_") }
-            .merging(environment) { _, new in new }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
-        }
-        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        return (status, stdout, stderr)
     }
 }

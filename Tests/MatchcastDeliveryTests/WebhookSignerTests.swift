@@ -1,6 +1,7 @@
 import Foundation
 import MatchcastCore
 import MatchcastDelivery
+import MatchcastTesting
 import Testing
 
 /// Standard Webhooks signing (docs/formats.md, "Webhook"), checked against the specification's published vector.

@@ -1,0 +1,117 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A `matchcast` child process, its output in a log file.
+public final class MatchcastProcess: @unchecked Sendable {
+    private let process: Process
+
+    private init(process: Process) {
+        self.process = process
+    }
+
+    /// `matchcast` beside the test bundle (`swift build` puts both in the same folder).
+    public static var binary: URL? { BuiltExecutable.named("matchcast") }
+
+    public static func start(_ binary: URL, _ arguments: [String], log directory: URL, name: String) throws -> MatchcastProcess {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        let logURL = directory.appendingPathComponent("\(name).log")
+        _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
+        let log = try FileHandle(forWritingTo: logURL)
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = log
+        try process.run()
+        return MatchcastProcess(process: process)
+    }
+
+    /// Runs `binary` to its end without blocking a thread of the tests' pool; returns its status and output.
+    public static func run(
+        _ binary: URL, _ arguments: [String], environment: [String: String] = [:]
+    ) async throws -> (status: Int32, stdout: String, stderr: String) {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("MATCHCAST_") }
+            .merging(environment) { _, new in new }
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try process.run() } catch { continuation.resume(throwing: error) }
+        }
+        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return (status, stdout, stderr)
+    }
+
+    /// Whether the process has not exited yet.
+    public var isRunning: Bool { process.isRunning }
+
+    /// SIGKILL: no handler runs, nothing is flushed.
+    public func kill() {
+        guard process.isRunning else { return }
+        _ = Glibc.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// Sends `number` and returns at once.
+    public func signal(_ number: Int32) {
+        guard process.isRunning else { return }
+        _ = Glibc.kill(process.processIdentifier, number)
+    }
+
+    public func terminate() {
+        guard process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    /// The last `lines` lines of every `*.log` in the folder, for a failure report.
+    public static func logs(_ directory: URL, lines: Int = 40) -> String {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return names.filter { $0.hasSuffix(".log") }.sorted().map { name in
+            let text = (try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)) ?? ""
+            return "--- \(name)\n" + text.split(separator: "\n").suffix(lines).joined(separator: "\n")
+        }.joined(separator: "\n")
+    }
+
+    /// A port nothing listens on now, for a child process to bind.
+    public static func freePort() throws -> Int {
+        try ReservedPort.free()
+    }
+
+    /// `serve`'s arguments for a replica on a SQLite file in `directory`, polling the feed on `feedPort` at most
+    /// every 100 ms and sending to `webhook`, signed with `WebhookFixture`'s secret. The config file it names is
+    /// written into `directory`, with the activity timings given.
+    public static func sqliteServeArguments(
+        in directory: URL, apiPort: Int, feedPort: Int, webhook: String, adminKey: String,
+        coalesceSeconds: Int, pushToStartSpacingSeconds: Int
+    ) throws -> [String] {
+        let config = directory.appendingPathComponent("matchcast.yaml")
+        try """
+            polling:
+              minPollMs: 100
+            activities:
+              coalesceSeconds: \(coalesceSeconds)
+              pushToStartSpacingSeconds: \(pushToStartSpacingSeconds)
+            """.write(to: config, atomically: true, encoding: .utf8)
+        return [
+            "serve", "--config", config.path, "--port", "\(apiPort)",
+            "--store", "sqlite:" + directory.appendingPathComponent("m.sqlite").path,
+            "--feed", "http://127.0.0.1:\(feedPort)", "--sink", "webhook:" + webhook,
+            "--webhook-secret", WebhookFixture.secretText, "--admin-key", adminKey, "--log-level", "warning",
+        ]
+    }
+
+    /// A 64-digit hex token, distinct per `(kind, index)`.
+    public static func token(_ kind: UInt8, _ index: Int) -> String {
+        String(format: "%02x%08x", kind, index) + String(repeating: "0f", count: 27)
+    }
+}
