@@ -4,17 +4,12 @@ import MatchcastCore
 /// The live list, `GET {base}/live-matches`: polled always, at the interval the feed asks for.
 ///
 /// All decisions are `LiveListPollState`'s (per-match seq guard, bad entries reported and skipped);
-/// this actor adds the transport, the clock and the random generator for jitter.
+/// this actor drives it through a `PollCycle` (the transport, the clock, the random generator for jitter).
 public actor LiveListSource: PollingDataSource {
     public typealias Value = [MatchSnapshot]
     public typealias Outcome = LiveListPollOutcome
 
-    private var state: LiveListPollState
-    private let transport: any FeedTransport
-    private let elapsed: ElapsedTime
-    private let wallClock: @Sendable () -> Date
-    private var rng: SeededGenerator
-    private var due: Duration?
+    private var cycle: PollCycle<LiveListPollState>
 
     /// - Parameters:
     ///   - clock: measures when the cache goes stale; a manual clock in tests.
@@ -27,29 +22,24 @@ public actor LiveListSource: PollingDataSource {
         seed: UInt64? = nil,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
-        self.state = LiveListPollState(policy: policy)
-        self.transport = transport
-        self.elapsed = ElapsedTime(clock)
-        self.wallClock = now
-        self.rng = SeededGenerator(seed: seed ?? SourceSeed.seed(for: FeedRequest.liveMatches.path))
+        self.cycle = PollCycle(
+            LiveListPollState(policy: policy), transport: transport, clock: clock,
+            seed: seed ?? SourceSeed.seed(for: FeedRequest.liveMatches.path), now: now)
     }
 
     /// The list as last accepted, without fetching.
-    public var matches: [MatchSnapshot] { state.matches }
+    public var matches: [MatchSnapshot] { cycle.step.matches }
 
     /// Failures since the last good answer.
-    public var consecutiveFailures: Int { state.consecutiveFailures }
+    public var consecutiveFailures: Int { cycle.step.consecutiveFailures }
 
     public func poll() async throws -> PollResult<LiveListPollOutcome> {
-        let answer = try await transport.answer(state.nextRequest, path: state.path)
-        let result = state.take(answer, now: wallClock(), using: &rng)
-        due = elapsed.now + result.delay
-        return result
+        cycle.take(try await cycle.fetch())
     }
 
     public func load() async throws -> [MatchSnapshot] {
-        if state.hasList, let due, elapsed.now < due {
-            return state.matches
+        if cycle.step.hasList, cycle.isFresh {
+            return cycle.step.matches
         }
         return try await refresh()
     }
@@ -58,7 +48,7 @@ public actor LiveListSource: PollingDataSource {
     public func refresh() async throws -> [MatchSnapshot] {
         switch try await poll().outcome {
         case .updated(let update): return update.matches
-        case .unchanged: return state.matches
+        case .unchanged: return cycle.step.matches
         case .failed(let error): throw error
         }
     }
@@ -67,7 +57,6 @@ public actor LiveListSource: PollingDataSource {
     public func shouldPoll() -> Bool { true }
 
     public func nextPollDelay() -> Duration {
-        guard let due else { return .zero }
-        return max(.zero, due - elapsed.now)
+        cycle.untilDue
     }
 }

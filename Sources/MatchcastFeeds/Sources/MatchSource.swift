@@ -3,21 +3,15 @@ import MatchcastCore
 
 /// One match, `GET {base}/matches/{id}`: keeps the newest snapshot, polls until the match is final.
 ///
-/// All decisions are `MatchPollState`'s; this actor adds the transport, the clock that says when the
-/// cache is fresh and the random generator for jitter. Concurrent refreshes are not coalesced: each
+/// All decisions are `MatchPollState`'s; this actor drives it through a `PollCycle` (the transport, the clock that
+/// says when the cache is fresh, the random generator for jitter). Concurrent refreshes are not coalesced: each
 /// fetches, and the seq guard keeps the newest answer whichever lands last.
 public actor MatchSource: PollingDataSource {
     public typealias Value = MatchSnapshot
     public typealias Outcome = MatchPollOutcome
 
     public nonisolated let matchId: String
-    private var state: MatchPollState
-    private let transport: any FeedTransport
-    private let elapsed: ElapsedTime
-    private let wallClock: @Sendable () -> Date
-    private var rng: SeededGenerator
-    /// Elapsed time at which the next poll is due; nil before the first.
-    private var due: Duration?
+    private var cycle: PollCycle<MatchPollState>
 
     /// - Parameters:
     ///   - clock: measures when the cache goes stale; a manual clock in tests.
@@ -32,28 +26,23 @@ public actor MatchSource: PollingDataSource {
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.matchId = matchId
-        self.state = MatchPollState(matchId: matchId, policy: policy)
-        self.transport = transport
-        self.elapsed = ElapsedTime(clock)
-        self.wallClock = now
-        self.rng = SeededGenerator(seed: seed ?? SourceSeed.seed(for: "/matches/" + matchId))
+        self.cycle = PollCycle(
+            MatchPollState(matchId: matchId, policy: policy), transport: transport, clock: clock,
+            seed: seed ?? SourceSeed.seed(for: "/matches/" + matchId), now: now)
     }
 
     /// The newest snapshot accepted, without fetching.
-    public var snapshot: MatchSnapshot? { state.snapshot }
+    public var snapshot: MatchSnapshot? { cycle.step.snapshot }
 
     /// Failures since the last good answer.
-    public var consecutiveFailures: Int { state.consecutiveFailures }
+    public var consecutiveFailures: Int { cycle.step.consecutiveFailures }
 
     public func poll() async throws -> PollResult<MatchPollOutcome> {
-        let answer = try await transport.answer(state.nextRequest, path: state.path)
-        let result = state.take(answer, now: wallClock(), using: &rng)
-        due = elapsed.now + result.delay
-        return result
+        cycle.take(try await cycle.fetch())
     }
 
     public func load() async throws -> MatchSnapshot {
-        if let snapshot = state.snapshot, let due, elapsed.now < due {
+        if let snapshot = cycle.step.snapshot, cycle.isFresh {
             return snapshot
         }
         return try await refresh()
@@ -66,7 +55,7 @@ public actor MatchSource: PollingDataSource {
             return snapshot
         case .unchanged, .stale:
             // Both outcomes need a cached snapshot: a 304 without one is a failure, and stale needs a newer seq held.
-            guard let snapshot = state.snapshot else { throw FeedError.status(304, path: state.path) }
+            guard let snapshot = cycle.step.snapshot else { throw FeedError.status(304, path: cycle.step.path) }
             return snapshot
         case .failed(let error):
             throw error
@@ -74,11 +63,10 @@ public actor MatchSource: PollingDataSource {
     }
 
     public func shouldPoll() -> Bool {
-        !state.isFinal
+        !cycle.step.isFinal
     }
 
     public func nextPollDelay() -> Duration {
-        guard let due else { return .zero }
-        return max(.zero, due - elapsed.now)
+        cycle.untilDue
     }
 }
