@@ -433,9 +433,10 @@ extension PostgresStore {
         }
     }
 
-    /// Whether the server takes a connection now: `PostgresReachability`'s check, at most two seconds.
+    /// Whether the server takes a connection now: `PostgresReachability`'s check, at most five seconds (a busy server
+    /// on a loaded host has been seen to take over two to start a connection's backend; it is not away for that).
     func attemptConnection() async throws(StoreError) {
-        let connection = try await connectOutsidePool(timeout: min(configuration.connectTimeout, .seconds(2)))
+        let connection = try await connectOutsidePool(timeout: min(configuration.connectTimeout, .seconds(5)))
         try? await connection.close()
     }
 
