@@ -24,12 +24,13 @@ struct PollCycle<Step: PollStep>: Sendable {
         self.rng = SeededGenerator(seed: seed)
     }
 
-    /// The transport's answer to the step's next request, or the error that stands for one.
-    func fetch() async throws -> Result<FeedResponse, FeedError> {
-        try await transport.answer(step.nextRequest, path: step.path)
+    /// What the next poll sends and over what. Read before the request goes, so that the owning actor does not hold
+    /// a copy of the whole cycle (the step's snapshot with it) across the request, as an async method on it would.
+    var next: (transport: any FeedTransport, request: FeedRequest, path: String) {
+        (transport, step.nextRequest, step.path)
     }
 
-    /// Takes in what `fetch` gave; the next poll is due after the delay the step decides.
+    /// Takes in the transport's answer to `next`; the next poll is due after the delay the step decides.
     mutating func take(_ answer: Result<FeedResponse, FeedError>) -> PollResult<Step.Outcome> {
         let result = step.take(answer, now: wallClock(), using: &rng)
         due = elapsed.now + result.delay

@@ -34,7 +34,8 @@ public actor LiveListSource: PollingDataSource {
     public var consecutiveFailures: Int { cycle.step.consecutiveFailures }
 
     public func poll() async throws -> PollResult<LiveListPollOutcome> {
-        cycle.take(try await cycle.fetch())
+        let next = cycle.next
+        return cycle.take(try await next.transport.answer(next.request, path: next.path))
     }
 
     public func load() async throws -> [MatchSnapshot] {

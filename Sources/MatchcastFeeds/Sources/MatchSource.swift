@@ -38,7 +38,8 @@ public actor MatchSource: PollingDataSource {
     public var consecutiveFailures: Int { cycle.step.consecutiveFailures }
 
     public func poll() async throws -> PollResult<MatchPollOutcome> {
-        cycle.take(try await cycle.fetch())
+        let next = cycle.next
+        return cycle.take(try await next.transport.answer(next.request, path: next.path))
     }
 
     public func load() async throws -> MatchSnapshot {
