@@ -50,13 +50,11 @@ struct BroadcastChannelStoryTests {
         fileprivate let sink: TrackedSink
         let capture: CapturingSink
         let clock: ManualClock
-        let group: ServiceGroup
-        let task: Task<Void, any Error>
+        let services: RunningServices
         let idleness: ClockIdleness
 
         func stop() async throws {
-            await group.triggerGracefulShutdown()
-            try await task.value
+            try await services.stop()
             sink.inner.shutdown()
         }
 
@@ -110,11 +108,9 @@ struct BroadcastChannelStoryTests {
             policy: ChannelPolicy(minFollowers: 3, deleteDelay: .seconds(10)), clock: clock, now: now, logger: quiet)
         await broker.useBroadcastChannels(channels)
         try await broker.restore()
-        let group = ServiceGroup(configuration: .init(services: broker.services + [channels], logger: quiet))
-        let task = Task { try await group.run() }
         // Idle, at least four loops sleep: the live list's poll, the relist, the lifecycle ticker, the channels'
         // deletions; and each match's poll until the match is over.
-        return Running(broker: broker, channels: channels, sink: sink, capture: capture, clock: clock, group: group, task: task,
+        return Running(broker: broker, channels: channels, sink: sink, capture: capture, clock: clock, services: RunningServices(broker.services + [channels], logger: quiet),
                        idleness: ClockIdleness(clock: clock, floor: 4))
     }
 

@@ -21,13 +21,9 @@ struct BrokerStoryTests {
         let broker: Broker
         let sink: CapturingSink
         let clock: ManualClock
-        let group: ServiceGroup
-        let task: Task<Void, any Error>
+        let services: RunningServices
 
-        func stop() async throws {
-            await group.triggerGracefulShutdown()
-            try await task.value
-        }
+        func stop() async throws { try await services.stop() }
 
         let idleness: ClockIdleness
 
@@ -62,10 +58,8 @@ struct BrokerStoryTests {
                                      maxInterval: .seconds(5), jitter: 0),
             clock: clock, now: now, logger: Logger(label: "test"))
         try await broker.restore()
-        let group = ServiceGroup(configuration: .init(services: broker.services, logger: Logger(label: "test")))
-        let task = Task { try await group.run() }
         // Idle, four loops sleep: the live list's poll, the relist, the lifecycle ticker, the match's poll.
-        return Running(broker: broker, sink: sink, clock: clock, group: group, task: task,
+        return Running(broker: broker, sink: sink, clock: clock, services: RunningServices(broker.services),
                        idleness: ClockIdleness(clock: clock, floor: 4))
     }
 

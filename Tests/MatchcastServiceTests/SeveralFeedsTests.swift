@@ -97,8 +97,7 @@ struct SeveralFeedsTests {
             timing: PollTimingPolicy(defaultInterval: Self.interval, minInterval: Self.interval, maxInterval: Self.interval,
                                      jitter: 0, backoffBase: Self.interval, backoffCap: Self.interval),
             clock: EventLoopClock(), now: { Date() }, logger: quiet)
-        let group = ServiceGroup(configuration: .init(services: broker.services, logger: quiet))
-        let task = Task { try await group.run() }
+        let running = RunningServices(broker.services, logger: quiet)
         let service = broker.service
 
         let device = try await service.registerDevice()
@@ -132,8 +131,7 @@ struct SeveralFeedsTests {
         #expect(try await eventually(within: 30) { north.polls("north-1").count > northBefore })
         #expect(try await eventually(within: 30) { await service.readiness().ready })
 
-        await group.triggerGracefulShutdown()
-        try await task.value
+        try await running.stop()
         try await client.shutdown()
         await northServer.stop()
         await southServer.stop()
