@@ -37,7 +37,7 @@ public enum WebhookFixture {
         connectTimeout: Duration = .seconds(2), _ body: (HTTPClient) async throws -> T
     ) async throws -> T {
         var configuration = HTTPClient.Configuration()
-        configuration.timeout = .init(connect: .init(connectTimeout), read: .seconds(5))
+        configuration.timeout = .init(connect: .init(connectTimeout), read: .seconds(60))
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         do {
             let value = try await body(client)
@@ -53,12 +53,13 @@ public enum WebhookFixture {
     public static func sink(
         url: String, client: HTTPClient, clock: any Clock<Duration>, deadLetters: any DeadLetterRecorder = InMemoryDeadLetters(),
         metrics: any MetricsFactory = NOOPMetricsHandler.instance, maxBatch: Int = 500, maxConcurrentRequests: Int = 4,
-        retry: RetryPolicy = RetryPolicy(initialBackoff: .milliseconds(100), jitter: 0)
+        retry: RetryPolicy = RetryPolicy(initialBackoff: .milliseconds(100), jitter: 0),
+        requestTimeout: Duration = .seconds(60)
     ) throws -> WebhookSink {
         try WebhookSink(
             configuration: WebhookSinkConfiguration(
                 url: url, secret: secret, maxBatch: maxBatch, maxConcurrentRequests: maxConcurrentRequests,
-                requestTimeout: .seconds(5), retry: retry),
+                requestTimeout: requestTimeout, retry: retry),
             client: client, deadLetters: deadLetters, clock: clock, metricsFactory: metrics,
             logger: Logging.Logger(label: "test.webhook", factory: { _ in SwiftLogNoOpLogHandler() }))
     }

@@ -34,16 +34,16 @@ struct FollowSessionTests {
                 await poller.run()
                 done.set()
             }
-            // Drive virtual time: whenever the poller sleeps, jump to its deadline, until it stops
-            // on the final snapshot.
+            // Drive virtual time: whenever the poller sleeps, jump to its deadline, until it stops on the final
+            // snapshot. The driver waits for the sleep rather than spinning on yields, which on a loaded machine
+            // took the cooperative threads from the poller it waited for.
             var rounds = 0
             while !done.isSet {
-                if clock.sleeperCount > 0, let deadline = clock.nextDeadline {
-                    clock.advance(to: deadline)
-                    rounds += 1
-                    try #require(rounds < 200_000, "the match never ended")
-                }
-                await Task.yield()
+                guard await clock.waitForSleepers(count: 1, atMost: .milliseconds(100)),
+                      let deadline = clock.nextDeadline else { continue }
+                clock.advance(to: deadline)
+                rounds += 1
+                try #require(rounds < 200_000, "the match never ended")
             }
             try await group.waitForAll()
         }
