@@ -49,6 +49,25 @@ struct ConditionalRequestStateTests {
         #expect(state == ConditionalRequestState())
     }
 
+    @Test("a validator is sent without the spaces and tabs around it; one of only those is none", arguments: [
+        (" \t\"v2\" \t", "\"v2\""), ("\"v2\"", "\"v2\""), ("W/\"a b\"", "W/\"a b\""), ("\t", nil), ("", nil),
+    ] as [(String, String?)])
+    func validatorsAreTrimmed(header: String, kept: String?) {
+        var state = ConditionalRequestState()
+        state.record(FeedResponse(status: 200, headers: ["etag": header, "last-modified": " \(header) "]))
+        #expect(state.etag == kept)
+        #expect(state.lastModified == kept)
+    }
+
+    @Test("a match id is percent-encoded as one path segment", arguments: [
+        ("m1", "/matches/m1"), ("a/b", "/matches/a%2Fb"), ("é 1", "/matches/%C3%A9%201"),
+    ])
+    func matchPathsAreOneSegment(id: String, path: String) {
+        #expect(FeedRequest.match(id).path == path)
+        #expect(MatchPollState(matchId: id).nextRequest.path == path)
+        #expect(MatchPollState(matchId: id).path == path)
+    }
+
     @Test func aMatchPollSendsValidatorsOnlyAfterABodyThatDecoded() {
         var poll = MatchPollState(matchId: "m1", policy: Fixtures.policy)
         var rng = SeededGenerator(seed: 1)

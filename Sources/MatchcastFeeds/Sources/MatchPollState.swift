@@ -7,6 +7,8 @@ import MatchcastCore
 /// both see identical seq guarding, 304 handling and timing.
 public struct MatchPollState: Sendable {
     public let matchId: String
+    /// `/matches/{id}` without conditional headers, its id percent-encoded once.
+    private let request: FeedRequest
     /// The newest snapshot accepted so far.
     public private(set) var snapshot: MatchSnapshot?
     /// Validators, the interval the feed asked for, failures in a row (`PacedPollStep`).
@@ -14,6 +16,7 @@ public struct MatchPollState: Sendable {
 
     public init(matchId: String, policy: PollTimingPolicy = PollTimingPolicy(), snapshot: MatchSnapshot? = nil) {
         self.matchId = matchId
+        self.request = .match(matchId)
         self.snapshot = snapshot
         self.pacer = PollPacer(policy: policy)
     }
@@ -22,10 +25,10 @@ public struct MatchPollState: Sendable {
     public var isFinal: Bool { snapshot?.status.isFinal ?? false }
 
     /// `/matches/{id}`, the path every error of this step names.
-    public var path: String { FeedRequest.match(matchId).path }
+    public var path: String { request.path }
 
     /// The next request: `/matches/{id}` with the conditional headers for what is cached.
-    public var nextRequest: FeedRequest { prepare(.match(matchId)) }
+    public var nextRequest: FeedRequest { prepare(request) }
 
     /// Takes in one answer.
     ///
@@ -55,11 +58,17 @@ public struct MatchPollState: Sendable {
             }
             snapshot = incoming
             return PollResult(outcome: .updated(incoming), delay: delay)
-        case 304 where snapshot != nil:
+        case 304 where holdsSnapshot:
             return pacer.notModified(response, now: now, using: &rng)
         default:
             return pacer.failure(.status(response.status, path: path), response: response, now: now, using: &rng)
         }
+    }
+
+    /// Whether a snapshot is held, without comparing (and so copying) it as `snapshot != nil` does.
+    private var holdsSnapshot: Bool {
+        if case .some = snapshot { return true }
+        return false
     }
 
     private static func decode(_ body: Data?, matchId: String) throws(InputError) -> MatchResponse {

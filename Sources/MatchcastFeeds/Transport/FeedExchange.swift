@@ -14,8 +14,11 @@ public struct FeedRequest: Sendable, Hashable {
     public static let liveMatches = FeedRequest(path: "/live-matches")
 
     public static func match(_ id: String) -> FeedRequest {
-        FeedRequest(path: "/matches/" + (id.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? id))
+        FeedRequest(path: "/matches/" + (id.addingPercentEncoding(withAllowedCharacters: pathSegmentAllowed) ?? id))
     }
+
+    /// What a path segment may carry unencoded: a path's characters but `/`.
+    private static let pathSegmentAllowed = CharacterSet.urlPathAllowed.subtracting(["/"])
 
     public static func schedule(date: String) -> FeedRequest {
         FeedRequest(path: "/schedule?date=\(date)")

@@ -194,12 +194,19 @@ public actor LifecycleManager {
 
     /// The latest update of a match, if it has been seen.
     public func latest(matchId: String) -> MatchUpdate? {
-        matches[matchId]?.tracker.latest
+        reading(matchId) { $0.tracker.latest } ?? nil
     }
 
     /// Whether a match is known to be over (no need to poll it).
     public func isFinal(matchId: String) -> Bool {
-        matches[matchId]?.tracker.current?.snapshot.status.isFinal ?? false
+        reading(matchId) { $0.tracker.current?.snapshot.status.isFinal ?? false } ?? false
+    }
+
+    /// `body` on a match's state where it is kept. `matches[matchId]?.field` copies the whole state first (every
+    /// field retained and released), which the lifecycle ticker's look at every match each second paid per match.
+    private func reading<T>(_ matchId: String, _ body: (borrowing MatchState) -> T) -> T? {
+        guard let index = matches.index(forKey: matchId) else { return nil }
+        return body(matches.values[index])
     }
 
 
@@ -313,7 +320,7 @@ public actor LifecycleManager {
     /// One match's part of `tick`, inside its gate (`channel`: the match has an open broadcast channel): when it next
     /// has something to do.
     func tick(matchId: String, at moment: Date, channel: Bool) async throws(ServiceError) -> Date? {
-        if matches[matchId]?.fanOutPending == true {
+        if reading(matchId, { $0.fanOutPending }) == true {
             do {
                 try await reload(matchId: matchId)
             } catch {
@@ -326,9 +333,9 @@ public actor LifecycleManager {
         let fresh = feedIsFresh(matchId, at: moment)
         var next = channel ? try await tickChannel(matchId: matchId, fresh: fresh) : nil
         // A match none of whose activities has anything due is not walked.
-        if let cache = matches[matchId]?.cache,
-           cache.hasNothingDue(at: moment, feedIsFresh: fresh, matchIsLive: latest?.status.isInProgress == true) {
-            if let due = cache.earliestDue { next = min(next ?? due, due) }
+        let live = latest?.status.isInProgress == true
+        if reading(matchId, { $0.cache?.hasNothingDue(at: moment, feedIsFresh: fresh, matchIsLive: live) ?? false }) == true {
+            if let due = reading(matchId, { $0.cache?.earliestDue }) ?? nil { next = min(next ?? due, due) }
             return next
         }
         guard let activities = matches[matchId]?.cache?.sorted() else { return next }
