@@ -328,17 +328,23 @@ public actor LifecycleManager {
                 return moment.addingTimeInterval(1)
             }
         }
-        let latest = latest(matchId: matchId)
         // Read once per match: reading `matches[matchId]` per activity copies the whole MatchState each time.
         let fresh = feedIsFresh(matchId, at: moment)
         var next = channel ? try await tickChannel(matchId: matchId, fresh: fresh) : nil
-        // A match none of whose activities has anything due is not walked.
-        let live = latest?.status.isInProgress == true
-        if reading(matchId, { $0.cache?.hasNothingDue(at: moment, feedIsFresh: fresh, matchIsLive: live) ?? false }) == true {
-            if let due = reading(matchId, { $0.cache?.earliestDue }) ?? nil { next = min(next ?? due, due) }
+        // A match none of whose activities has anything due is not walked: one look at its state says so.
+        let idle = reading(matchId) { state -> Date?? in
+            let live = state.tracker.latest?.status.isInProgress == true
+            guard let cache = state.cache, cache.hasNothingDue(at: moment, feedIsFresh: fresh, matchIsLive: live) else {
+                return nil
+            }
+            return .some(cache.earliestDue)
+        } ?? nil
+        if let idle {
+            if let due = idle { next = min(next ?? due, due) }
             return next
         }
         guard let activities = matches[matchId]?.cache?.sorted() else { return next }
+        let latest = latest(matchId: matchId)
         var matchNext: Date?
         var deliveries: [Delivery] = []
         var changed = ChangeSet()
