@@ -67,10 +67,12 @@ public final class MatchcastProcess: @unchecked Sendable {
         _ = Glibc.kill(process.processIdentifier, number)
     }
 
-    public func terminate() {
+    /// SIGTERM, then waits for the exit without holding a thread of the tests' pool: a graceful shutdown can take
+    /// seconds, and `waitUntilExit()` would keep one of the pool's few threads from every other test meanwhile.
+    public func stop() async {
         guard process.isRunning else { return }
         process.terminate()
-        process.waitUntilExit()
+        while process.isRunning { try? await Task.sleep(for: .milliseconds(10)) }
     }
 
     /// The last `lines` lines of every `*.log` in the folder, for a failure report.

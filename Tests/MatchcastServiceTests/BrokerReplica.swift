@@ -94,7 +94,7 @@ final class BrokerReplica: Sendable {
 
     /// Stops the process (SIGTERM, if still running) and the receiver.
     func stop() async {
-        process.terminate()
+        await process.stop()
         await receiver.stop()
     }
 }

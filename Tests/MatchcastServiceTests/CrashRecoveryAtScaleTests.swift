@@ -40,7 +40,7 @@ struct CrashRecoveryAtScaleTests {
             coalesceSeconds: 0, pushToStartSpacingSeconds: 0)
         let api = BrokerAPI(client: client, port: apiPort)
         var processes: [MatchcastProcess] = []
-        defer { for process in processes { process.terminate() } }
+        defer { for process in processes { process.kill() } }  // cleanup only: nothing is waited for
         do {
             // Set up through the API before the feed runs (the match is followed, not yet known), then restart
             // cleanly so the broker finds the feed at once rather than after its backoff.
@@ -54,7 +54,7 @@ struct CrashRecoveryAtScaleTests {
             }
             let byStartToken = Dictionary(uniqueKeysWithValues: devices.map { (MatchcastProcess.token(0xaa, $0.index), $0) })
             print("crash-at-scale: \(Self.followers) devices registered, tokened and following after \(elapsed())")
-            processes[0].terminate()
+            await processes[0].stop()
 
             // At 60× the football match lasts about two minutes: kick-off 2 s after the feed starts, and one fan-out
             // of 10,000 starts. A slow receiver makes that fan-out take a while; the broker is killed part-way through

@@ -40,10 +40,10 @@ struct CrashRecoveryTests {
         let api = BrokerAPI(client: client, port: apiPort)
         let broker = try MatchcastProcess.start(binary, serveArguments, log: directory, name: "serve-1")
         var restarted: MatchcastProcess?
-        defer {
-            feed.terminate()
-            broker.terminate()
-            restarted?.terminate()
+        defer {  // cleanup only: nothing is waited for
+            feed.kill()
+            broker.kill()
+            restarted?.kill()
         }
         do {
             try await api.waitUntilHealthy()

@@ -43,7 +43,7 @@ struct DatabaseOutageTests {
         var replica: BrokerReplica?
         func cleanUp() async {
             await replica?.stop()
-            feed.terminate()
+            await feed.stop()
             try? await client.shutdown()
             _ = try? await PostgresScript.run("stop", folder: cluster)
         }

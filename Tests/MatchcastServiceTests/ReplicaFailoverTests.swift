@@ -179,7 +179,7 @@ struct ReplicaFailoverTests {
             let survivor = try #require(replicas.first { $0 !== owner })
 
             let stoppedAt = Date()
-            owner.process.terminate()
+            await owner.process.stop()
             try await #require(eventually(within: 60, every: .milliseconds(20)) {
                 survivor.leaseTaken(of: Self.killedMatch) != nil
             }, "the survivor took \(Self.killedMatch)")
@@ -216,7 +216,7 @@ struct ReplicaFailoverTests {
         var replicas: [BrokerReplica] = []
         func cleanUp() async {
             for replica in replicas { await replica.stop() }
-            feed.terminate()
+            await feed.stop()
             try? await client.shutdown()
             do { try await database.drop() } catch { print("\(label): could not drop \(database.name): \(error)") }
         }

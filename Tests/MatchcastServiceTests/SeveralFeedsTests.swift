@@ -149,7 +149,7 @@ struct SeveralFeedsTests {
             "serve", "--port", "\(apiPort)", "--store", "memory", "--feed", "fake?speed=60", "--feed", deadFeed,
             "--log-level", "warning",
         ], log: folder, name: "serve")
-        defer { serve.terminate() }
+        defer { serve.kill() }  // cleanup only: nothing is waited for
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         do {
             try await Self.checkTwoFeeds(BrokerAPI(client: client, port: apiPort), deadFeed: deadFeed, folder: folder)
