@@ -202,8 +202,9 @@ public actor LifecycleManager {
         reading(matchId) { $0.tracker.current?.snapshot.status.isFinal ?? false } ?? false
     }
 
-    /// `body` on a match's state where it is kept. `matches[matchId]?.field` copies the whole state first (every
-    /// field retained and released), which the lifecycle ticker's look at every match each second paid per match.
+    /// `body` on a match's state. Every read through the dictionary's getter (`matches[matchId]?.field`, this one too)
+    /// copies the whole state, every field retained and released: a caller that needs several fields of it, as the
+    /// lifecycle ticker's look at every match each second does, reads them in one `reading`.
     private func reading<T>(_ matchId: String, _ body: (borrowing MatchState) -> T) -> T? {
         guard let index = matches.index(forKey: matchId) else { return nil }
         return body(matches.values[index])
@@ -334,10 +335,8 @@ public actor LifecycleManager {
         // A match none of whose activities has anything due is not walked: one look at its state says so.
         let idle = reading(matchId) { state -> Date?? in
             let live = state.tracker.latest?.status.isInProgress == true
-            guard let cache = state.cache, cache.hasNothingDue(at: moment, feedIsFresh: fresh, matchIsLive: live) else {
-                return nil
-            }
-            return .some(cache.earliestDue)
+            guard state.cache?.hasNothingDue(at: moment, feedIsFresh: fresh, matchIsLive: live) == true else { return nil }
+            return .some(state.cache?.earliestDue)
         } ?? nil
         if let idle {
             if let due = idle { next = min(next ?? due, due) }
