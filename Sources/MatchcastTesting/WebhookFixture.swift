@@ -49,17 +49,17 @@ public enum WebhookFixture {
         }
     }
 
-    /// A sink posting to `url`, fast retries unless told otherwise.
+    /// A sink posting to `url`, fast retries unless told otherwise. Its requests (and `withClient`'s reads) may take a
+    /// minute: a receiver in a test process busy with the whole suite answered after more than 5 s.
     public static func sink(
         url: String, client: HTTPClient, clock: any Clock<Duration>, deadLetters: any DeadLetterRecorder = InMemoryDeadLetters(),
         metrics: any MetricsFactory = NOOPMetricsHandler.instance, maxBatch: Int = 500, maxConcurrentRequests: Int = 4,
-        retry: RetryPolicy = RetryPolicy(initialBackoff: .milliseconds(100), jitter: 0),
-        requestTimeout: Duration = .seconds(60)
+        retry: RetryPolicy = RetryPolicy(initialBackoff: .milliseconds(100), jitter: 0)
     ) throws -> WebhookSink {
         try WebhookSink(
             configuration: WebhookSinkConfiguration(
                 url: url, secret: secret, maxBatch: maxBatch, maxConcurrentRequests: maxConcurrentRequests,
-                requestTimeout: requestTimeout, retry: retry),
+                requestTimeout: .seconds(60), retry: retry),
             client: client, deadLetters: deadLetters, clock: clock, metricsFactory: metrics,
             logger: Logging.Logger(label: "test.webhook", factory: { _ in SwiftLogNoOpLogHandler() }))
     }

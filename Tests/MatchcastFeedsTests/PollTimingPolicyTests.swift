@@ -42,6 +42,11 @@ struct PollTimingPolicyTests {
         #expect(interval(response) == .seconds(25))
     }
 
+    @Test(arguments: [" 25", "25\t", " \t25 \t"])
+    func retryAfterIsReadWithoutTheWhitespaceAroundIt(value: String) {
+        #expect(interval(FeedResponse(status: 200, headers: ["retry-after": value])) == .seconds(25))
+    }
+
     @Test(arguments: [201, 404, 500, 502])
     func retryAfterIsIgnoredOn(status: Int) {
         let response = FeedResponse(status: status, headers: ["retry-after": "25", "cache-control": "max-age=40"])
@@ -56,6 +61,7 @@ struct PollTimingPolicyTests {
 
     @Test(arguments: [
         ("max-age=15", 15), ("public, max-age=15", 15), ("no-cache, MAX-AGE = 15 , private", 15), ("max-age=\"15\"", 15),
+        ("\tmax-age=\t15\t", 15), ("max-age= \"15\" ", 15),
     ])
     func maxAgeIsReadAmongOtherDirectives(header: String, seconds: Int) {
         #expect(interval(FeedResponse(status: 200, headers: ["cache-control": header])) == .seconds(seconds))

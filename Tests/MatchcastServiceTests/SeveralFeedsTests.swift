@@ -113,9 +113,9 @@ struct SeveralFeedsTests {
         let before = south.polls("south-1").count
         try await Task.sleep(for: Self.feedTimeout + .seconds(1))
         let during = south.polls("south-1").filter { $0 >= hungAt }
-        // Every 100 ms on a quiet machine (60 polls); waiting on north would leave at most two, 5 s apart. A loaded
-        // machine (the whole suite on two cores) stretches the gaps, never to a request's whole deadline.
-        #expect(south.polls("south-1").count - before >= 4, "south polled \(south.polls("south-1").count - before) times in 6 s")
+        // Every 100 ms (60 polls); waiting on north would leave at most two, 5 s apart. This suite runs on its own after
+        // the parallel tests (`Scripts/test`): beside them, its polls waited behind hundreds of other tests' work.
+        #expect(south.polls("south-1").count - before >= 6, "south polled \(south.polls("south-1").count - before) times in 6 s")
         let gaps = zip(during, during.dropFirst()).map { $0.0.duration(to: $0.1) }
         #expect(gaps.allSatisfy { $0 < .milliseconds(2500) }, "south's longest gap: \(gaps.max() ?? .zero)")
 

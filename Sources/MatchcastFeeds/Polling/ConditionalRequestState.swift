@@ -44,14 +44,8 @@ public struct ConditionalRequestState: Sendable, Hashable {
         lastModified = nil
     }
 
-    /// `value` without surrounding spaces and tabs (HTTP's optional whitespace); nil when nothing is left. Taken on
-    /// every answer, so without Foundation's character sets.
     private static func nonEmpty(_ value: String?) -> String? {
-        guard let value else { return nil }
-        let isBlank = { (character: Character) in character == " " || character == "\t" }
-        guard let first = value.firstIndex(where: { !isBlank($0) }),
-              let last = value.lastIndex(where: { !isBlank($0) }) else { return nil }
-        if first == value.startIndex, last == value.index(before: value.endIndex) { return value }
-        return String(value[first...last])
+        guard let value = value?.trimmingHTTPWhitespace(), !value.isEmpty else { return nil }
+        return String(value)
     }
 }

@@ -28,13 +28,10 @@ final class PollCycle<Step: PollStep> {
         self.rng = SeededGenerator(seed: seed)
     }
 
-    /// What the next poll sends and over what.
-    var next: (transport: any FeedTransport, request: FeedRequest, path: String) {
-        (transport, step.nextRequest, step.path)
-    }
-
-    /// Takes in the transport's answer to `next`; the next poll is due after the delay the step decides.
-    func take(_ answer: Result<FeedResponse, FeedError>) -> PollResult<Step.Outcome> {
+    /// Sends the step's next request and takes in the answer (or the error that stands for one); the next poll is due
+    /// after the delay the step decides. Runs where its caller, the owning actor, runs.
+    nonisolated(nonsending) func poll() async throws -> PollResult<Step.Outcome> {
+        let answer = try await transport.answer(step.nextRequest, path: step.path)
         let result = step.take(answer, now: wallClock(), using: &rng)
         due = elapsed.now + result.delay
         return result

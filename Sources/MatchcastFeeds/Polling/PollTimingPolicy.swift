@@ -120,7 +120,7 @@ public struct PollTimingPolicy: Sendable, Hashable {
 
     /// `Retry-After: 120` or `Retry-After: Wed, 21 Oct 2026 07:28:00 GMT`; a date in the past is zero.
     static func parseRetryAfter(_ value: String, now: Date) -> Duration? {
-        let text = value.trimmingCharacters(in: .whitespaces)
+        let text = String(value.trimmingHTTPWhitespace())
         if let seconds = Self.parseDeltaSeconds(text) {
             return .seconds(seconds)
         }
@@ -134,10 +134,9 @@ public struct PollTimingPolicy: Sendable, Hashable {
         for directive in value.split(separator: ",") {
             let parts = directive.split(separator: "=", maxSplits: 1)
             guard parts.count == 2,
-                parts[0].trimmingCharacters(in: .whitespaces).lowercased() == "max-age"
+                parts[0].trimmingHTTPWhitespace().lowercased() == "max-age"
             else { continue }
-            let argument = parts[1].trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
-            return parseDeltaSeconds(argument)
+            return parseDeltaSeconds(String(parts[1].trimmingHTTPWhitespace().trimming { $0 == "\"" }))
         }
         return nil
     }

@@ -34,8 +34,7 @@ public actor LiveListSource: PollingDataSource {
     public var consecutiveFailures: Int { cycle.step.consecutiveFailures }
 
     public func poll() async throws -> PollResult<LiveListPollOutcome> {
-        let next = cycle.next
-        return cycle.take(try await next.transport.answer(next.request, path: next.path))
+        try await cycle.poll()
     }
 
     public func load() async throws -> [MatchSnapshot] {

@@ -38,8 +38,7 @@ public actor MatchSource: PollingDataSource {
     public var consecutiveFailures: Int { cycle.step.consecutiveFailures }
 
     public func poll() async throws -> PollResult<MatchPollOutcome> {
-        let next = cycle.next
-        return cycle.take(try await next.transport.answer(next.request, path: next.path))
+        try await cycle.poll()
     }
 
     public func load() async throws -> MatchSnapshot {

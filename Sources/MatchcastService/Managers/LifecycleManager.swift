@@ -194,20 +194,12 @@ public actor LifecycleManager {
 
     /// The latest update of a match, if it has been seen.
     public func latest(matchId: String) -> MatchUpdate? {
-        reading(matchId) { $0.tracker.latest } ?? nil
+        matches[matchId]?.tracker.latest
     }
 
     /// Whether a match is known to be over (no need to poll it).
     public func isFinal(matchId: String) -> Bool {
-        reading(matchId) { $0.tracker.current?.snapshot.status.isFinal ?? false } ?? false
-    }
-
-    /// `body` on a match's state. Every read through the dictionary's getter (`matches[matchId]?.field`, this one too)
-    /// copies the whole state, every field retained and released: a caller that needs several fields of it, as the
-    /// lifecycle ticker's look at every match each second does, reads them in one `reading`.
-    private func reading<T>(_ matchId: String, _ body: (borrowing MatchState) -> T) -> T? {
-        guard let index = matches.index(forKey: matchId) else { return nil }
-        return body(matches.values[index])
+        matches[matchId]?.tracker.current?.snapshot.status.isFinal ?? false
     }
 
 
@@ -321,7 +313,7 @@ public actor LifecycleManager {
     /// One match's part of `tick`, inside its gate (`channel`: the match has an open broadcast channel): when it next
     /// has something to do.
     func tick(matchId: String, at moment: Date, channel: Bool) async throws(ServiceError) -> Date? {
-        if reading(matchId, { $0.fanOutPending }) == true {
+        if matches[matchId]?.fanOutPending == true {
             do {
                 try await reload(matchId: matchId)
             } catch {
@@ -332,14 +324,11 @@ public actor LifecycleManager {
         // Read once per match: reading `matches[matchId]` per activity copies the whole MatchState each time.
         let fresh = feedIsFresh(matchId, at: moment)
         var next = channel ? try await tickChannel(matchId: matchId, fresh: fresh) : nil
-        // A match none of whose activities has anything due is not walked: one look at its state says so.
-        let idle = reading(matchId) { state -> Date?? in
-            let live = state.tracker.latest?.status.isInProgress == true
-            guard state.cache?.hasNothingDue(at: moment, feedIsFresh: fresh, matchIsLive: live) == true else { return nil }
-            return .some(state.cache?.earliestDue)
-        } ?? nil
-        if let idle {
-            if let due = idle { next = min(next ?? due, due) }
+        // A match none of whose activities has anything due is not walked. Its state is read once: every read through
+        // the dictionary's getter (`matches[matchId]?.field`) copies the whole of it.
+        if let state = matches[matchId], let cache = state.cache,
+           cache.hasNothingDue(at: moment, feedIsFresh: fresh, matchIsLive: state.tracker.latest?.status.isInProgress == true) {
+            if let due = cache.earliestDue { next = min(next ?? due, due) }
             return next
         }
         guard let activities = matches[matchId]?.cache?.sorted() else { return next }
