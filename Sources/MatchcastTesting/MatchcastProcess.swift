@@ -38,7 +38,14 @@ public final class MatchcastProcess: @unchecked Sendable {
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("MATCHCAST_") }
             .merging(environment) { _, new in new }
-        let out = Pipe(), err = Pipe()
+        // The output goes to files, not pipes: nobody reads a pipe while the child runs, so a child that printed
+        // more than a pipe holds (64 KB on Linux) would block on its write and never exit.
+        let folder = try ScratchFolder.newFolder("run")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let outURL = folder.appendingPathComponent("stdout"), errURL = folder.appendingPathComponent("stderr")
+        for url in [outURL, errURL] { _ = FileManager.default.createFile(atPath: url.path, contents: nil) }
+        let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
+        defer { try? out.close(); try? err.close() }
         process.standardOutput = out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
@@ -46,8 +53,8 @@ public final class MatchcastProcess: @unchecked Sendable {
             process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
             do { try process.run() } catch { continuation.resume(throwing: error) }
         }
-        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stdout = String(decoding: try Data(contentsOf: outURL), as: UTF8.self)
+        let stderr = String(decoding: try Data(contentsOf: errURL), as: UTF8.self)
         return (status, stdout, stderr)
     }
 
