@@ -46,44 +46,73 @@ struct EventLoopClockTests {
         }
     }
 
-    @Test("a cancelled sleep ends at once with CancellationError; the others sleep on and wake", .timeLimit(.minutes(1)))
-    func cancellation() async throws {
-        try await Self.withLoop { executor in
-            // The earliest sleeper is cancelled: the loop's timer pointed at its slot must move on to the next.
-            let earliest = Self.sleep(.milliseconds(300), on: executor)
-            let long = Self.sleep(.seconds(3600), on: executor)
-            let later = Self.sleep(.milliseconds(700), on: executor)
-            try await Task.sleep(for: .milliseconds(50))
-            earliest.cancel()
-            let (_, earliestCancelled) = await earliest.value
-            #expect(earliestCancelled)
-
-            let (laterElapsed, laterCancelled) = await later.value
-            #expect(!laterCancelled && laterElapsed >= .milliseconds(700))
-            // One sleeping after the cancellations still wakes.
-            let (newElapsed, newCancelled) = await Self.sleep(.milliseconds(150), on: executor).value
-            #expect(!newCancelled && newElapsed >= .milliseconds(150))
-
-            long.cancel()
-            let (longElapsed, longCancelled) = await long.value
-            #expect(longCancelled && longElapsed < .seconds(3600))
+    /// Waits until the loop's wheel holds `count` sleepers (each test's sleepers are the only ones on the suite's loop).
+    private static func waitForSleepers(_ count: Int, on executor: EventLoopExecutor) async throws {
+        let wheel = SleepWheel.of(executor.eventLoop)
+        while try await executor.eventLoop.submit({ wheel.sleeping }).get() < count {
+            try await Task.sleep(for: .milliseconds(5))
         }
     }
 
-    @Test("a task cancelled before it sleeps does not sleep")
+    @Test("a cancelled sleep ends at once with CancellationError; the others sleep on and wake", .timeLimit(.minutes(1)))
+    func cancellation() async throws {
+        try await Self.withLoop { executor in
+            // Sleeps that cannot end on their own before the test cancels them, however slow the machine.
+            let cancelled = Self.sleep(.seconds(3600), on: executor)
+            let woken = Self.sleep(.milliseconds(500), on: executor)
+            try await Self.waitForSleepers(2, on: executor)
+            cancelled.cancel()
+            let (_, wasCancelled) = await cancelled.value
+            #expect(wasCancelled)
+            let (wokenElapsed, wokenCancelled) = await woken.value
+            #expect(!wokenCancelled && wokenElapsed >= .milliseconds(500))
+
+            // A sleeper earlier than every other moves the loop's timer forward, and one cancelled later still ends.
+            let long = Self.sleep(.seconds(3600), on: executor)
+            try await Self.waitForSleepers(1, on: executor)
+            let (shortElapsed, shortCancelled) = await Self.sleep(.milliseconds(150), on: executor).value
+            #expect(!shortCancelled && shortElapsed >= .milliseconds(150))
+            long.cancel()
+            let (_, longCancelled) = await long.value
+            #expect(longCancelled)
+            #expect(try await executor.eventLoop.submit({ SleepWheel.of(executor.eventLoop).sleeping }).get() == 0)
+        }
+    }
+
+    @Test("a task cancelled before it sleeps does not sleep, from the clock or in the wheel itself")
     func cancelledBefore() async throws {
         try await Self.withLoop { executor in
-            let task = Task(executorPreference: executor) { () -> Bool in
+            let task = Task(executorPreference: executor) { () -> [Bool] in
                 withUnsafeCurrentTask { $0?.cancel() }
+                var outcomes: [Bool] = []
                 do {
                     try await EventLoopClock().sleep(for: .seconds(3600))
-                    return false
+                    outcomes.append(false)
                 } catch {
-                    return error is CancellationError
+                    outcomes.append(error is CancellationError)
                 }
+                // Past the clock's own check: the wheel's handler and its check of the task.
+                do {
+                    try await SleepWheel.of(executor.eventLoop).sleep(slot: .max / 2)
+                    outcomes.append(false)
+                } catch {
+                    outcomes.append(error is CancellationError)
+                }
+                return outcomes
             }
-            #expect(await task.value)
+            #expect(await task.value == [true, true])
         }
+    }
+
+    @Test("a loop that shuts down ends the sleeps waiting on it", .timeLimit(.minutes(1)))
+    func shutdown() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let executor = EventLoopExecutor(group.next())
+        let sleeper = Self.sleep(.seconds(3600), on: executor)
+        try await Self.waitForSleepers(1, on: executor)
+        try await group.shutdownGracefully()
+        let (_, cancelled) = await sleeper.value
+        #expect(cancelled)
     }
 
     @Test("the slot heap gives back every slot inserted, smallest first")

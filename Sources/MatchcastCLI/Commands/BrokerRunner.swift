@@ -79,7 +79,7 @@ struct BrokerRunner {
         logger: Logger
     ) async throws {
         let config = configuration
-        let clock = EventLoopClock()  // real time; a poll on an event loop sleeps on its timers
+        let clock = EventLoopClock()  // real time; a poll on an event loop sleeps on that loop
         let feeds = try FeedRouter(specs: feedSpecs, client: client, clock: clock)
         // APNs answers that a token is dead reach the broker built below through this relay.
         let deadTokens = DeadTokenRelay()

@@ -6,8 +6,9 @@ import Synchronization
 /// one each (every insert and removal in that heap copies entries, on every request's own timers too), and a sleep
 /// costs an append to its slot's list and no future.
 ///
-/// Confined to its loop: every method but `of` runs on `loop` (asserted), which is what makes the unguarded state
-/// safe. A sleep cancelled from another thread hands its removal to the loop.
+/// Confined to its loop: every method but `of` runs on `loop` (`sleep` asserts it; the others are called from it or
+/// from the loop's own jobs), which is what makes the unguarded state safe. A sleep cancelled from another thread hands
+/// its removal to the loop.
 final class SleepWheel: @unchecked Sendable {
     private struct Sleeper {
         let id: UInt64
@@ -50,9 +51,14 @@ final class SleepWheel: @unchecked Sendable {
         let id = nextId
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
-                // Still on the loop: nothing has suspended since the check above. A cancellation that came first has
-                // handed `cancel` to the loop, to run after this: it finds the sleeper added here.
+                // Still on the loop: nothing has suspended since the check above. A task cancelled by now ends here
+                // (its flag is set before its handler runs); one cancelled later hands `cancel` to the loop, to run
+                // after this job: it finds the sleeper added here.
                 loop.assertInEventLoop()
+                if Task.isCancelled {
+                    continuation.resume(throwing: CancellationError())
+                    return
+                }
                 add(Sleeper(id: id, continuation: continuation), at: slot)
             }
         } onCancel: {
@@ -69,10 +75,17 @@ final class SleepWheel: @unchecked Sendable {
     }
 
     private func cancel(_ id: UInt64, at slot: UInt64) {
-        guard var list = sleepers[slot], let index = list.firstIndex(where: { $0.id == id }) else { return }
-        let sleeper = list.remove(at: index)
-        sleepers[slot] = list.isEmpty ? nil : list
+        guard let index = sleepers[slot]?.firstIndex(where: { $0.id == id }),
+            let sleeper = sleepers[slot]?.remove(at: index)
+        else { return }
+        if sleepers[slot]?.isEmpty == true { sleepers[slot] = nil }
         sleeper.continuation.resume(throwing: CancellationError())
+    }
+
+    /// How many sleep here now (for tests). Called on the loop.
+    var sleeping: Int {
+        loop.assertInEventLoop()
+        return sleepers.values.reduce(0) { $0 + $1.count }
     }
 
     /// Wakes every sleeper of the slots that have begun, then sets the timer for the next slot with sleepers.
