@@ -44,8 +44,12 @@ public struct ConditionalRequestState: Sendable, Hashable {
         lastModified = nil
     }
 
+    /// `value` without the whitespace around it; nil when nothing is left. A value with none (the usual case, read on
+    /// every answer) is the header's own string, not a copy.
     private static func nonEmpty(_ value: String?) -> String? {
-        guard let value = value?.trimmingHTTPWhitespace(), !value.isEmpty else { return nil }
-        return String(value)
+        guard let value else { return nil }
+        let trimmed = value.trimmingHTTPWhitespace()
+        guard !trimmed.isEmpty else { return nil }
+        return trimmed.startIndex == value.startIndex && trimmed.endIndex == value.endIndex ? value : String(trimmed)
     }
 }
