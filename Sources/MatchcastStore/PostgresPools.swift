@@ -30,6 +30,8 @@ final class PostgresPools: Sendable {
         var current: Generation
         /// The current pool lost the server: no call is to use it again.
         var retired = false
+        /// When it did.
+        var retiredAt: ContinuousClock.Instant?
     }
 
     private let configuration: PostgresClient.Configuration
@@ -56,6 +58,11 @@ final class PostgresPools: Sendable {
         state.withLock { $0.retired ? nil : $0.current.client }
     }
 
+    /// When the pool in use lost the server; nil while it has not.
+    var retiredAt: ContinuousClock.Instant? {
+        state.withLock { $0.retired ? $0.retiredAt : nil }
+    }
+
     /// Returns once `run()` has started the pool in use.
     func waitUntilRunning() async {
         await state.withLock { $0.current }.started.wait()
@@ -67,6 +74,7 @@ final class PostgresPools: Sendable {
         let retired = state.withLock { state -> Bool in
             guard state.current.client === client, !state.retired else { return false }
             state.retired = true
+            state.retiredAt = .now
             return true
         }
         if retired { logger.notice("the connection pool lost PostgreSQL: a new one replaces it once it is back") }

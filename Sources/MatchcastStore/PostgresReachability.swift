@@ -22,7 +22,11 @@ final class PostgresReachability: Sendable {
 
     private struct State {
         var running: Task<String?, Never>?
+        /// When the running check began.
+        var runningSince: ContinuousClock.Instant?
+        /// When the last check ended, and when it began.
         var checkedAt: ContinuousClock.Instant?
+        var lastBegan: ContinuousClock.Instant?
         /// Why the server could not be reached at the last check; nil: it could.
         var problem: String?
     }
@@ -46,11 +50,19 @@ final class PostgresReachability: Sendable {
     }
 
     /// Why the server cannot be reached, or nil when it can: from the last check when it is younger than `patience`,
-    /// from the check running when there is one, else from a new one (`attempt` throws when it cannot connect).
-    func check(_ attempt: @escaping @Sendable () async throws -> Void) async -> String? {
+    /// from the check running when there is one, else from a new one (`attempt` throws when it cannot connect). With
+    /// `startedAfter`, only a check that began then or later answers: a connection made before the server was lost
+    /// says nothing about whether it is back.
+    func check(startedAfter earliest: ContinuousClock.Instant? = nil,
+               _ attempt: @escaping @Sendable () async throws -> Void) async -> String? {
         let task = state.withLock { state -> Task<String?, Never>? in
-            if let running = state.running { return running }
-            if let checkedAt = state.checkedAt, ContinuousClock.now - checkedAt < patience { return nil }
+            let now = ContinuousClock.now
+            func recentEnough(_ began: ContinuousClock.Instant?) -> Bool {
+                guard let earliest else { return true }
+                return began.map { $0 >= earliest } ?? false
+            }
+            if let running = state.running, recentEnough(state.runningSince) { return running }
+            if let checkedAt = state.checkedAt, now - checkedAt < patience, recentEnough(state.lastBegan) { return nil }
             let running = Task<String?, Never> {
                 do {
                     try await attempt()
@@ -60,6 +72,7 @@ final class PostgresReachability: Sendable {
                 }
             }
             state.running = running
+            state.runningSince = now
             return running
         }
         guard let task else { return state.withLock { $0.problem } }
@@ -68,6 +81,7 @@ final class PostgresReachability: Sendable {
             guard state.running == task else { return }
             state.running = nil
             state.checkedAt = .now
+            state.lastBegan = state.runningSince
             state.problem = problem
         }
         if let problem {

@@ -278,10 +278,11 @@ public final class PostgresStore: MatchcastStore {
     static let closedCheck: Duration = .seconds(1)
 
     /// The pool a call may use: the one in use, unless it lost the server; then, once a connection attempt outside
-    /// the pool succeeds, a new one in its place (`PostgresPools`). Until then every call fails at once.
+    /// the pool that began after the loss succeeds, a new one in its place (`PostgresPools`). Until then every call
+    /// fails at once.
     func pool() async throws(StoreError) -> PostgresClient {
         if let usable = pools.usable { return usable }
-        if let problem = await reachability.check({ try await self.attemptConnection() }) {
+        if let problem = await reachability.check(startedAfter: pools.retiredAt, { try await self.attemptConnection() }) {
             throw unreachable(problem)
         }
         return await pools.renewed()

@@ -1,8 +1,11 @@
 import ArgumentParser
 import Foundation
+import Logging
 @testable import MatchcastCLI
 import MatchcastCore
 import MatchcastFeeds
+import MatchcastTesting
+import Synchronization
 import Testing
 
 /// `matchcast record` and `matchcast import`, run as the CLI parses them: what they write is a recording `replay`
@@ -34,15 +37,39 @@ struct RecordAndImportCommandTests {
 
     private static var realData: String? { ProcessInfo.processInfo.environment["MATCHCAST_REALDATA"] }
 
-    @Test("record polls the fake feed until the match is over; every answer is a line, in time order", .timeLimit(.minutes(1)))
+    /// The fake feed at 600× over HTTP, whose clock moves a tenth of a second (a simulated minute) at each request:
+    /// what `record` gets does not depend on how fast the machine lets it poll.
+    @Test("record polls a feed until the match is over; every answer is a line, in the order it came", .timeLimit(.minutes(1)))
     func recordTheFakeFeed() async throws {
+        let requests = Atomic<Int>(0)
+        let feed = try FakeFeed(speed: 600, scenarios: ["football"])
+        let server = try await LocalHTTPServer.start(name: "fake feed") { onServerRunning in
+            FakeFeedServer.makeApplication(
+                feed: feed, port: 0, logger: Logger(label: "record-test", factory: { _ in SwiftLogNoOpLogHandler() }),
+                elapsed: { .milliseconds(100) * requests.add(1, ordering: .relaxed).oldValue },
+                onServerRunning: onServerRunning)
+        }
+        do {
+            try await recordFootball(from: server.port, served: { requests.load(ordering: .relaxed) })
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
+    private func recordFootball(from port: Int, served: () -> Int) async throws {
         try await Self.withOutput("football.ndjson") { path in
-            // 600×: a football match in about twelve seconds (how many answers that is depends on the machine's load).
-            let command = try RecordCommand.parse(["--feed", "fake?speed=600", "--match", "football", "-o", path])
+            let command = try RecordCommand.parse([
+                "--feed", "http://127.0.0.1:\(port)", "--match", "football", "--min-poll-ms", "1", "-o", path,
+            ])
             try await command.run()
             let lines = try Self.recording(path)
+            #expect(lines.count == served(), "one line per answer the feed gave")
             #expect(lines.allSatisfy { $0.request.hasPrefix("/matches/football") }, "\(lines.map(\.request).prefix(3))")
+            #expect(zip(lines, lines.dropFirst()).allSatisfy { $0.t <= $1.t }, "in time order")
             let statuses = Self.statuses(lines)
+            #expect(statuses.first == "scheduled", "\(statuses.prefix(3))")
             #expect(statuses.contains("live"), "\(statuses.prefix(5))")
             #expect(!statuses.drop { $0 != "live" }.contains("scheduled"), "never back to scheduled: \(statuses)")
             #expect(statuses.last == "completed", "polled until the match was over: \(statuses.suffix(3))")

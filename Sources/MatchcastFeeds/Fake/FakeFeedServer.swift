@@ -6,24 +6,26 @@ import NIOCore
 
 /// Serves a `FakeFeed` over HTTP: the same paths, statuses, headers and bodies as
 /// `FakeFeed.response(to:elapsed:)`, with elapsed time read from a `ContinuousClock`
-/// since the application was made (the `fake-feed` command runs it at once).
+/// since the application was made (the `fake-feed` command runs it at once), or from `elapsed` when given.
 public enum FakeFeedServer {
     /// An application serving `feed` on `host:port` (port 0 picks a free one; `onServerRunning`
-    /// receives the listening channel, whose `localAddress` tells which).
+    /// receives the listening channel, whose `localAddress` tells which). `elapsed`, asked once per request, is the
+    /// real time the feed has run: a test that steps it per request gets the same answers however slowly it polls.
     public static func makeApplication(
         feed: FakeFeed,
         host: String = "127.0.0.1",
         port: Int,
         logger: Logger? = nil,
+        elapsed: (@Sendable () -> Duration)? = nil,
         onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
-        let clock = ContinuousClock()
-        let start = clock.now
+        let start = ContinuousClock.now
+        let elapsed = elapsed ?? { start.duration(to: .now) }
         let responder = CallbackResponder<BasicRequestContext> { request, _ in
             guard request.method == .get else {
                 return Response(status: .methodNotAllowed, headers: [.allow: "GET"])
             }
-            let answer = feed.response(to: feedRequest(request), elapsed: start.duration(to: clock.now))
+            let answer = feed.response(to: feedRequest(request), elapsed: elapsed())
             return response(answer)
         }
         return Application(
