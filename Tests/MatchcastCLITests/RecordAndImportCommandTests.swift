@@ -37,7 +37,7 @@ struct RecordAndImportCommandTests {
 
     private static var realData: String? { ProcessInfo.processInfo.environment["MATCHCAST_REALDATA"] }
 
-    /// The fake feed at 600× over HTTP, whose clock moves a tenth of a second (a simulated minute) at each request:
+    /// The fake feed at 600× over HTTP, whose clock moves 0.3 s (three simulated minutes) at each request:
     /// what `record` gets does not depend on how fast the machine lets it poll.
     @Test("record polls a feed until the match is over; every answer is a line, in the order it came", .timeLimit(.minutes(1)))
     func recordTheFakeFeed() async throws {
@@ -46,7 +46,7 @@ struct RecordAndImportCommandTests {
         let server = try await LocalHTTPServer.start(name: "fake feed") { onServerRunning in
             FakeFeedServer.makeApplication(
                 feed: feed, port: 0, logger: Logger(label: "record-test", factory: { _ in SwiftLogNoOpLogHandler() }),
-                elapsed: { .milliseconds(100) * requests.add(1, ordering: .relaxed).oldValue },
+                elapsed: { .milliseconds(300) * requests.add(1, ordering: .relaxed).oldValue },
                 onServerRunning: onServerRunning)
         }
         do {

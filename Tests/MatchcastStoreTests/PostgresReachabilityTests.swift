@@ -18,12 +18,14 @@ struct PostgresReachabilityTests {
         let reachability = Self.reachability()
         let attempts = Counter()
         let gate = AsyncStream<Void>.makeStream()
+        let running = AsyncStream<Void>.makeStream()
         // Two calls ask while one attempt, held open, runs.
         async let first = reachability.check {
             attempts.add()
+            running.continuation.finish()
             for await _ in gate.stream {}
         }
-        while attempts.count == 0 { await Task.yield() }
+        for await _ in running.stream {}
         async let second = reachability.check { attempts.add() }
         gate.continuation.finish()
         #expect(await first == nil)
@@ -60,13 +62,13 @@ struct PostgresReachabilityTests {
         struct Refused: Error {}
         let reachability = Self.reachability()
         let gate = AsyncStream<Void>.makeStream()
-        let started = Counter()
+        let running = AsyncStream<Void>.makeStream()
         // An attempt that began while the server was there, and connects only later.
         async let before = reachability.check {
-            started.add()
+            running.continuation.finish()
             for await _ in gate.stream {}
         }
-        while started.count == 0 { await Task.yield() }
+        for await _ in running.stream {}
         let lost = ContinuousClock.now
         let after = await reachability.check(startedAfter: lost) { throw Refused() }
         #expect(after != nil, "the attempt begun after the loss failed")
