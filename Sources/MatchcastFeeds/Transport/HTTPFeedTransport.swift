@@ -4,7 +4,10 @@ import NIOCore
 import NIOHTTP1
 import Synchronization
 
-/// `FeedTransport` over a shared `HTTPClient`, which the caller owns and shuts down.
+/// `FeedTransport` over HTTP. A plain-`http` feed is polled over keep-alive connections of its own, kept per event
+/// loop (`FeedConnectionPool`): a poll is a write and a read on a connection of the loop it runs on. An `https` feed,
+/// and a request answered by a redirect, go through the shared `HTTPClient` (TLS, redirects followed), which the
+/// caller owns and shuts down.
 ///
 /// Every request has a deadline covering the whole exchange, body included, and a body limit: a
 /// slow or huge answer becomes a `FeedError` (`timeout`, `too_large`), never a hang or a crash.
@@ -17,6 +20,8 @@ public struct HTTPFeedTransport: FeedTransport {
     private let client: HTTPClient
     private let userAgent: String
     private let requests = RequestTemplates()
+    /// For an `http` feed: its own connections.
+    private let plain: PlainHTTPFeed?
 
     /// - Throws: `FeedError` (`config`) when `baseURL` is not an absolute http or https URL with a host.
     public init(
@@ -48,9 +53,29 @@ public struct HTTPFeedTransport: FeedTransport {
         self.timeout = timeout
         self.maxBodyBytes = maxBodyBytes
         self.userAgent = userAgent
+        if scheme == "http", let components = URLComponents(string: base) {
+            let hostName = host.contains(":") ? "[\(host)]" : host
+            self.plain = PlainHTTPFeed(
+                pool: FeedConnectionPool(host: host, port: url.port ?? 80), basePath: components.percentEncodedPath,
+                hostHeader: url.port.map { "\(hostName):\($0)" } ?? hostName, userAgent: userAgent)
+        } else {
+            self.plain = nil
+        }
     }
 
     public func fetch(_ request: FeedRequest) async throws -> FeedResponse {
+        guard let plain else { return try await fetchThroughClient(request) }
+        let answer = try await plain.fetch(
+            request, limit: maxBodyBytes, timeout: timeout, group: client.eventLoopGroup)
+        // A feed that moved is followed as the shared client follows it.
+        if [301, 302, 303, 307, 308].contains(answer.status), answer.headers["location"] != nil {
+            return try await fetchThroughClient(request)
+        }
+        return answer
+    }
+
+    /// `request` through the shared `HTTPClient`.
+    private func fetchThroughClient(_ request: FeedRequest) async throws -> FeedResponse {
         var outgoing: HTTPClient.Request
         do {
             outgoing = try requests.request(for: request.path) { path throws in
