@@ -195,6 +195,8 @@ struct FeedConnectionPoolTests {
             return .answer(body: "at \(request.uri)")
         }
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        // Both are shut down whether the checks throw or not.
+        var failure: (any Error)?
         do {
             let transport = try HTTPFeedTransport(client: client, baseURL: "http://127.0.0.1:\(server.port)/v1/")
             let answer = try await transport.fetch(FeedRequest(path: "/matches/m1", headers: ["if-none-match": "\"v1\""]))
@@ -207,12 +209,11 @@ struct FeedConnectionPoolTests {
             #expect(moved.status == 200)
             #expect(moved.body.map { String(decoding: $0, as: UTF8.self) } == "at /v1/matches/new")
         } catch {
-            try await client.shutdown()
-            await server.stop()
-            throw error
+            failure = error
         }
         try await client.shutdown()
         await server.stop()
+        if let failure { throw failure }
     }
 }
 
