@@ -85,19 +85,20 @@ struct FeedConnectionPoolTests {
                 return try await group.reduce(into: Set<String>()) { $0.insert($1) }
             }
             #expect(answers == Set((0..<30).map { "/m/\($0)" }))
-            #expect(server.connections == 3, "30 requests at once, three connections at most")
+            #expect((1...3).contains(server.connections), "30 requests at once, three connections at most")
             #expect(server.mostAtOnce <= 3)
         }
     }
 
-    @Test("a connection the server closed after answering is not used again: the next request opens another")
+    @Test("a connection the server closed after answering: every later request is answered, none sent twice")
     func aClosedIdleConnectionIsNotUsed() async throws {
         // The server answers as if the connection stays open, then closes it.
         try await Self.withPool({ _ in .answer(body: "ok", thenClose: true) }) { pool, loop, server in
             for _ in 0..<10 {
                 let answer = try await Self.get("/x", pool, on: loop)
                 #expect(answer.status == 200)
-                try await Task.sleep(for: .milliseconds(5))
+                let closed = try await eventually(within: 10, every: .milliseconds(5)) { server.open == 0 }
+                #expect(closed)
             }
             #expect(server.connections == 10)
             #expect(server.requests == 10, "no request was sent twice")
@@ -150,6 +151,22 @@ struct FeedConnectionPoolTests {
         }
     }
 
+    @Test("a request handed a connection as the one before it ends still times out at its deadline",
+          .timeLimit(.minutes(1)))
+    func aRequestHandedOnKeepsItsDeadline() async throws {
+        // One connection: the second request waits for the first's answer, gets its connection, and never gets one.
+        try await Self.withPool(maxConnections: 1, { request in
+            request.uri == "/first" ? .answer(body: "ok", delay: .milliseconds(100)) : .hang
+        }) { pool, loop, server in
+            let first = Task { try await Self.get("/first", pool, on: loop) }
+            try await #require(eventually(within: 10, every: .milliseconds(5)) { server.requests == 1 })
+            let second = Task { try await Self.get("/second", pool, on: loop, timeout: .milliseconds(500)) }
+            #expect(try await first.value.status == 200)
+            await #expect(throws: FeedDeadlineExceeded.self) { _ = try await second.value }
+            #expect(server.connections == 1, "the second request went on the first's connection")
+        }
+    }
+
     @Test("a cancelled request ends at once and its connection closes")
     func cancellationEndsTheRequestAndClosesItsConnection() async throws {
         try await Self.withPool({ _ in .hang }) { pool, loop, server in
@@ -167,8 +184,7 @@ struct FeedConnectionPoolTests {
         try await Self.withPool(idleLimit: .milliseconds(200), { _ in .answer(body: "ok") }) { pool, loop, server in
             let answer = try await Self.get("/x", pool, on: loop)
             #expect(answer.status == 200)
-            let openAfterAnswer = try await pool.openConnections()
-            #expect(openAfterAnswer == 1)
+            #expect(server.connections == 1)
             let closed = try await eventually(within: 10, every: .milliseconds(20)) { try await pool.openConnections() == 0 }
             #expect(closed, "the pool closed its idle connection")
             let serverSawIt = try await eventually(within: 10, every: .milliseconds(20)) { server.open == 0 }

@@ -121,12 +121,13 @@ final class FeedConnection: ChannelInboundHandler, @unchecked Sendable {
             if let body = current.body, body.readableBytes > 0 { answer.body = Data(body.readableBytesView) }
             served += 1
             idleSince = .now()
-            if current.keepAlive {
+            // The answer first: the connection may carry the next request as soon as it is handed on.
+            current.completion(.success(answer))
+            if current.keepAlive, context.channel.isActive {
                 reusable(self)
             } else {
                 context.close(promise: nil)
             }
-            current.completion(.success(answer))
         }
     }
 

@@ -207,7 +207,7 @@ final class LoopConnections: @unchecked Sendable {
         let reused = connection.served > 0
         onConnection[key] = fetch
         connection.send(fetch.head, limit: fetch.limit, path: fetch.path) { [self] result in
-            onConnection[key] = nil
+            if onConnection[key] === fetch { onConnection[key] = nil }
             if case .failure(let error) = result, reused, !fetch.retried, error is FeedConnection.ClosedBeforeAnswer,
                 fetch.deadline > .now()
             {
@@ -271,8 +271,10 @@ final class LoopConnections: @unchecked Sendable {
             }
     }
 
-    /// The connection can carry another request: the first waiting one's, or it waits idle.
+    /// The connection can carry another request: the first waiting one's, or it waits idle. (One that closed
+    /// meanwhile is left to `closed`, which hands its place to the next waiting request.)
     private func reusable(_ connection: FeedConnection) {
+        guard connection.channel.isActive, all[ObjectIdentifier(connection.channel)] != nil else { return }
         if let next = nextWaiting() {
             send(next, on: connection)
         } else {
