@@ -1,7 +1,7 @@
+import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Foundation
 import Synchronization
 
 /// Keep-alive HTTP/1.1 connections to one plain-HTTP feed host, kept apart per event loop: a poll running on a loop
@@ -9,8 +9,8 @@ import Synchronization
 /// another thread and no future per step. `HTTPFeedTransport` uses it for `http` feeds.
 ///
 /// Each loop opens at most `maxConnectionsPerLoop` connections to the host (32: 64 on two loops, what serve's
-/// `HTTPClient` allows a host); a request that finds them all busy waits for one in order. A request's deadline covers the whole exchange (waiting for a connection, connecting, the answer
-/// to its last byte); a loop's deadlines are kept by one repeating check of its busy connections and waiting requests
+/// `HTTPClient` allows a host); a request that finds them all busy waits for one in order. A request's deadline
+/// covers the whole exchange (waiting for a connection, connecting, the answer to its last byte); a loop's deadlines are kept by one repeating check of its busy connections and waiting requests
 /// (`sweepInterval`, so a request times out up to that late), which also closes connections idle for `idleLimit`.
 /// A request whose reused connection turns out to have been closed by the server before any answer (an idle
 /// connection the server dropped) goes once more on a connection of its own: a feed request is a GET. Connections
@@ -142,7 +142,7 @@ final class FeedFetch: @unchecked Sendable {
     }
 }
 
-/// The time a request had ran out.
+/// A request's time ran out.
 struct FeedDeadlineExceeded: Error, CustomStringConvertible {
     var description: String { "the deadline passed" }
 }
