@@ -14,11 +14,8 @@ final class FeedConnection: ChannelInboundHandler, @unchecked Sendable {
     /// The exchange under way.
     private struct Exchange {
         let completion: (Result<FeedResponse, any Error>) -> Void
-        let limit: Int
-        let path: String
-        /// The head, once it came; the body collected so far.
-        var answer: FeedResponse?
-        var body: ByteBuffer?
+        let deadline: NIODeadline
+        var answer: FeedAnswer
         var keepAlive = true
     }
 
@@ -48,7 +45,8 @@ final class FeedConnection: ChannelInboundHandler, @unchecked Sendable {
         self.reusable = reusable
     }
 
-    var isBusy: Bool { exchange != nil }
+    /// When the exchange under way must have ended; nil when there is none.
+    var deadline: NIODeadline? { exchange?.deadline }
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
@@ -59,14 +57,15 @@ final class FeedConnection: ChannelInboundHandler, @unchecked Sendable {
     }
 
     /// Sends `head` (a GET without a body); `completion` gets the answer of at most `limit` body bytes, once.
-    func send(_ head: HTTPRequestHead, limit: Int, path: String,
+    /// `deadline` is the pool's to keep (`fail`).
+    func send(_ head: HTTPRequestHead, limit: Int, path: String, deadline: NIODeadline,
               completion: @escaping (Result<FeedResponse, any Error>) -> Void) {
         channel.eventLoop.assertInEventLoop()
         guard let context, exchange == nil, channel.isActive else {
             completion(.failure(ClosedBeforeAnswer()))
             return
         }
-        exchange = Exchange(completion: completion, limit: limit, path: path)
+        exchange = Exchange(completion: completion, deadline: deadline, answer: FeedAnswer(limit: limit, path: path))
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }
@@ -80,68 +79,54 @@ final class FeedConnection: ChannelInboundHandler, @unchecked Sendable {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard var current = exchange else {
+        guard exchange != nil else {
             context.close(promise: nil)
             return
         }
-        switch unwrapInboundIn(data) {
-        case .head(let head):
-            if let length = head.headers.first(name: "content-length").flatMap(Int.init), length > current.limit {
-                fail(FeedError.tooLarge(limit: current.limit, path: current.path))
-                return
+        do {
+            switch unwrapInboundIn(data) {
+            case .head(let head):
+                try exchange!.answer.receive(head)
+                exchange!.keepAlive = head.isKeepAlive
+            case .body(var part):
+                try exchange!.answer.receive(&part)
+            case .end:
+                end(context: context)
             }
-            var headers: [String: String] = [:]
-            for (name, value) in head.headers {
-                let key = name.lowercased()
-                headers[key] = headers[key].map { $0 + ", " + value } ?? value
-            }
-            current.answer = FeedResponse(status: Int(head.status.code), headers: headers, body: nil)
-            current.keepAlive = head.isKeepAlive
-            exchange = current
-        case .body(var part):
-            guard (current.body?.readableBytes ?? 0) + part.readableBytes <= current.limit else {
-                fail(FeedError.tooLarge(limit: current.limit, path: current.path))
-                return
-            }
-            // The exchange is taken out while its body grows, so that the buffer is not copied on write.
-            exchange = nil
-            if current.body == nil {
-                current.body = part
-            } else {
-                current.body!.writeBuffer(&part)
-            }
-            exchange = current
-        case .end:
-            exchange = nil
-            guard var answer = current.answer else {
-                context.close(promise: nil)
-                current.completion(.failure(ClosedBeforeAnswer()))
-                return
-            }
-            if let body = current.body, body.readableBytes > 0 { answer.body = Data(body.readableBytesView) }
-            served += 1
-            idleSince = .now()
-            // The answer first: the connection may carry the next request as soon as it is handed on.
-            current.completion(.success(answer))
-            if current.keepAlive, context.channel.isActive {
-                reusable(self)
-            } else {
-                context.close(promise: nil)
-            }
+        } catch {
+            fail(error)
+        }
+    }
+
+    private func end(context: ChannelHandlerContext) {
+        guard let current = exchange.take() else { return }
+        guard let answer = current.answer.complete else {
+            context.close(promise: nil)
+            current.completion(.failure(ClosedBeforeAnswer()))
+            return
+        }
+        served += 1
+        idleSince = .now()
+        // The answer first: the connection may carry the next request as soon as it is handed on.
+        current.completion(.success(answer))
+        if current.keepAlive, context.channel.isActive {
+            reusable(self)
+        } else {
+            context.close(promise: nil)
         }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if let exchange = exchange.take() {
             // On a connection that served before, an error before any answer is most likely the server's close.
-            exchange.completion(.failure(exchange.answer == nil && served > 0 ? ClosedBeforeAnswer() : error))
+            exchange.completion(.failure(exchange.answer.response == nil && served > 0 ? ClosedBeforeAnswer() : error))
         }
         context.close(promise: nil)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         if let exchange = exchange.take() {
-            exchange.completion(.failure(exchange.answer == nil ? ClosedBeforeAnswer() : ClosedMidAnswer()))
+            exchange.completion(.failure(exchange.answer.response == nil ? ClosedBeforeAnswer() : ClosedMidAnswer()))
         }
         context.fireChannelInactive()
     }

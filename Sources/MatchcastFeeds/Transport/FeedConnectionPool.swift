@@ -116,6 +116,8 @@ final class FeedFetch: @unchecked Sendable {
     private(set) var isDone = false
     /// Sent once more after its reused connection closed before any answer.
     var retried = false
+    /// The connection it is on, while it is.
+    var connection: FeedConnection?
 
     init(head: HTTPRequestHead, limit: Int, path: String, deadline: NIODeadline) {
         (self.head, self.limit, self.path, self.deadline) = (head, limit, path, deadline)
@@ -161,9 +163,8 @@ final class LoopConnections: @unchecked Sendable {
     private var idle: [FeedConnection] = []
     /// Connections being made.
     private var connecting = 0
-    /// Requests waiting for a connection, in order, and the connection each is on.
+    /// Requests waiting for a connection, in order.
     private var waiting = CircularBuffer<FeedFetch>()
-    private var onConnection: [ObjectIdentifier: FeedFetch] = [:]
     private var sweep: RepeatedTask?
 
     init(loop: any EventLoop, host: String, port: Int, maxConnections: Int, idleLimit: TimeAmount,
@@ -195,19 +196,16 @@ final class LoopConnections: @unchecked Sendable {
     /// Ends `fetch` with `error` wherever it is: waiting, or on a connection (which closes).
     func cancel(_ fetch: FeedFetch, with error: any Error) {
         loop.assertInEventLoop()
-        if let connection = onConnection.first(where: { $0.value === fetch }).flatMap({ all[$0.key] }) {
-            connection.fail(error)
-        }
+        fetch.connection?.fail(error)
         if let index = waiting.firstIndex(where: { $0 === fetch }) { waiting.remove(at: index) }
         fetch.finish(.failure(error))
     }
 
     private func send(_ fetch: FeedFetch, on connection: FeedConnection) {
-        let key = ObjectIdentifier(connection.channel)
         let reused = connection.served > 0
-        onConnection[key] = fetch
-        connection.send(fetch.head, limit: fetch.limit, path: fetch.path) { [self] result in
-            if onConnection[key] === fetch { onConnection[key] = nil }
+        fetch.connection = connection
+        connection.send(fetch.head, limit: fetch.limit, path: fetch.path, deadline: fetch.deadline) { [self] result in
+            fetch.connection = nil
             if case .failure(let error) = result, reused, !fetch.retried, error is FeedConnection.ClosedBeforeAnswer,
                 fetch.deadline > .now()
             {
@@ -310,8 +308,8 @@ final class LoopConnections: @unchecked Sendable {
     /// Times out what is past its deadline, closes connections idle too long, and stops when nothing is left.
     private func sweepOnce() {
         let now = NIODeadline.now()
-        for (key, fetch) in onConnection where fetch.deadline <= now {
-            all[key]?.fail(FeedDeadlineExceeded())
+        for connection in all.values where connection.deadline.map({ $0 <= now }) ?? false {
+            connection.fail(FeedDeadlineExceeded())
         }
         if waiting.contains(where: { $0.deadline <= now }) {
             let late = waiting.filter { $0.deadline <= now }

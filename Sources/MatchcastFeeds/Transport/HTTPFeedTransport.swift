@@ -68,10 +68,17 @@ public struct HTTPFeedTransport: FeedTransport {
         let answer = try await plain.fetch(
             request, limit: maxBodyBytes, timeout: timeout, group: client.eventLoopGroup)
         // A feed that moved is followed as the shared client follows it.
-        if [301, 302, 303, 307, 308].contains(answer.status), answer.headers["location"] != nil {
+        if Self.isRedirect(answer.status), answer.headers["location"] != nil {
             return try await fetchThroughClient(request)
         }
         return answer
+    }
+
+    private static func isRedirect(_ status: Int) -> Bool {
+        switch status {
+        case 301, 302, 303, 307, 308: true
+        default: false
+        }
     }
 
     /// `request` through the shared `HTTPClient`.
@@ -128,53 +135,31 @@ public struct HTTPFeedTransport: FeedTransport {
     }
 }
 
-/// Collects one feed answer for `HTTPFeedTransport`: the status, the headers (names lower-cased, repeats joined with
-/// ", ") and a body of at most `limit` bytes. AsyncHTTPClient calls a delegate on its task's event loop only, one call
-/// at a time, in order: that is what makes the unguarded state safe.
+/// Collects one feed answer for `HTTPFeedTransport` through AsyncHTTPClient (`FeedAnswer`). AsyncHTTPClient calls a
+/// delegate on its task's event loop only, one call at a time, in order: that is what makes the unguarded state safe.
 final class FeedResponseCollector: HTTPClientResponseDelegate, @unchecked Sendable {
     typealias Response = FeedResponse
 
-    private let limit: Int
-    private let path: String
-    private var answer = FeedResponse(status: 0, headers: [:], body: nil)
-    private var body: ByteBuffer?
+    private var answer: FeedAnswer
 
     init(limit: Int, path: String) {
-        self.limit = limit
-        self.path = path
+        answer = FeedAnswer(limit: limit, path: path)
     }
 
     func didReceiveHead(task: HTTPClient.Task<FeedResponse>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-        if let length = head.headers.first(name: "content-length").flatMap(Int.init), length > limit {
-            return task.eventLoop.makeFailedFuture(FeedError.tooLarge(limit: limit, path: path))
-        }
-        var headers: [String: String] = [:]
-        for (name, value) in head.headers {
-            let key = name.lowercased()
-            headers[key] = headers[key].map { $0 + ", " + value } ?? value
-        }
-        answer = FeedResponse(status: Int(head.status.code), headers: headers, body: nil)
-        return task.eventLoop.makeSucceededVoidFuture()
+        task.eventLoop.makeCompletedFuture { try answer.receive(head) }
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<FeedResponse>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        guard (body?.readableBytes ?? 0) + buffer.readableBytes <= limit else {
-            return task.eventLoop.makeFailedFuture(FeedError.tooLarge(limit: limit, path: path))
-        }
-        if body == nil {
-            body = buffer
-        } else {
-            var part = buffer
-            body!.writeBuffer(&part)
-        }
-        return task.eventLoop.makeSucceededVoidFuture()
+        var part = buffer
+        return task.eventLoop.makeCompletedFuture { try answer.receive(&part) }
     }
 
     func didReceiveError(task: HTTPClient.Task<FeedResponse>, _ error: any Error) {}
 
     func didFinishRequest(task: HTTPClient.Task<FeedResponse>) throws -> FeedResponse {
-        if let body, body.readableBytes > 0 { answer.body = Data(body.readableBytesView) }
-        return answer
+        guard let complete = answer.complete else { throw FeedError.transport(FeedConnection.ClosedBeforeAnswer(), path: answer.path) }
+        return complete
     }
 }
 
