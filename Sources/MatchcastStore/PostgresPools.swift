@@ -28,9 +28,7 @@ final class PostgresPools: Sendable {
 
     private struct State {
         var current: Generation
-        /// The current pool lost the server: no call is to use it again.
-        var retired = false
-        /// When it did.
+        /// When the current pool lost the server (no call is to use it again); nil while it has not.
         var retiredAt: ContinuousClock.Instant?
     }
 
@@ -55,12 +53,12 @@ final class PostgresPools: Sendable {
 
     /// The pool in use; nil when it lost the server and no call may use it (`renewed()` then replaces it).
     var usable: PostgresClient? {
-        state.withLock { $0.retired ? nil : $0.current.client }
+        state.withLock { $0.retiredAt == nil ? $0.current.client : nil }
     }
 
     /// When the pool in use lost the server; nil while it has not.
     var retiredAt: ContinuousClock.Instant? {
-        state.withLock { $0.retired ? $0.retiredAt : nil }
+        state.withLock { $0.retiredAt }
     }
 
     /// Returns once `run()` has started the pool in use.
@@ -72,8 +70,7 @@ final class PostgresPools: Sendable {
     /// the pool in use, no call uses it again. A pool already replaced is left as it is.
     func retire(_ client: PostgresClient) {
         let retired = state.withLock { state -> Bool in
-            guard state.current.client === client, !state.retired else { return false }
-            state.retired = true
+            guard state.current.client === client, state.retiredAt == nil else { return false }
             state.retiredAt = .now
             return true
         }
@@ -84,10 +81,10 @@ final class PostgresPools: Sendable {
     /// shut down, failing what still waits on it). Only once the server can be reached again.
     func renewed() async -> PostgresClient {
         let (current, old) = state.withLock { state -> (Generation, Generation?) in
-            guard state.retired else { return (state.current, nil) }
+            guard state.retiredAt != nil else { return (state.current, nil) }
             let old = state.current
             state.current = Generation(configuration, logger: logger)
-            state.retired = false
+            state.retiredAt = nil
             make.yield(state.current)
             return (state.current, old)
         }
