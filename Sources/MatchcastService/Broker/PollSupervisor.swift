@@ -149,14 +149,13 @@ public struct PollSupervisor: Service {
     /// Polls the match until it is final, unwanted here, or the supervisor stops; true when it stopped as unwanted.
     private func pollMatch(_ matchId: String, wanted: WantedMatches) async -> Bool {
         let source = MatchSource(matchId: matchId, transport: feeds, clock: clock, policy: timing, now: now)
-        let counted = matchPolls
         logger.info("polling match", metadata: ["match": "\(matchId)"])
         // Polled on its own until it has answered once: the list passes on only what changes, and this replica may
         // have gained the match after the list last showed it changing.
         var answered = false
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             if answered, let interval = coverage.interval(serving: matchId, from: feeds.member(serving: matchId)) {
-                counted.listed.increment()
+                matchPolls.listed.increment()
                 guard isStillWanted(matchId, wanted: wanted) else {
                     logger.info("stopped polling match", metadata: ["match": "\(matchId)"])
                     return true
@@ -164,34 +163,10 @@ public struct PollSupervisor: Service {
                 guard (try? await clock.sleep(for: interval)) != nil else { return false }
                 continue
             }
-            guard let result = try? await source.poll() else { return false }
-            counted.interval.record(result.delay.seconds)
-            switch result.outcome {
-            case .updated(let snapshot):
-                counted.updated.increment()
-                answered = true
-                health.succeeded(feeds.member(serving: matchId), at: now())
-                do {
-                    try await ingest(snapshot, pollInterval: result.delay)
-                } catch {
-                    logger.error("update failed", metadata: ["match": "\(matchId)", "error": "\(error)"])
-                }
-            case .unchanged:
-                counted.unchanged.increment()
-                answered = true
-                health.succeeded(feeds.member(serving: matchId), at: now())
-                service.lifecycle.feedAnswered(matchId: matchId)
-            case .stale:
-                counted.stale.increment()
-            case .failed(let error):
-                counted.failed.increment()
-                metrics.feedError(reason: error.reason)
-                let member = feeds.member(serving: matchId)
-                health.failed(member, at: now())
-                logger.warning("poll failed", metadata: [
-                    "match": "\(matchId)", "feed": "\(member.map { feeds.members[$0].name } ?? "?")",
-                    "error": "\(error)", "retry_in": "\(result.delay)",
-                ])
+            switch await pollOnce(matchId, source) {
+            case nil: return false
+            case true?: answered = true
+            case false?: break
             }
             guard await source.shouldPoll() else { break }
             guard isStillWanted(matchId, wanted: wanted) else {
@@ -205,10 +180,56 @@ public struct PollSupervisor: Service {
         return false
     }
 
+    /// One poll of the match and what its answer asks for, in a child task on the same event loop (a task group's
+    /// child takes its parent's executor preference): nil when the poll was cancelled, else whether the feed answered.
+    /// The frames of the request, its answer and their handling come from the child's allocator, which goes with it;
+    /// the match's own task, which lives as long as the match is polled, keeps only the small frame of its loop (a
+    /// task's allocator keeps the most it ever held until the task ends).
+    private func pollOnce(_ matchId: String, _ source: MatchSource) async -> Bool? {
+        await withTaskGroup(of: Bool?.self) { group in
+            group.addTask { await handlePoll(matchId, source) }
+            return await group.next() ?? nil
+        }
+    }
+
+    /// Polls the match once and acts on the answer: nil when the poll was cancelled, else whether the feed answered.
+    private func handlePoll(_ matchId: String, _ source: MatchSource) async -> Bool? {
+        guard let result = try? await source.poll() else { return nil }
+        let counted = matchPolls
+        counted.interval.record(result.delay.seconds)
+        switch result.outcome {
+        case .updated(let snapshot):
+            counted.updated.increment()
+            health.succeeded(feeds.member(serving: matchId), at: now())
+            do {
+                try await ingest(snapshot, pollInterval: result.delay)
+            } catch {
+                logger.error("update failed", metadata: ["match": "\(matchId)", "error": "\(error)"])
+            }
+            return true
+        case .unchanged:
+            counted.unchanged.increment()
+            health.succeeded(feeds.member(serving: matchId), at: now())
+            service.lifecycle.feedAnswered(matchId: matchId)
+            return true
+        case .stale:
+            counted.stale.increment()
+            return false
+        case .failed(let error):
+            counted.failed.increment()
+            metrics.feedError(reason: error.reason)
+            let member = feeds.member(serving: matchId)
+            health.failed(member, at: now())
+            logger.warning("poll failed", metadata: [
+                "match": "\(matchId)", "feed": "\(member.map { feeds.members[$0].name } ?? "?")",
+                "error": "\(error)", "retry_in": "\(result.delay)",
+            ])
+            return false
+        }
+    }
+
     /// A polled change, ingested in a child task on the global executor: a change may fan out to many activities,
-    /// which must not run on the event loop; and the async frames of an ingest and its fan-out (tens of kilobytes)
-    /// are taken from the running task's allocator, which keeps the most it ever held until its task ends. In this
-    /// match's poll task, which lives as long as the match is polled, that would be kept for every polled match.
+    /// which must not run on the event loop.
     private func ingest(_ snapshot: MatchSnapshot, pollInterval: Duration) async throws {
         let lifecycle = service.lifecycle
         try await withThrowingDiscardingTaskGroup { group in
