@@ -107,9 +107,10 @@ final class FeedConnection: ChannelInboundHandler, @unchecked Sendable {
         }
         served += 1
         idleSince = .now()
-        // The answer first: the connection may carry the next request as soon as it is handed on.
+        // The answer first: the connection may carry the next request as soon as it is handed on (the pool takes
+        // back only a connection still open).
         current.completion(.success(answer))
-        if current.keepAlive, context.channel.isActive {
+        if current.keepAlive {
             reusable(self)
         } else {
             context.close(promise: nil)
@@ -129,13 +130,5 @@ final class FeedConnection: ChannelInboundHandler, @unchecked Sendable {
             exchange.completion(.failure(exchange.answer.response == nil ? ClosedBeforeAnswer() : ClosedMidAnswer()))
         }
         context.fireChannelInactive()
-    }
-}
-
-extension Optional {
-    /// The value, leaving nil in its place.
-    fileprivate mutating func take() -> Wrapped? {
-        defer { self = nil }
-        return self
     }
 }

@@ -10,8 +10,9 @@ import Synchronization
 ///
 /// Each loop opens at most `maxConnectionsPerLoop` connections to the host (32: 64 on two loops, what serve's
 /// `HTTPClient` allows a host); a request that finds them all busy waits for one in order. A request's deadline
-/// covers the whole exchange (waiting for a connection, connecting, the answer to its last byte); a loop's deadlines are kept by one repeating check of its busy connections and waiting requests
-/// (`sweepInterval`, so a request times out up to that late), which also closes connections idle for `idleLimit`.
+/// covers the whole exchange (waiting for a connection, connecting, the answer to its last byte); a loop's deadlines
+/// are kept by one repeating check of its busy connections and waiting requests (`sweepInterval`, so a request times
+/// out up to that late), which also closes connections idle for `idleLimit`.
 /// A request whose reused connection turns out to have been closed by the server before any answer (an idle
 /// connection the server dropped) goes once more on a connection of its own: a feed request is a GET. Connections
 /// outlive the pool until they have been idle for `idleLimit` (a transport is made once per feed and kept).

@@ -158,7 +158,9 @@ final class FeedResponseCollector: HTTPClientResponseDelegate, @unchecked Sendab
     func didReceiveError(task: HTTPClient.Task<FeedResponse>, _ error: any Error) {}
 
     func didFinishRequest(task: HTTPClient.Task<FeedResponse>) throws -> FeedResponse {
-        guard let complete = answer.complete else { throw FeedError.transport(FeedConnection.ClosedBeforeAnswer(), path: answer.path) }
+        guard let complete = answer.complete else {
+            throw FeedError.transport(FeedConnection.ClosedBeforeAnswer(), path: answer.path)
+        }
         return complete
     }
 }

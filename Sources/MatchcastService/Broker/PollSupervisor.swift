@@ -195,11 +195,10 @@ public struct PollSupervisor: Service {
     /// Polls the match once and acts on the answer: nil when the poll was cancelled, else whether the feed answered.
     private func handlePoll(_ matchId: String, _ source: MatchSource) async -> Bool? {
         guard let result = try? await source.poll() else { return nil }
-        let counted = matchPolls
-        counted.interval.record(result.delay.seconds)
+        matchPolls.interval.record(result.delay.seconds)
         switch result.outcome {
         case .updated(let snapshot):
-            counted.updated.increment()
+            matchPolls.updated.increment()
             health.succeeded(feeds.member(serving: matchId), at: now())
             do {
                 try await ingest(snapshot, pollInterval: result.delay)
@@ -208,15 +207,15 @@ public struct PollSupervisor: Service {
             }
             return true
         case .unchanged:
-            counted.unchanged.increment()
+            matchPolls.unchanged.increment()
             health.succeeded(feeds.member(serving: matchId), at: now())
             service.lifecycle.feedAnswered(matchId: matchId)
             return true
         case .stale:
-            counted.stale.increment()
+            matchPolls.stale.increment()
             return false
         case .failed(let error):
-            counted.failed.increment()
+            matchPolls.failed.increment()
             metrics.feedError(reason: error.reason)
             let member = feeds.member(serving: matchId)
             health.failed(member, at: now())
