@@ -41,6 +41,7 @@ let package = Package(
                 "MatchcastCore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -94,7 +95,7 @@ let package = Package(
         .target(
             name: "MatchcastHTTP",
             dependencies: [
-                "MatchcastService",
+                "MatchcastFeeds", "MatchcastService",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]

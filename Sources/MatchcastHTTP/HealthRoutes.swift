@@ -1,4 +1,5 @@
 import Hummingbird
+import MatchcastFeeds
 import MatchcastService
 
 /// Liveness, readiness and metrics: unauthenticated, for the orchestrator and the scraper.
@@ -14,6 +15,8 @@ extension APIRoutes {
         var sinks: Bool
         /// Each feed by name, when there is more than one (with one, `feed` says it all).
         var feeds: [String: Bool]?
+        /// Each provider of a failover group, when one is configured.
+        var providers: [ProviderStatus]?
         var ready: Bool
     }
 
@@ -28,7 +31,8 @@ extension APIRoutes {
         let readiness = await service.readiness()
         let body = ReadinessBody(
             store: readiness.store, feed: readiness.feed, sinks: readiness.sinks,
-            feeds: readiness.feeds.count > 1 ? readiness.feeds : nil, ready: readiness.ready)
+            feeds: readiness.feeds.count > 1 ? readiness.feeds : nil,
+            providers: readiness.providers.isEmpty ? nil : readiness.providers, ready: readiness.ready)
         return try json(body, status: readiness.ready ? .ok : .serviceUnavailable, request, context)
     }
 

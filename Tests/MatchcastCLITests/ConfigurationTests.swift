@@ -190,4 +190,50 @@ struct ConfigurationTests {
             return error.key == key && !error.description.contains("\n") && error.description.contains(key)
         }
     }
+
+    @Test("a provider group: the YAML feeds list as mappings or one-line entries, failover settings, clear errors")
+    func providerGroup() throws {
+        let file = """
+            feeds:
+              - {feed: nhl, tier: official}
+              - {feed: "espn:hockey/nhl", tier: unofficial, budget: 10/min, competitions: [NHL, Stanley Cup]}
+              - "http://127.0.0.1:8090;tier=scraped"
+            failover:
+              coolDownSeconds: 30
+              staleAfterSeconds: 0
+              timeZone: America/New_York
+              aliases: ["la kings=los angeles kings"]
+            """
+        let config = try ConfigurationLoader.load(fileText: file, environment: [:], flags: [:])
+        let entries = try ProviderEntry.list(parsing: config.providers)
+        #expect(entries.map(\.spec.publicName) == ["nhl", "espn:hockey/nhl", "http://127.0.0.1:8090"])
+        #expect(entries.map(\.tier) == [.official, .unofficial, .scraped])
+        #expect(entries[1].budget == "10/min" && entries[1].competitions == ["NHL", "Stanley Cup"])
+        // Feeds alone: the default fake feed is not polled beside them.
+        #expect(config.feed.isEmpty)
+        let settings = config.failover.settings
+        #expect(settings.coolDown == .seconds(30) && settings.staleAfter == nil)
+        #expect(settings.identity.timeZone.identifier == "America/New_York")
+        #expect(settings.identity.slug("LA Kings") == "los-angeles-kings")
+
+        let both = try ConfigurationLoader.load(fileText: file + "\nfeed: fake\n", environment: [:], flags: [:])
+        #expect(both.feed == "fake")
+        let flags = try ServeCommand.parse(["--provider", "nhl;tier=official", "--provider", "mlb"]).loadConfiguration(environment: [:])
+        #expect(try ProviderEntry.list(parsing: flags.providers).map(\.tier) == [.official, .unofficial])
+
+        for (bad, message) in [
+            ("feeds: [{tier: official}]", "needs 'feed'"),
+            ("feeds: [\"nhl;tier=gold\"]", "tier 'gold'"),
+            ("feeds: [nhl, nhl]", "given twice"),
+            ("failover:\n  timeZone: Mars/Olympus", "not a time zone"),
+            ("failover:\n  aliases: [kings]", "alias=name"),
+            ("feed: \"\"", "no feed given"),
+        ] {
+            #expect {
+                try ConfigurationLoader.load(fileText: bad, environment: [:], flags: [:])
+            } throws: { error in
+                "\(error)".contains(message)
+            }
+        }
+    }
 }

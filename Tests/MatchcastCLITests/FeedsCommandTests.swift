@@ -46,4 +46,31 @@ struct FeedsCommandTests {
         #expect(lines.count == 2 && lines[0].hasPrefix("fake  ok") && lines[1].hasPrefix("http://127.0.0.1:\(port)  failed"), "\(down.stdout)")
         #expect(!down.stdout.contains("secret"), "a feed's credentials never printed")
     }
+
+    @Test("with a provider group: status names each provider with its tier and budget; search lists canonical ids")
+    func providers() async throws {
+        let binary = try #require(MatchcastProcess.binary, "the matchcast executable is not built beside the tests")
+        let kickoff = Date(timeIntervalSince1970: 1_776_780_000)  // 2026-04-21T14:00Z
+        let provider = try await FakeProvider.start(
+            games: [.init(id: "p-1", home: "Arsenal FC", away: "Chelsea FC", startsAt: kickoff)], intervalMs: 5_000)
+        let port = try MatchcastProcess.freePort()
+        let dead = "http://127.0.0.1:\(port)"
+        let status = try await MatchcastProcess.run(binary, [
+            "feeds", "status", "--provider", "\(provider.baseURL);tier=official", "--provider", "\(dead);budget=10/min",
+            "--timeout", "1",
+        ])
+        let lines = status.stdout.split(separator: "\n").map(String.init)
+        #expect(status.status == 1)
+        #expect(lines.count == 2 && lines[0].hasPrefix("\(provider.baseURL) [official]  ok")
+            && lines[1].hasPrefix("\(dead) [unofficial, budget 10/min]  failed"), "\(status.stdout)\(status.stderr)")
+
+        let search = try await MatchcastProcess.run(binary, [
+            "feeds", "search", "arsenal", "--provider", provider.baseURL, "--date", Self.fakeDay,
+        ])
+        #expect(search.status == 0, "\(search.stderr)")
+        #expect(search.stdout.hasPrefix("game:football:2026-04-21:arsenal-v-chelsea  football  live"), "\(search.stdout)")
+        let bad = try await MatchcastProcess.run(binary, ["feeds", "status", "--provider", "nhl;tier=gold"])
+        #expect(bad.status == 64 && bad.stderr.contains("tier 'gold'"), "\(bad.stderr)")
+        await provider.stop()
+    }
 }

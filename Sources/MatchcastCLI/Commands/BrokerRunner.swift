@@ -38,20 +38,24 @@ struct BrokerRunner {
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
 
         let feedSpecs: [FeedSpec]
+        let providers: [ProviderEntry]
         let store: any MatchcastStore
         do {
-            feedSpecs = try FeedSpec.list(parsing: config.feed)
+            feedSpecs = config.feed.trimmingCharacters(in: .whitespaces).isEmpty ? [] : try FeedSpec.list(parsing: config.feed)
+            providers = try ProviderEntry.list(parsing: config.providers)
             store = try await StoreURL(config.store).makeStore()
         } catch {
             StandardStreams.err("matchcast serve: invalid configuration: \(error)")
             throw ExitCode(2)
         }
-        let needsClient = feedSpecs.contains(where: \.needsHTTPClient) || SinkFactory.needsHTTPClient(config.sinks)
+        let needsClient = feedSpecs.contains(where: \.needsHTTPClient) || providers.contains(where: \.spec.needsHTTPClient)
+            || SinkFactory.needsHTTPClient(config.sinks)
         let client = needsClient ? HTTPClient(eventLoopGroupProvider: .singleton, configuration: Self.clientConfiguration) : nil
         do {
             // A PostgreSQL store's pool runs around the broker: before `restore()`, until every service stopped.
             try await withStoreRunning(store) {
-                try await serve(feedSpecs: feedSpecs, store: store, client: client, registry: registry, logger: logger)
+                try await serve(
+                    feedSpecs: feedSpecs, providers: providers, store: store, client: client, registry: registry, logger: logger)
             }
         } catch {
             try? await client?.shutdown()
@@ -75,12 +79,14 @@ struct BrokerRunner {
     }
 
     private func serve(
-        feedSpecs: [FeedSpec], store: any MatchcastStore, client: HTTPClient?, registry: PrometheusCollectorRegistry,
+        feedSpecs: [FeedSpec], providers: [ProviderEntry], store: any MatchcastStore, client: HTTPClient?,
+        registry: PrometheusCollectorRegistry,
         logger: Logger
     ) async throws {
         let config = configuration
         let clock = EventLoopClock()  // real time; a poll on an event loop sleeps on that loop
-        let feeds = try FeedRouter(specs: feedSpecs, client: client, clock: clock)
+        let feeds = try FeedRouter(
+            specs: feedSpecs, providers: providers, failover: config.failover.settings, client: client, clock: clock, logger: logger)
         // APNs answers that a token is dead reach the broker built below through this relay.
         let deadTokens = DeadTokenRelay()
         let sinks: [any DeliverySink]
@@ -127,7 +133,7 @@ struct BrokerRunner {
             registry: registry, services: broker.services + (channels.map { [$0] } ?? []),
             logger: logger)
         logger.info("matchcast serve", metadata: [
-            "listen": "\(config.host):\(config.port)", "store": "\((try? StoreURL(config.store))?.description ?? "?")", "feeds": "\(feedSpecs.map(\.publicName).joined(separator: ", "))",
+            "listen": "\(config.host):\(config.port)", "store": "\((try? StoreURL(config.store))?.description ?? "?")", "feeds": "\((feedSpecs.map(\.publicName) + providers.map { "\($0.spec.publicName) [\($0.tier.rawValue)]" }).joined(separator: ", "))",
             "sinks": "\(config.sinks.map { $0.hasPrefix("webhook:") ? "webhook" : $0 })",
         ])
         // A shutdown that cannot finish (the database gone: every store call waits for it) is cut short after

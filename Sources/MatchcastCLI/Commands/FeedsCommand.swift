@@ -12,49 +12,61 @@ struct FeedsCommand: AsyncParsableCommand {
         subcommands: [Search.self, Status.self]
     )
 
-    /// Which feeds: `--feed` (more than once for several), else the `feed` key of `--config` or `MATCHCAST_FEED`, as
-    /// serve reads it.
+    /// Which feeds: `--feed` and `--provider` (each more than once for several), else the `feed`, `feeds` and
+    /// `failover` keys of `--config` or the environment, as serve reads them.
     struct FeedOptions: ParsableArguments {
         @Option(help: "A feed as serve takes it (a native v1 base URL, fake, mlb, nhl, espn:{sport}/{league}, ...); more than once for several. Default: the feed of --config or MATCHCAST_FEED, else the fake feed.")
         var feed: [String] = []
 
-        @Option(help: "A YAML configuration file whose feed key names the feeds.")
+        @Option(help: "A provider of the failover group as serve takes it (nhl;tier=official, espn:hockey/nhl;budget=10/min); more than once for several. Its games are listed under canonical ids (game:…).")
+        var provider: [String] = []
+
+        @Option(help: "A YAML configuration file whose feed, feeds and failover keys name the feeds.")
         var config: String?
 
         @Option(help: "Seconds to wait for each answer.")
         var timeout: Double = 10
 
-        func specs(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> [FeedSpec] {
+        /// The feeds and providers to ask, as serve would poll them.
+        func configuration(environment: [String: String] = ProcessInfo.processInfo.environment) throws
+            -> (specs: [FeedSpec], providers: [ProviderEntry], failover: FailoverSettings)
+        {
             guard timeout > 0, timeout <= 300 else { throw ValidationError("--timeout must be in (0, 300] seconds") }
-            var text = feed.joined(separator: ",")
-            if feed.isEmpty {
-                do {
-                    text = try ConfigurationLoader.load(
-                        fileText: try ConfigurationLoader.fileText(config), environment: environment, flags: [:],
-                        only: { $0 == "feed" }).feed
-                } catch {
-                    throw ValidationError(SinkOptions.message(error))
-                }
+            var flags: [String: String] = [:]
+            flags["feed"] = feed.isEmpty ? nil : feed.joined(separator: ",")
+            flags["feeds"] = provider.isEmpty ? nil : provider.joined(separator: ",")
+            // Feeds given as flags replace the configured ones; without any, the configured ones are asked.
+            if !feed.isEmpty, provider.isEmpty { flags["feeds"] = "" }
+            if feed.isEmpty, !provider.isEmpty { flags["feed"] = "" }
+            let loaded: BrokerConfiguration
+            do {
+                loaded = try ConfigurationLoader.load(
+                    fileText: try ConfigurationLoader.fileText(config), environment: environment, flags: flags,
+                    only: { $0 == "feed" || $0 == "feeds" || $0.hasPrefix("failover.") })
+            } catch {
+                throw ValidationError(SinkOptions.message(error))
             }
             do {
-                return try FeedSpec.list(parsing: text)
+                let specs = loaded.feed.trimmingCharacters(in: .whitespaces).isEmpty ? [] : try FeedSpec.list(parsing: loaded.feed)
+                return (specs, try ProviderEntry.list(parsing: loaded.providers), loaded.failover.settings)
             } catch {
                 throw ValidationError(error.description)
             }
         }
 
-        /// Runs `body` with the feeds behind one router, and the HTTP client they need shut down afterwards.
+        /// Runs `body` with the feeds (and the provider group) behind one router, and the HTTP client they need shut
+        /// down afterwards.
         func withFeeds<T>(_ body: (FeedRouter) async throws -> T) async throws -> T {
-            let specs = try specs()
-            let client = specs.contains(where: \.needsHTTPClient) ? HTTPClient(eventLoopGroupProvider: .singleton) : nil
+            let (specs, providers, failover) = try configuration()
+            let needsClient = specs.contains(where: \.needsHTTPClient) || providers.contains(where: \.spec.needsHTTPClient)
+            let client = needsClient ? HTTPClient(eventLoopGroupProvider: .singleton) : nil
             do {
-                let members = try specs.map { spec throws(FeedError) in
-                    FeedRouter.Member(
-                        name: spec.publicName, idPrefix: spec.idPrefix,
-                        transport: try spec.makeTransport(
-                            client: client, clock: ContinuousClock(), timeout: .milliseconds(Int64(timeout * 1000))))
-                }
-                let result = try await body(FeedRouter(members: members))
+                var settings = failover
+                settings.attemptTimeout = .milliseconds(Int64(timeout * 1000))
+                let router = try FeedRouter(
+                    specs: specs, providers: providers, failover: settings, client: client, clock: ContinuousClock(),
+                    timeout: .milliseconds(Int64(timeout * 1000)))
+                let result = try await body(router)
                 try await client?.shutdown()
                 return result
             } catch {
@@ -173,8 +185,17 @@ struct FeedsCommand: AsyncParsableCommand {
 
         func run() async throws {
             let lines = try await feeds.withFeeds { router in
-                await withTaskGroup(of: (Int, String, Bool).self) { group in
-                    for (index, member) in router.members.enumerated() {
+                // A provider group is asked provider by provider: which of them answers is what matters.
+                let members = router.members.flatMap { member -> [FeedRouter.Member] in
+                    guard let group = member.transport as? ProviderGroup else { return [member] }
+                    return group.providers.map { provider in
+                        let budget = provider.budget.map { ", budget \($0.description)" } ?? ""
+                        return FeedRouter.Member(
+                            name: "\(provider.name) [\(provider.tier.rawValue)\(budget)]", idPrefix: nil, transport: provider.transport)
+                    }
+                }
+                return await withTaskGroup(of: (Int, String, Bool).self) { group in
+                    for (index, member) in members.enumerated() {
                         group.addTask {
                             let (line, ok) = await Self.ask(member)
                             return (index, line, ok)

@@ -41,6 +41,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "sqlite:PATH, sqlite::memory: or memory.") var store: String?
     @Option(help: "A native v1 base URL, fake[?speed=N&seed=S], mlb, mlb:BASE, nhl, nhl@BASE or espn:{sport}/{league}[@BASE]; given more than once, every one is polled.")
     var feed: [String] = []
+    @Option(help: "A provider of the failover group: a feed as --feed takes it, then ;tier=official|unofficial|scraped, ;budget=N/min, ;competitions=A|B; more than once for several. Its games are served under canonical ids (game:…).")
+    var provider: [String] = []
     @OptionGroup(title: "Sinks (the same for follow, replay and serve)") var sinkOptions: SinkOptions
     @Option(help: "Bearer key for admin calls.") var adminKey: String?
     @Option(help: "The app's bundle id.") var bundleId: String?
@@ -70,6 +72,7 @@ struct ServeCommand: AsyncParsableCommand {
         flags["http.port"] = port.map(String.init)
         flags["store"] = store
         flags["feed"] = feed.isEmpty ? nil : feed.joined(separator: ",")
+        flags["feeds"] = provider.isEmpty ? nil : provider.joined(separator: ",")
         flags.merge(sinkOptions.flags) { $1 }
         flags["adminKey"] = adminKey
         flags["bundleId"] = bundleId

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import MatchcastCore
 import MatchcastDelivery
+import MatchcastFeeds
 
 /// Everything `matchcast serve` can be told, with the embedded defaults (`Config/matchcast.yaml`
 /// states the same values; a test keeps them equal).
@@ -12,7 +13,11 @@ public struct BrokerConfiguration: Sendable, Hashable {
     public var adminKey = ""
     public var store = "sqlite:matchcast.sqlite"
     /// The feed, or several separated by commas (a YAML list, `--feed` given more than once): `FeedSpec.list`.
+    /// Empty when only a provider group is configured (`feeds` given, `feed` not).
     public var feed = "fake?speed=60"
+    /// The providers of the failover group (the YAML `feeds:` list, `--provider`): `ProviderEntry.list`; empty: no group.
+    public var providers = ""
+    public var failover = Failover()
     public var sinks = ["stdout"]
     public var webhookSecret = ""
     /// The URL of the bare `webhook` sink (`webhook:URL` names its own).
@@ -74,6 +79,35 @@ public struct BrokerConfiguration: Sendable, Hashable {
         public var channelsEndpoint = ""
 
         public init() {}
+    }
+
+    /// The `failover` section: how the provider group judges and replaces its providers (`FailoverSettings`).
+    public struct Failover: Sendable, Hashable {
+        public var failuresBeforeDisable = 3
+        public var coolDownSeconds = 60.0
+        /// 0: a live match's provider is never checked against the next for showing no change.
+        public var staleAfterSeconds = 120.0
+        public var attemptTimeoutSeconds = 3.0
+        /// The zone of the day in canonical ids (an IANA name).
+        public var timeZone = "UTC"
+        /// `alias=name` pairs, comma-separated (a YAML list).
+        public var aliases = ""
+
+        public init() {}
+
+        /// The group's settings; `timeZone` and `aliases` were checked when they were read.
+        public var settings: FailoverSettings {
+            var pairs: [String: String] = [:]
+            for pair in aliases.split(separator: ",") {
+                let sides = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                if sides.count == 2 { pairs[sides[0]] = sides[1] }
+            }
+            return FailoverSettings(
+                failuresBeforeDisable: failuresBeforeDisable, coolDown: .milliseconds(Int64(coolDownSeconds * 1000)),
+                staleAfter: staleAfterSeconds > 0 ? .milliseconds(Int64(staleAfterSeconds * 1000)) : nil,
+                attemptTimeout: .milliseconds(Int64(attemptTimeoutSeconds * 1000)),
+                identity: GameIdentity(timeZone: TimeZone(identifier: timeZone) ?? TimeZone(identifier: "UTC")!, aliases: pairs))
+        }
     }
 
     /// The bundle id every delivery's topic is built from: `apns.topic` when set, else `bundleId`.

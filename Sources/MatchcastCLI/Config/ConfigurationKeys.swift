@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MatchcastDelivery
+import MatchcastFeeds
 
 /// Every configuration key: its path in the YAML file, and how a text value is applied.
 /// The environment variable and the file share these paths, so there is one list to keep.
@@ -29,7 +30,35 @@ struct ConfigurationKey: Sendable {
         int("http.maxBodyBytes", \.maxBodyBytes, 1024...(1 << 24)),
         text("adminKey", \.adminKey, allowEmpty: true),
         text("store", \.store),
-        text("feed", \.feed),
+        text("feed", \.feed, allowEmpty: true),
+        ConfigurationKey(path: "feeds") { config, value throws(ConfigurationError) in
+            do {
+                _ = try ProviderEntry.list(parsing: value)
+            } catch {
+                throw ConfigurationError(key: "feeds", reason: "\(error)")
+            }
+            config.providers = value
+        },
+        int("failover.failuresBeforeDisable", \.failover.failuresBeforeDisable, 1...100),
+        seconds("failover.coolDownSeconds", \.failover.coolDownSeconds, 1...86400),
+        seconds("failover.staleAfterSeconds", \.failover.staleAfterSeconds, 0...86400),
+        seconds("failover.attemptTimeoutSeconds", \.failover.attemptTimeoutSeconds, 0.1...60),
+        ConfigurationKey(path: "failover.timeZone") { config, value throws(ConfigurationError) in
+            let name = value.trimmingCharacters(in: .whitespaces)
+            guard TimeZone(identifier: name) != nil else {
+                throw ConfigurationError(key: "failover.timeZone", reason: "'\(value.prefix(60))' is not a time zone name (UTC, America/New_York)")
+            }
+            config.failover.timeZone = name
+        },
+        ConfigurationKey(path: "failover.aliases") { config, value throws(ConfigurationError) in
+            for pair in value.split(separator: ",") where !pair.trimmingCharacters(in: .whitespaces).isEmpty {
+                let sides = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                guard sides.count == 2, !sides[0].isEmpty, !sides[1].isEmpty else {
+                    throw ConfigurationError(key: "failover.aliases", reason: "'\(pair.prefix(80))' is not alias=name (man utd=manchester united)")
+                }
+            }
+            config.failover.aliases = value
+        },
         ConfigurationKey(path: "sinks") { config, value throws(ConfigurationError) in
             let sinks = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
             guard !sinks.isEmpty else { throw ConfigurationError(key: "sinks", reason: "needs at least one sink") }

@@ -31,6 +31,8 @@ public enum ConfigurationLoader {
             }
             try key.apply(&config, values[path]!)
         }
+        // A provider group alone: the default feed is not polled beside it unless asked for.
+        if values["feed"] == nil, !config.providers.isEmpty { config.feed = "" }
         try validate(config)
         return config
     }
@@ -70,7 +72,10 @@ public enum ConfigurationLoader {
             case let nested as [String: Any]:
                 try flatten(nested, prefix: path, into: &out)
             case let list as [Any]:
-                out[path] = list.map { "\($0)" }.joined(separator: ",")
+                out[path] = try list.map { item throws(ConfigurationError) in
+                    guard let entry = item as? [String: Any] else { return "\(item)" }
+                    return try providerEntry(entry, path: path)
+                }.joined(separator: ",")
             case is NSNull:
                 out[path] = ""
             default:
@@ -79,7 +84,24 @@ public enum ConfigurationLoader {
         }
     }
 
+    /// A provider of the `feeds:` list written as a mapping (`{feed: nhl, tier: official, budget: 10/min}`), as the
+    /// one-line form `ProviderEntry` reads: `nhl;budget=10/min;tier=official`, a list value joined by `|`.
+    private static func providerEntry(_ entry: [String: Any], path: String) throws(ConfigurationError) -> String {
+        guard let feed = entry["feed"] else {
+            throw ConfigurationError(key: path, reason: "each entry written as a mapping needs 'feed' (feed: nhl, tier: official)")
+        }
+        var text = "\(feed)"
+        for (key, value) in entry.sorted(by: { $0.key < $1.key }) where key != "feed" {
+            let rendered = (value as? [Any]).map { $0.map { "\($0)" }.joined(separator: "|") } ?? "\(value)"
+            text += ";\(key)=\(rendered)"
+        }
+        return text
+    }
+
     private static func validate(_ config: BrokerConfiguration) throws(ConfigurationError) {
+        if config.feed.trimmingCharacters(in: .whitespaces).isEmpty && config.providers.isEmpty {
+            throw ConfigurationError(key: "feed", reason: "no feed given: set feed, or the feeds of a provider group")
+        }
         guard config.minPollMs <= config.maxPollMs else {
             throw ConfigurationError(key: "polling.minPollMs", reason: "must not exceed polling.maxPollMs")
         }

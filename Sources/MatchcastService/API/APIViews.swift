@@ -1,5 +1,6 @@
 import Foundation
 import MatchcastCore
+import MatchcastFeeds
 import MatchcastStore
 
 /// `POST /v1/devices`: the new device and its secret, shown once.
@@ -50,6 +51,9 @@ public struct Readiness: Sendable, Hashable, Codable {
     /// stop the API from serving devices (the outbox keeps what it cannot send), and taking every replica out of
     /// rotation would not bring APNs back.
     public var sinks: Bool = true
+    /// Each provider of a failover group, best first: shown, not part of `ready` (the group's own feed entry is false
+    /// only when no provider answers).
+    public var providers: [ProviderStatus] = []
     /// Every feed answered lately.
     public var feed: Bool { feeds.values.allSatisfy { $0 } }
     public var ready: Bool { store && feed }

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Logging
 import MatchcastCore
+import MatchcastFeeds
 import MatchcastStore
 
 /// The one entry point for the HTTP API and the pollers: devices, tokens, follows, activities,
@@ -16,6 +17,7 @@ public final class LiveActivityService: Sendable {
     public let store: any MatchcastStore
     public let lifecycle: LifecycleManager
     private let feeds: @Sendable () -> [String: Bool]
+    private let providers: @Sendable () -> [ProviderStatus]
     private let sinksHealthy: @Sendable () -> Bool
     private let now: @Sendable () -> Date
     private let logger: Logger
@@ -33,6 +35,7 @@ public final class LiveActivityService: Sendable {
     public init(
         store: any MatchcastStore, lifecycle: LifecycleManager,
         feeds: @escaping @Sendable () -> [String: Bool] = { [:] },
+        providers: @escaping @Sendable () -> [ProviderStatus] = { [] },
         sinksHealthy: @escaping @Sendable () -> Bool = { true },
         now: @escaping @Sendable () -> Date = { Date() },
         metrics: BrokerMetrics = BrokerMetrics(),
@@ -54,6 +57,7 @@ public final class LiveActivityService: Sendable {
         followManager = FollowManager(access: access, router: router, now: now)
         self.lifecycle = lifecycle
         self.feeds = feeds
+        self.providers = providers
         self.sinksHealthy = sinksHealthy
         self.now = now
         self.logger = logger
@@ -199,7 +203,7 @@ public final class LiveActivityService: Sendable {
     /// Liveness of the store and the feeds, for `/readyz`.
     public func readiness() async -> Readiness {
         let storeOK = (try? await store.ping()) != nil
-        return Readiness(store: storeOK, feeds: feeds(), sinks: sinksHealthy())
+        return Readiness(store: storeOK, feeds: feeds(), sinks: sinksHealthy(), providers: providers())
     }
 
     private func view(_ record: MatchRecord) async -> MatchView {

@@ -41,6 +41,7 @@ public struct Broker: Sendable {
         let health = FeedHealth(names: feeds.members.map(\.name), metrics: metrics)
         let service = LiveActivityService(
             store: store, lifecycle: lifecycle, feeds: { health.reachability },
+            providers: { [groups = feeds.providerGroups] in groups.flatMap(\.status) },
             sinksHealthy: { sinks.allSatisfy(\.isHealthy) }, now: now, metrics: metrics, clock: clock,
             logger: logger)
         self.service = service
