@@ -47,6 +47,9 @@ struct FollowCommand: AsyncParsableCommand {
     @Option(help: "The feed: a base URL, fake[?speed=N&seed=S], mlb, mlb:BASE, nhl, nhl@BASE or espn:{sport}/{league}[@BASE] (default fake); given more than once, the match is polled from the one that serves it.")
     var feed: [String] = []
 
+    @Option(help: "A provider of a failover group, as serve takes it (nhl;tier=official, espn:hockey/nhl;budget=10/min); more than once for several. Follow the game by its canonical id (game:…, from matchcast feeds search).")
+    var provider: [String] = []
+
     @Flag(help: "One readable line per change instead of NDJSON (the same as --sink pretty).")
     var pretty = false
 
@@ -129,8 +132,10 @@ struct FollowCommand: AsyncParsableCommand {
 
     func run() async throws {
         let specs: [FeedSpec]
+        let providers: [ProviderEntry]
         do {
-            specs = try FeedSpec.list(parsing: feed.isEmpty ? "fake" : feed.joined(separator: ","))
+            providers = try ProviderEntry.list(parsing: provider.joined(separator: ","))
+            specs = feed.isEmpty && !providers.isEmpty ? [] : try FeedSpec.list(parsing: feed.isEmpty ? "fake" : feed.joined(separator: ","))
         } catch {
             throw ValidationError(error.description)
         }
@@ -138,10 +143,11 @@ struct FollowCommand: AsyncParsableCommand {
             try sinkConfiguration()
         }
         let phone = try phoneTarget(configuration)
-        let needsClient = specs.contains(where: \.needsHTTPClient) || SinkFactory.needsHTTPClient(configuration.sinks)
+        let needsClient = specs.contains(where: \.needsHTTPClient) || providers.contains(where: \.spec.needsHTTPClient)
+            || SinkFactory.needsHTTPClient(configuration.sinks)
         let client = needsClient ? HTTPClient(eventLoopGroupProvider: .singleton) : nil
         do {
-            try await follow(specs: specs, client: client, configuration: configuration, phone: phone)
+            try await follow(specs: specs, providers: providers, client: client, configuration: configuration, phone: phone)
         } catch {
             try? await client?.shutdown()
             throw error
@@ -150,16 +156,17 @@ struct FollowCommand: AsyncParsableCommand {
     }
 
     private func follow(
-        specs: [FeedSpec], client: HTTPClient?, configuration: BrokerConfiguration, phone: (pushToStart: String?, update: String?)?
+        specs: [FeedSpec], providers: [ProviderEntry], client: HTTPClient?, configuration: BrokerConfiguration,
+        phone: (pushToStart: String?, update: String?)?
     ) async throws {
         let clock = ContinuousClock()
         let transport: FeedRouter
         do {
-            transport = try FeedRouter(specs: specs, client: client, clock: clock)
+            transport = try FeedRouter(specs: specs, providers: providers, failover: FailoverSettings(), client: client, clock: clock)
         } catch {
             throw ValidationError(error.description)
         }
-        let isFake = specs.allSatisfy { if case .fake = $0 { true } else { false } }
+        let isFake = providers.isEmpty && specs.allSatisfy { if case .fake = $0 { true } else { false } }
         let minPoll = Duration.milliseconds(minPollMs ?? (isFake ? 20 : 2000))
         let timing = PollTimingPolicy(
             defaultInterval: max(minPoll, .seconds(isFake ? 0 : 10)),

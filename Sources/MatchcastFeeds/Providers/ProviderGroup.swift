@@ -58,7 +58,7 @@ public final class ProviderGroup: FeedTransport {
     public let settings: FailoverSettings
     let registry: GameRegistry
     private let health: Mutex<[ProviderHealth]>
-    private let served = Mutex<[String: ServedGame]>([:])
+    private let served = Mutex(ServedGames())
     private let lists: Mutex<[ListCache?]>
     private let schedules = Mutex<[ScheduleKey: ListCache]>([:])
     private let metrics: [ProviderMetrics]
@@ -66,6 +66,9 @@ public final class ProviderGroup: FeedTransport {
     /// The wall clock, for `seq` and the lists' `generatedAt`.
     private let now: @Sendable () -> Date
 
+    /// The shortest wait for one provider however often its game is polled: a loaded loopback or a distant host may
+    /// take this long to answer without anything being wrong.
+    static let shortestAttempt = Duration.seconds(1)
     /// The interval asked of the poller when no provider said one.
     static let defaultIntervalMs = 5_000
     /// The most games whose served state is kept; the oldest half is dropped when full.
@@ -113,7 +116,7 @@ public final class ProviderGroup: FeedTransport {
 
     /// The name of the provider that served game `id` last; nil before its first answer.
     public func provider(serving id: String) -> String? {
-        served.withLock { $0[id]?.provider }.map { providers[$0].name }
+        served.withLock { $0.games[id]?.provider }.map { providers[$0].name }
     }
 
     /// Whether some provider can be asked now (healthy, or its cool-down over).
@@ -141,6 +144,20 @@ public final class ProviderGroup: FeedTransport {
     }
 
     // MARK: One game
+
+    /// The games served, and how many each provider serves (a budget's interval is spread over them).
+    struct ServedGames {
+        var games: [String: ServedGame] = [:]
+        var serving: [Int: Int] = [:]
+
+        /// Forgets the half of the games asked least lately.
+        mutating func dropOldest() {
+            let sorted = games.sorted { $0.value.lastAsked < $1.value.lastAsked }
+            for (id, _) in sorted.prefix(games.count / 2) { games[id] = nil }
+            serving = [:]
+            for game in games.values { if let provider = game.provider { serving[provider, default: 0] += 1 } }
+        }
+    }
 
     /// What was last served of a game, and what each provider last answered for it.
     struct ServedGame {
@@ -184,7 +201,7 @@ public final class ProviderGroup: FeedTransport {
         let available = health.withLock { states in members.keys.sorted().filter { states[$0].isAvailable(at: clock) } }
         // With every provider disabled, each is asked anyway: a poll that gives up answers nothing at all.
         let candidates = available.isEmpty ? members.keys.sorted() : available
-        let game = served.withLock { $0[id] }
+        let game = served.withLock { $0.games[id] }
         var reasons: [String] = []
         var someoneAnswered = false
         var budgetWait: Duration?
@@ -248,7 +265,7 @@ public final class ProviderGroup: FeedTransport {
     /// An answer behind what was shown, not confirmed by the others: a stale answer for its provider.
     private func stale(_ provider: Int, id: String) {
         metrics[provider].request(.stale)
-        let shownBy = served.withLock { $0[id]?.provider }.map { providers[$0].name } ?? "another provider"
+        let shownBy = served.withLock { $0.games[id]?.provider }.map { providers[$0].name } ?? "another provider"
         failed(provider, "stale: behind what \(shownBy) showed")
     }
 
@@ -258,7 +275,7 @@ public final class ProviderGroup: FeedTransport {
     }
 
     /// One provider's answer to `/matches/{its id}`, waited for at most the attempt timeout, bounded by the game's
-    /// interval so that the next provider still answers within the next poll.
+    /// interval (but not below `shortestAttempt`) so that the next provider still answers within the next poll.
     private func attempt(_ provider: Int, gameId: String, providerId: String, held: ProviderAnswer?, interval: Int?) async -> Attempt {
         var request = FeedRequest.match(providerId)
         if let held {
@@ -266,7 +283,7 @@ public final class ProviderGroup: FeedTransport {
             if let modified = held.headers["last-modified"] { request.headers["if-modified-since"] = modified }
         }
         var timeout = settings.attemptTimeout
-        if let interval { timeout = min(timeout, .milliseconds(max(interval, 250))) }
+        if let interval { timeout = min(timeout, max(.milliseconds(interval), Self.shortestAttempt)) }
         let response: FeedResponse
         do {
             response = try await fetch(request, from: provider, timeout: timeout)
@@ -322,7 +339,7 @@ public final class ProviderGroup: FeedTransport {
 
     /// Keeps a provider's answer without serving it (it was behind).
     private func record(_ answer: ProviderAnswer, from provider: Int, for id: String) {
-        served.withLock { games in games[id, default: ServedGame()].answers[provider] = answer }
+        served.withLock { $0.games[id, default: ServedGame()].answers[provider] = answer }
     }
 
     /// Serves `answer`: a new `seq` when what it shows differs from what was served.
@@ -330,9 +347,9 @@ public final class ProviderGroup: FeedTransport {
     private func accept(_ answer: ProviderAnswer, from provider: Int, for id: String) -> ServedGame {
         let clock = ContinuousClock.now
         let millis = Int(now().timeIntervalSince1970 * 1000)
-        let (game, switched) = served.withLock { games -> (ServedGame, (from: Int?, to: Int)?) in
-            if games[id] == nil, games.count >= Self.servedCapacity { Self.dropOldest(&games) }
-            var game = games[id] ?? ServedGame()
+        let (game, switched) = served.withLock { served -> (ServedGame, (from: Int?, to: Int)?) in
+            if served.games[id] == nil, served.games.count >= Self.servedCapacity { served.dropOldest() }
+            var game = served.games[id] ?? ServedGame()
             game.answers[provider] = answer
             game.lastAsked = clock
             game.intervalMs = answer.retryAfterMs ?? game.intervalMs
@@ -346,9 +363,11 @@ public final class ProviderGroup: FeedTransport {
             var switched: (from: Int?, to: Int)?
             if game.provider != provider {
                 switched = (game.provider, provider)
+                if let from = game.provider { served.serving[from, default: 1] -= 1 }
+                served.serving[provider, default: 0] += 1
                 game.provider = provider
             }
-            games[id] = game
+            served.games[id] = game
             return (game, switched)
         }
         if let switched, let from = switched.from {
@@ -366,7 +385,7 @@ public final class ProviderGroup: FeedTransport {
         guard let staleAfter = settings.staleAfter, let shown = current.snapshot, shown.status == .live,
             let serving = current.provider, current.lastChange.duration(to: .now) >= staleAfter
         else { return nil }
-        served.withLock { $0[id]?.lastChange = .now }
+        served.withLock { $0.games[id]?.lastChange = .now }
         let clock = ContinuousClock.now
         let other = health.withLock { states in
             members.keys.sorted().first { $0 != serving && states[$0].isAvailable(at: clock) }
@@ -393,7 +412,7 @@ public final class ProviderGroup: FeedTransport {
         }
         var interval = game.intervalMs ?? Self.defaultIntervalMs
         if let provider = game.provider, let budget = providers[provider].budget {
-            let sharers = served.withLock { games in games.values.count { $0.provider == provider } }
+            let sharers = served.withLock { $0.serving[provider] ?? 0 }
             interval = max(interval, Self.milliseconds(budget.spacing(sharers: sharers)))
         }
         if let retryAfter { interval = max(interval, Self.milliseconds(retryAfter)) }
@@ -596,7 +615,7 @@ public final class ProviderGroup: FeedTransport {
     private func merge(_ caches: [ListCache]) -> [MatchSnapshot] {
         var seen: Set<String> = []
         var out: [MatchSnapshot] = []
-        let shown = served.withLock { games in games.compactMapValues(\.snapshot) }
+        let shown = served.withLock { $0.games.compactMapValues(\.snapshot) }
         for cache in caches {
             for (id, snapshot) in cache.matches where seen.insert(id).inserted {
                 if let served = shown[id] {
@@ -619,11 +638,6 @@ public final class ProviderGroup: FeedTransport {
         var (a, b) = (a, b)
         (a.seq, b.seq, a.updatedAt, b.updatedAt) = (nil, nil, nil, nil)
         return a == b
-    }
-
-    private static func dropOldest(_ games: inout [String: ServedGame]) {
-        let sorted = games.sorted { $0.value.lastAsked < $1.value.lastAsked }
-        for (id, _) in sorted.prefix(games.count / 2) { games[id] = nil }
     }
 
     static func milliseconds(_ duration: Duration) -> Int {
