@@ -122,6 +122,35 @@ struct ProviderGroupTests {
         #expect(cheap2.requests.count <= 10)
     }
 
+    @Test("a provider serves only its competitions; a provider that stops knowing a game (404) leaves it to the others")
+    func competitionsAndNotFound() async throws {
+        var cup = Self.snapshot("a:2", "Cubs", "Mets", at: Self.noon)
+        cup.competition = "Exhibition"
+        let first = Self.provider([Self.snapshot("a:1", "Yankees", "Red Sox", at: Self.noon), cup])
+        let second = Self.provider([Self.snapshot("b:1", "Yankees", "Red Sox", at: Self.noon)])
+        let group = ProviderGroup(providers: [
+            .init(name: "first", tier: .official, transport: first, competitions: ["mlb"]),
+            .init(name: "second", tier: .unofficial, transport: second),
+        ])
+        let ids = try Self.ids(try await group.fetch(.liveMatches))
+        #expect(ids == ["game:baseball:2026-04-21:yankees-v-red-sox"], "the exhibition game is not the first provider's to serve")
+
+        // The first provider forgets the game: the second answers, and the first is not counted as failing.
+        let forgetful = ProviderGroup(providers: [
+            .init(name: "first", tier: .official, transport: ScriptedTransport { request in
+                if request.resource.hasPrefix("/matches/") { return .response(FeedResponse(status: 404)) }
+                let body = try? JSON.encoder().encode(NativeFeedBody.LiveMatches(
+                    retryAfterMs: 1_000, generatedAt: Self.noon, matches: [Self.snapshot("a:1", "Yankees", "Red Sox", at: Self.noon)]))
+                return .response(FeedResponse(status: 200, body: body))
+            }),
+            .init(name: "second", tier: .unofficial, transport: second),
+        ])
+        _ = try await forgetful.fetch(.liveMatches)
+        #expect(try await forgetful.fetch(.match(ids[0])).status == 200)
+        #expect(forgetful.provider(serving: ids[0]) == "second")
+        #expect(forgetful.status.map(\.consecutiveFailures) == [0, 0])
+    }
+
     @Test("a served answer is 304 to a poller holding it, and carries the interval the budget allows")
     func conditionalAnswers() async throws {
         let games = (1...4).map { Self.snapshot("m:\($0)", "Home \($0)", "Away \($0)", at: Self.noon) }
