@@ -23,10 +23,18 @@ public struct MLBFeedTransport: FeedTransport {
     private static let forwardedHeaders = ["etag", "last-modified", "cache-control", "retry-after", "date"]
 
     public let upstream: any FeedTransport
+    /// Each game's last whole document, when polls after the first ask for a diff only.
+    private let documents: MLBGameDocuments?
 
-    /// - Parameter upstream: a transport whose base is the MLB Stats API (`defaultBaseURL`).
-    public init(upstream: any FeedTransport) {
+    /// - Parameters:
+    ///   - upstream: a transport whose base is the MLB Stats API (`defaultBaseURL`).
+    ///   - diffPatch: after a game's first whole feed, ask `…/feed/live/diffPatch?startTimecode=` for what changed
+    ///     since (a few hundred bytes where the whole feed is hundreds of KB) and apply it to the held document; any
+    ///     answer that is not a diff or a whole document, or a diff that does not apply, fetches the whole feed again.
+    ///     The answers then carry this adapter's own `ETag` (`"mlb-<timeStamp>"`), and a poll holding it gets a 304.
+    public init(upstream: any FeedTransport, diffPatch: Bool = false) {
         self.upstream = upstream
+        self.documents = diffPatch ? MLBGameDocuments() : nil
     }
 
     public func fetch(_ request: FeedRequest) async throws -> FeedResponse {
@@ -45,6 +53,7 @@ public struct MLBFeedTransport: FeedTransport {
                 status: 404, code: "not_found", message: "'\(id.prefix(40))' is not an MLB match id (mlb:<gamePk>, e.g. mlb:744914)")
         }
 
+        if let documents { return try await patchedAnswer(gamePk: gamePk, prefix: prefix, request: request, documents: documents) }
         var upstreamRequest = FeedRequest(path: "/api/v1.1/game/\(gamePk)/feed/live")
         for name in ["if-none-match", "if-modified-since"] {
             upstreamRequest.headers[name] = request.headers[name]
@@ -53,17 +62,57 @@ public struct MLBFeedTransport: FeedTransport {
         guard answer.status == 200 else { return answer }
 
         let headers = answer.headers.filter { Self.forwardedHeaders.contains($0.key) }
+        return Self.converted(answer.body ?? Data(), gamePk: gamePk, prefix: prefix, headers: headers)
+    }
+
+    /// The native answer for a live feed document; a body that cannot be converted is a 502 naming the field, without
+    /// an ETag: a client must not be told later that this unusable body is still current.
+    private static func converted(_ feed: Data, gamePk: String, prefix: String, headers: [String: String]) -> FeedResponse {
         var converted: (snapshot: MatchSnapshot, waitSeconds: Int?)
         do {
-            converted = try MLBLiveFeed.snapshot(from: answer.body ?? Data())
+            converted = try MLBLiveFeed.snapshot(from: feed)
             // The feed's own gamePk, under the id's prefix: a poll of another game's id sees the mismatch.
             converted.snapshot.id = prefix + converted.snapshot.id
         } catch {
-            // No ETag: a client must not be told later that this unusable body is still current.
             return NativeFeedBody.error(status: 502, code: "bad_upstream_body", message: "MLB live feed \(gamePk): \(error)")
         }
         let body = NativeFeedBody.Match(
             retryAfterMs: converted.waitSeconds.map { max($0, 0) * 1000 }, match: converted.snapshot)
         return NativeFeedBody.response(status: 200, headers: headers, encoding: body)
+    }
+
+    /// A game's answer from its held document and a diff, or from the whole feed when nothing is held or the diff
+    /// cannot be used.
+    private func patchedAnswer(gamePk: String, prefix: String, request: FeedRequest, documents: MLBGameDocuments) async throws
+        -> FeedResponse
+    {
+        var document: JSONValue?
+        if let held = documents.document(gamePk), let stamp = MLBGameDocuments.timeStamp(of: held) {
+            let diff = try await upstream.fetch(FeedRequest(path: "/api/v1.1/game/\(gamePk)/feed/live/diffPatch?startTimecode=\(stamp)"))
+            if diff.status == 200, let body = diff.body { document = MLBGameDocuments.patched(held, with: body) }
+        }
+        if document == nil {
+            let answer = try await upstream.fetch(FeedRequest(path: "/api/v1.1/game/\(gamePk)/feed/live"))
+            guard answer.status == 200 else { return answer }
+            document = JSONValue.parse(answer.body ?? Data())
+            guard document != nil else {
+                documents.forget(gamePk)
+                return Self.converted(answer.body ?? Data(), gamePk: gamePk, prefix: prefix, headers: [:])
+            }
+        }
+        guard let document, let feed = try? document.data() else {
+            return NativeFeedBody.error(status: 502, code: "bad_upstream_body", message: "MLB live feed \(gamePk): not JSON")
+        }
+        let converted = Self.converted(feed, gamePk: gamePk, prefix: prefix, headers: [:])
+        guard converted.status == 200, let stamp = MLBGameDocuments.timeStamp(of: document) else {
+            documents.forget(gamePk)
+            return converted
+        }
+        documents.store(document, for: gamePk)
+        let etag = "\"mlb-\(stamp)\""
+        if request.headers["if-none-match"] == etag { return FeedResponse(status: 304, headers: ["etag": etag]) }
+        var answer = converted
+        answer.headers["etag"] = etag
+        return answer
     }
 }

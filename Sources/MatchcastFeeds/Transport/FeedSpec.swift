@@ -186,7 +186,7 @@ public enum FeedSpec: Sendable, Hashable, CustomStringConvertible {
             return try HTTPFeedTransport(client: client, baseURL: base, timeout: timeout)
         case .mlb(let base):
             guard let client else { throw .invalidConfiguration("feed mlb needs an HTTP client") }
-            return MLBFeedTransport(upstream: try HTTPFeedTransport(client: client, baseURL: base, timeout: timeout))
+            return MLBFeedTransport(upstream: try HTTPFeedTransport(client: client, baseURL: base, timeout: timeout), diffPatch: true)
         case .espn(let sport, let league, let base):
             guard let client else { throw .invalidConfiguration("feed espn needs an HTTP client") }
             let parsed: ESPNLeague
