@@ -1,6 +1,7 @@
 import Foundation
 import MatchcastCore
 import MatchcastFeeds
+import Synchronization
 import Testing
 
 /// A provider group's identity, lists and budgets, over scripted providers.
@@ -149,6 +150,25 @@ struct ProviderGroupTests {
         #expect(try await forgetful.fetch(.match(ids[0])).status == 200)
         #expect(forgetful.provider(serving: ids[0]) == "second")
         #expect(forgetful.status.map(\.consecutiveFailures) == [0, 0])
+    }
+
+    @Test("a provider whose list stops answering drops its games from the merged list after two of its intervals")
+    func deadProvidersGamesLeaveTheList() async throws {
+        let down = Mutex(false)
+        let games = [Self.snapshot("a:1", "Yankees", "Red Sox", at: Self.noon)]
+        let flaky = ScriptedTransport { _ in
+            guard !down.withLock({ $0 }) else { return .response(FeedResponse(status: 500)) }
+            let body = try? JSON.encoder().encode(NativeFeedBody.LiveMatches(retryAfterMs: 100, generatedAt: Self.noon, matches: games))
+            return .response(FeedResponse(status: 200, body: body))
+        }
+        let group = ProviderGroup(providers: [.init(name: "flaky", tier: .official, transport: flaky)])
+        #expect(try Self.ids(try await group.fetch(.liveMatches)).count == 1)
+        down.withLock { $0 = true }
+        try await Task.sleep(for: .milliseconds(120))
+        // Failed once: its last list is still shown within two intervals.
+        #expect(try Self.ids(try await group.fetch(.liveMatches)).count == 1)
+        try await Task.sleep(for: .milliseconds(150))
+        #expect(try await group.fetch(.liveMatches).status == 502)
     }
 
     @Test("a served answer is 304 to a poller holding it, and carries the interval the budget allows")

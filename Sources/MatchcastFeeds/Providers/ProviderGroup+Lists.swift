@@ -23,7 +23,15 @@ extension ProviderGroup {
                 group.addTask { await self.refreshList(provider) }
             }
         }
-        let caches = lists.withLock { $0 }
+        // A list older than two of its intervals is dropped, whether its provider failed or is cooling down: a dead
+        // provider's games leave the list.
+        let clock = ContinuousClock.now
+        let caches = lists.withLock { caches in
+            for provider in caches.indices {
+                if let cache = caches[provider], cache.at.duration(to: clock) > listInterval(provider, cache) * 2 { caches[provider] = nil }
+            }
+            return caches
+        }
         guard caches.contains(where: { $0 != nil }) else {
             let reasons = health.withLock { states in states.indices.compactMap { i in states[i].lastError.map { "\(providers[i].name): \($0)" } } }
             return NativeFeedBody.error(
@@ -39,9 +47,14 @@ extension ProviderGroup {
         let clock = ContinuousClock.now
         guard health.withLock({ $0[provider].isAvailable(at: clock) }) else { return false }
         guard let cache = lists.withLock({ $0[provider] }) else { return true }
-        var interval = Duration.milliseconds(cache.intervalMs ?? Self.defaultIntervalMs)
-        if let budget = providers[provider].budget { interval = max(interval, budget.spacing(sharers: 1)) }
-        return cache.at.duration(to: clock) >= interval
+        return cache.at.duration(to: clock) >= listInterval(provider, cache)
+    }
+
+    /// How often a provider's live list is asked: the interval it asked for, or less often when its budget says so.
+    private func listInterval(_ provider: Int, _ cache: ListCache) -> Duration {
+        let interval = Duration.milliseconds(cache.intervalMs ?? Self.defaultIntervalMs)
+        guard let budget = providers[provider].budget else { return interval }
+        return max(interval, budget.spacing(sharers: 1))
     }
 
     private func refreshList(_ provider: Int) async {
@@ -89,12 +102,6 @@ extension ProviderGroup {
     private func listFailed(_ provider: Int, _ reason: String) {
         metrics[provider].request(.failed)
         failed(provider, reason)
-        // What it listed is kept for one more of its intervals at most: a dead provider's games leave the list.
-        lists.withLock { caches in
-            guard let cache = caches[provider] else { return }
-            let keep = Duration.milliseconds(2 * (cache.intervalMs ?? Self.defaultIntervalMs))
-            if cache.at.duration(to: .now) > keep { caches[provider] = nil }
-        }
     }
 
     /// The schedule of `date`, every provider's merged.
