@@ -198,6 +198,7 @@ struct ConfigurationTests {
               - {feed: nhl, tier: official}
               - {feed: "espn:hockey/nhl", tier: unofficial, budget: 10/min, competitions: [NHL, Stanley Cup]}
               - "http://127.0.0.1:8090;tier=scraped"
+              - {feed: "espn:football/nfl", baseURL: "http://127.0.0.1:8091"}
             failover:
               coolDownSeconds: 30
               staleAfterSeconds: 0
@@ -206,8 +207,8 @@ struct ConfigurationTests {
             """
         let config = try ConfigurationLoader.load(fileText: file, environment: [:], flags: [:])
         let entries = try ProviderEntry.list(parsing: config.providers)
-        #expect(entries.map(\.spec.publicName) == ["nhl", "espn:hockey/nhl", "http://127.0.0.1:8090"])
-        #expect(entries.map(\.tier) == [.official, .unofficial, .scraped])
+        #expect(entries.map(\.spec.publicName) == ["nhl", "espn:hockey/nhl", "http://127.0.0.1:8090", "espn:football/nfl@http://127.0.0.1:8091"])
+        #expect(entries.map(\.tier) == [.official, .unofficial, .scraped, .unofficial])
         #expect(entries[1].budget == "10/min" && entries[1].competitions == ["NHL", "Stanley Cup"])
         // Feeds alone: the default fake feed is not polled beside them.
         #expect(config.feed.isEmpty)

@@ -260,6 +260,12 @@ struct GameIdentityTests {
         #expect(throws: FeedError.self) { try ProviderEntry(parsing: "nhl;tier=gold") }
         #expect(throws: FeedError.self) { try ProviderEntry(parsing: "nhl;budget=lots") }
         #expect(throws: FeedError.self) { try ProviderEntry(parsing: "nhl;colour=red") }
+        // A base URL for any provider (a proxy, a cache, a test server), as @BASE says it.
+        #expect(try ProviderEntry(parsing: "espn:football/nfl;baseURL=http://localhost:8080").spec
+            == (try FeedSpec(parsing: "espn:football/nfl@http://localhost:8080")))
+        #expect(try ProviderEntry(parsing: "mlb;baseURL=http://127.0.0.1:9").spec == .mlb(baseURL: "http://127.0.0.1:9"))
+        #expect(throws: FeedError.self) { try ProviderEntry(parsing: "nhl;baseURL=ftp://x") }
+        #expect(throws: FeedError.self) { try ProviderEntry(parsing: "fake;baseURL=http://localhost:1") }
         #expect(throws: FeedError.self) { try ProviderEntry.list(parsing: "nhl,nhl;tier=official") }
     }
 }

@@ -7,7 +7,8 @@ import Logging
 ///
 /// - `tier`: `official`, `unofficial` (the default) or `scraped`;
 /// - `budget`: at most N requests per second, minute or hour (`N/s`, `N/min`, `N/h`);
-/// - `competitions`: `|`-separated names; the provider serves only matches whose competition contains one.
+/// - `competitions`: `|`-separated names; the provider serves only matches whose competition contains one;
+/// - `baseURL`: the provider at another base (a proxy, a cache, a test server), as `@BASE` would say.
 public struct ProviderEntry: Sendable, Hashable {
     public var spec: FeedSpec
     public var tier: ProviderTier
@@ -41,10 +42,16 @@ public struct ProviderEntry: Sendable, Hashable {
                     throw .invalidConfiguration("\(quoted): \(error)")
                 }
                 budget = value
+            case ("baseURL", let value?):
+                do {
+                    spec = try spec.withBaseURL(value)
+                } catch {
+                    throw .invalidConfiguration("\(quoted): \(error)")
+                }
             case ("competitions", let value?):
                 competitions = value.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
             default:
-                throw .invalidConfiguration("\(quoted): unknown option '\(option.prefix(60))' (tier=, budget=, competitions=)")
+                throw .invalidConfiguration("\(quoted): unknown option '\(option.prefix(60))' (tier=, budget=, competitions=, baseURL=)")
             }
         }
     }

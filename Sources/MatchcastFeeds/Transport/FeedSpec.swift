@@ -90,6 +90,21 @@ public enum FeedSpec: Sendable, Hashable, CustomStringConvertible {
         return .espn(sport: league.sport, league: league.league, baseURL: base)
     }
 
+    /// This feed at another base URL (a proxy, a cache, a test server): what `@BASE`, `mlb:BASE` or a native URL say.
+    public func withBaseURL(_ base: String) throws(FeedError) -> FeedSpec {
+        let trimmed = base.trimmingCharacters(in: .whitespaces)
+        guard trimmed.hasPrefix("http://") || trimmed.hasPrefix("https://"), trimmed.count > "https://".count else {
+            throw .invalidConfiguration("base URL '\(base.prefix(200))' is not an http(s) URL")
+        }
+        switch self {
+        case .fake: throw .invalidConfiguration("the fake feed has no base URL")
+        case .native: return .native(baseURL: trimmed)
+        case .mlb: return .mlb(baseURL: trimmed)
+        case .espn(let sport, let league, _): return .espn(sport: sport, league: league, baseURL: trimmed)
+        case .nhl: return .nhl(baseURL: trimmed)
+        }
+    }
+
     public var description: String {
         switch self {
         case .fake(let speed, let seed): "fake?speed=\(speed)&seed=\(seed)"
