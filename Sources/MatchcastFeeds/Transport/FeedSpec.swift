@@ -219,17 +219,3 @@ public enum FeedSpec: Sendable, Hashable, CustomStringConvertible {
         }
     }
 }
-
-extension FeedRouter {
-    /// A transport for each of `specs` (see `FeedSpec.makeTransport`), behind one router.
-    public convenience init(specs: [FeedSpec], client: HTTPClient?, clock: some Clock<Duration>) throws(FeedError) {
-        var members: [Member] = []
-        for spec in specs {
-            members.append(Member(
-                name: spec.publicName, idPrefix: spec.idPrefix, transport: try spec.makeTransport(client: client, clock: clock),
-                listCarriesWholeMatches: spec.listCarriesWholeMatches))
-        }
-        guard !members.isEmpty else { throw .invalidConfiguration("no feed given: at least one is needed") }
-        self.init(members: members)
-    }
-}
