@@ -158,16 +158,16 @@ struct ProviderGroupTests {
         let games = [Self.snapshot("a:1", "Yankees", "Red Sox", at: Self.noon)]
         let flaky = ScriptedTransport { _ in
             guard !down.withLock({ $0 }) else { return .response(FeedResponse(status: 500)) }
-            let body = try? JSON.encoder().encode(NativeFeedBody.LiveMatches(retryAfterMs: 100, generatedAt: Self.noon, matches: games))
+            let body = try? JSON.encoder().encode(NativeFeedBody.LiveMatches(retryAfterMs: 500, generatedAt: Self.noon, matches: games))
             return .response(FeedResponse(status: 200, body: body))
         }
         let group = ProviderGroup(providers: [.init(name: "flaky", tier: .official, transport: flaky)])
         #expect(try Self.ids(try await group.fetch(.liveMatches)).count == 1)
         down.withLock { $0 = true }
-        try await Task.sleep(for: .milliseconds(120))
+        try await Task.sleep(for: .milliseconds(550))
         // Failed once: its last list is still shown within two intervals.
         #expect(try Self.ids(try await group.fetch(.liveMatches)).count == 1)
-        try await Task.sleep(for: .milliseconds(150))
+        try await Task.sleep(for: .milliseconds(600))
         #expect(try await group.fetch(.liveMatches).status == 502)
     }
 

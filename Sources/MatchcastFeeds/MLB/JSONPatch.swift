@@ -1,7 +1,7 @@
 /// JSON Patch (RFC 6902): `add`, `remove`, `replace`, `move`, `copy` and `test` operations applied in order to a
 /// `JSONValue`; JSON Pointers (RFC 6901) with `~0`/`~1` escapes and `-` for the end of an array.
-struct JSONPatch: Sendable, Decodable {
-    struct Operation: Sendable, Decodable {
+struct JSONPatch: Sendable {
+    struct Operation: Sendable {
         var op: String
         var path: String
         var from: String?
@@ -23,8 +23,15 @@ struct JSONPatch: Sendable, Decodable {
         self.operations = operations
     }
 
-    init(from decoder: any Decoder) throws {
-        operations = try [Operation](from: decoder)
+    /// A patch document: an array of `{"op", "path", "from"?, "value"?}`; nil when it is not one.
+    init?(_ document: JSONValue) {
+        guard case .array(let items) = document else { return nil }
+        var operations: [Operation] = []
+        for item in items {
+            guard let op = item["op"]?.string, let path = item["path"]?.string else { return nil }
+            operations.append(Operation(op: op, path: path, from: item["from"]?.string, value: item["value"]))
+        }
+        self.operations = operations
     }
 
     /// `document` with every operation applied, or the first that could not be (the document is then unchanged).

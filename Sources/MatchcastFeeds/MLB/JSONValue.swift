@@ -2,9 +2,9 @@ import Foundation
 
 /// A JSON document as a value: what a JSON Patch (RFC 6902) is applied to.
 ///
-/// Whole documents are read and written with `JSONSerialization` (`parse`, `data`): `Decodable`, which can only try
-/// each type in turn, throws an error for every failed try, many times slower on a document of hundreds of KB.
-enum JSONValue: Sendable, Hashable, Codable {
+/// Read and written with `JSONSerialization` (`parse`, `data`), not `Codable`: a `Decodable` enum can only try each
+/// type in turn, and throws an error for every failed try, many times slower on a document of hundreds of KB.
+enum JSONValue: Sendable, Hashable {
     case null
     case bool(Bool)
     case int(Int)
@@ -12,38 +12,6 @@ enum JSONValue: Sendable, Hashable, Codable {
     case string(String)
     case array([JSONValue])
     case object([String: JSONValue])
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Int.self) {
-            self = .int(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .double(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([JSONValue].self) {
-            self = .array(value)
-        } else {
-            self = .object(try container.decode([String: JSONValue].self))
-        }
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch self {
-        case .null: try container.encodeNil()
-        case .bool(let value): try container.encode(value)
-        case .int(let value): try container.encode(value)
-        case .double(let value): try container.encode(value)
-        case .string(let value): try container.encode(value)
-        case .array(let value): try container.encode(value)
-        case .object(let value): try container.encode(value)
-        }
-    }
 
     /// The JSON text `data`, whole; nil when it is not JSON.
     static func parse(_ data: Data) -> JSONValue? {

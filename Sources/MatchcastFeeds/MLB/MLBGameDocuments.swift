@@ -39,13 +39,9 @@ final class MLBGameDocuments: Sendable {
         case .array(let groups):
             var current = document
             for group in groups {
-                guard case .array(let operations)? = group["diff"] else { return nil }
-                var patch = JSONPatch(operations: [])
-                for operation in operations {
-                    guard let op = operation["op"]?.string, let path = operation["path"]?.string else { return nil }
-                    patch.operations.append(.init(op: op, path: path, from: operation["from"]?.string, value: operation["value"]))
+                guard let diff = group["diff"], let patch = JSONPatch(diff), let next = try? patch.applied(to: current) else {
+                    return nil
                 }
-                guard let next = try? patch.applied(to: current) else { return nil }
                 current = next
             }
             return current

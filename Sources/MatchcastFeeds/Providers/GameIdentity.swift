@@ -79,8 +79,7 @@ public struct GameIdentity: Sendable {
 
     /// Lower-case words of letters and digits, accents folded (`"Atlético  Madrid"` → `["atletico", "madrid"]`).
     static func words(_ text: String) -> [String] {
-        let folded = text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: Locale(identifier: "en_US_POSIX"))
-            .replacingOccurrences(of: "&", with: " and ")
+        let folded = MatchSearch.fold(text).replacingOccurrences(of: "&", with: " and ")
         var words: [String] = []
         var current = ""
         for scalar in folded.unicodeScalars {

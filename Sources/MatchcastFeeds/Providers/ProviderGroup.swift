@@ -119,12 +119,6 @@ public final class ProviderGroup: FeedTransport {
         served.withLock { $0.games[id]?.provider }.map { providers[$0].name }
     }
 
-    /// Whether some provider can be asked now (healthy, or its cool-down over).
-    public var hasAvailableProvider: Bool {
-        let clock = ContinuousClock.now
-        return health.withLock { $0.contains { $0.isAvailable(at: clock) } }
-    }
-
     public func fetch(_ request: FeedRequest) async throws -> FeedResponse {
         switch request.resource {
         case FeedRequest.liveMatches.path:
@@ -176,6 +170,8 @@ public final class ProviderGroup: FeedTransport {
         var snapshot: MatchSnapshot
         var headers: [String: String]
         var retryAfterMs: Int?
+        /// The provider answered 304: this is its last answer again.
+        var notModified = false
     }
 
     /// What one provider's answer to a game's poll came to.
@@ -313,7 +309,10 @@ public final class ProviderGroup: FeedTransport {
             return .answered(ProviderAnswer(snapshot: snapshot, headers: headers, retryAfterMs: decoded.retryAfterMs))
         case 304:
             guard var held else { return .failed("304 from \(request.path) without a request for one") }
-            held.retryAfterMs = Self.retryAfterMs(response) ?? held.retryAfterMs
+            held.notModified = true
+            if let value = response.headers["retry-after"], let delay = PollTimingPolicy.parseRetryAfter(value, now: now()) {
+                held.retryAfterMs = Int(delay.wholeMilliseconds)
+            }
             return .answered(held)
         case 404:
             return .notFound
@@ -350,10 +349,14 @@ public final class ProviderGroup: FeedTransport {
         let (game, switched) = served.withLock { served -> (ServedGame, (from: Int?, to: Int)?) in
             if served.games[id] == nil, served.games.count >= Self.servedCapacity { served.dropOldest() }
             var game = served.games[id] ?? ServedGame()
-            game.answers[provider] = answer
+            var kept = answer
+            kept.notModified = false
+            game.answers[provider] = kept
             game.lastAsked = clock
             game.intervalMs = answer.retryAfterMs ?? game.intervalMs
-            if game.snapshot.map({ !Self.sameContent($0, answer.snapshot) }) ?? true {
+            // A 304 from the provider that served the last answer changes nothing: no comparison on that path.
+            let unchanged = answer.notModified && game.provider == provider
+            if !unchanged, game.snapshot.map({ !Self.sameContent($0, answer.snapshot) }) ?? true {
                 game.seq = max(game.seq + 1, millis)
                 var snapshot = answer.snapshot
                 snapshot.seq = game.seq
@@ -413,9 +416,9 @@ public final class ProviderGroup: FeedTransport {
         var interval = game.intervalMs ?? Self.defaultIntervalMs
         if let provider = game.provider, let budget = providers[provider].budget {
             let sharers = served.withLock { $0.serving[provider] ?? 0 }
-            interval = max(interval, Self.milliseconds(budget.spacing(sharers: sharers)))
+            interval = max(interval, Int(budget.spacing(sharers: sharers).wholeMilliseconds))
         }
-        if let retryAfter { interval = max(interval, Self.milliseconds(retryAfter)) }
+        if let retryAfter { interval = max(interval, Int(retryAfter.wholeMilliseconds)) }
         let etag = "\"g\(game.seq)\""
         var headers = ["etag": etag]
         if interval >= 1_000 { headers["retry-after"] = "\((interval + 999) / 1_000)" }
@@ -455,18 +458,10 @@ public final class ProviderGroup: FeedTransport {
         return a == b
     }
 
-    static func milliseconds(_ duration: Duration) -> Int {
-        let parts = duration.components
-        return Int(parts.seconds) * 1_000 + Int(parts.attoseconds / 1_000_000_000_000_000)
+    static func wholeSeconds(_ duration: Duration) -> Int64 {
+        (duration.wholeMilliseconds + 999) / 1_000
     }
 
-    static func wholeSeconds(_ duration: Duration) -> Int {
-        (milliseconds(duration) + 999) / 1_000
-    }
-
-    private static func retryAfterMs(_ response: FeedResponse) -> Int? {
-        response.headers["retry-after"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }.map { $0 * 1_000 }
-    }
 
     /// The days before and after `day` (`YYYY-MM-DD`).
     static func neighbours(of day: String) -> [String] {

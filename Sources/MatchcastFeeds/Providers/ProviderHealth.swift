@@ -7,15 +7,11 @@ struct ProviderHealth: Sendable {
     private(set) var consecutiveFailures = 0
     private(set) var disabledUntil: ContinuousClock.Instant?
     private(set) var lastError: String?
-    private(set) var disabledTimes = 0
 
     /// Not disabled, or its cool-down is over (the next request is a probe).
     func isAvailable(at now: ContinuousClock.Instant) -> Bool {
         disabledUntil.map { now >= $0 } ?? true
     }
-
-    /// Whether it is disabled and still cooling down.
-    func isCoolingDown(at now: ContinuousClock.Instant) -> Bool { !isAvailable(at: now) }
 
     /// Returns true when this failure disabled it.
     mutating func failed(_ reason: String, at now: ContinuousClock.Instant, threshold: Int, coolDown: Duration) -> Bool {
@@ -24,7 +20,6 @@ struct ProviderHealth: Sendable {
         // A probe after a cool-down gets one chance.
         guard disabledUntil != nil || consecutiveFailures >= threshold else { return false }
         disabledUntil = now.advanced(by: coolDown)
-        disabledTimes += 1
         return true
     }
 
