@@ -7,6 +7,9 @@ public protocol DeliverySink: Sendable {
     /// Hands a batch over. Returns when the sink has taken responsibility for every delivery
     /// (written, acknowledged, or persisted for retry); throws only when it could not.
     func deliver(_ batch: [Delivery]) async throws
+    /// Returns once everything handed over has left; throws what went wrong after `deliver` had returned (a sink
+    /// that writes behind, as `StdoutSink(writeBehind:)` does). Nothing to do for most sinks.
+    func flush() async throws
     /// True for sinks that count `matchcast_deliveries_total` themselves (per delivery, with dead
     /// letters), so the dispatcher does not count them again.
     var countsDeliveries: Bool { get }
@@ -17,4 +20,5 @@ public protocol DeliverySink: Sendable {
 extension DeliverySink {
     public var countsDeliveries: Bool { false }
     public var isHealthy: Bool { true }
+    public func flush() async throws {}
 }

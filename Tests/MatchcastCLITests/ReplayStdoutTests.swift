@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Foundation
 import MatchcastTesting
 import Testing
@@ -25,5 +30,17 @@ struct ReplayStdoutTests {
             .compactMap { $0["event"] as? String }
         #expect(kinds.filter { $0 == "start" }.count == followers)
         #expect(kinds.filter { $0 == "end" }.count == followers)
+    }
+
+    @Test("a replay whose output cannot be written (a full disk) fails with exit code 1, naming why",
+          .enabled(if: FileManager.default.fileExists(atPath: "/dev/full"), "needs /dev/full"), .timeLimit(.minutes(1)))
+    func fullDisk() async throws {
+        let binary = try #require(MatchcastProcess.binary, "the matchcast executable is not built beside the tests")
+        // Through a shell, so that the replay's standard output is /dev/full, where every write fails with ENOSPC.
+        let result = try await MatchcastProcess.run(
+            URL(fileURLWithPath: "/bin/sh"),
+            ["-c", #"exec "$0" replay "$1" --fast --followers 3 > /dev/full"#, binary.path, ReplayAPNsTests.goldenRecording.path])
+        #expect(result.status == 1, "exit \(result.status): \(result.stderr)")
+        #expect(result.stderr.contains("matchcast replay: write failed: \(String(cString: strerror(ENOSPC)))"), "\(result.stderr)")
     }
 }

@@ -10,6 +10,7 @@ import MatchcastDelivery
 import MatchcastFeeds
 import MatchcastService
 import MatchcastTesting
+import Synchronization
 import Testing
 
 /// The stdout sink (`--sink stdout`, what `replay ... > file` writes) into a real file: the bytes are exactly the
@@ -35,12 +36,12 @@ struct StdoutSinkTests {
         func contents() throws -> [UInt8] { [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))) }
     }
 
-    /// The golden recording replayed to `followers` followers into `sinks`.
-    static func replayGolden(followers: Int, into sinks: [any DeliverySink]) async throws {
+    /// The golden recording (or its first `observations`) replayed to `followers` followers into `sinks`.
+    static func replayGolden(followers: Int, observations: Int? = nil, into sinks: [any DeliverySink]) async throws {
         let parse = RecordingReader.read(try Data(contentsOf: GoldenReplayTests.recordingURL))
         try #require(parse.problems.isEmpty, "\(parse.problems)")
         _ = try await ReplayRunner(
-            lines: parse.lines, options: ReplayOptions(followers: followers, seed: 42), sinks: sinks,
+            lines: Array(parse.lines.prefix(observations ?? parse.lines.count)), options: ReplayOptions(followers: followers, seed: 42), sinks: sinks,
             logger: Logger(label: "stdout-sink-test")
         ).run()
     }
@@ -103,6 +104,93 @@ struct StdoutSinkTests {
             offset += expected.remove(at: next).count
         }
         #expect(expected.isEmpty, "\(expected.count) batches missing")
+    }
+
+    @Test("written behind (replay's setting): a long replay into a file is every delivery, in order, byte for byte")
+    func writtenBehind() async throws {
+        let file = try OutputFile()
+        let capture = CapturingSink()
+        try await Self.replayGolden(
+            followers: 600, into: [capture, StdoutSink(fileDescriptor: file.descriptor, writeBehind: ReplayRunner.stdoutWriteBehind)])
+        // `run()` returned after the sink's last write: the file is whole now.
+        let written = try file.contents()
+        let expected = capture.ndjson
+        #expect(expected.count > 20_000_000)
+        let same = written == expected
+        #expect(same, "\(written.count) bytes written for \(capture.deliveries.count) deliveries, \(expected.count) expected")
+    }
+
+    @Test("written behind: deliver returns before the reader has read, and waits once more batches than allowed are queued",
+          .timeLimit(.minutes(1)))
+    func writeBehindIsBounded() async throws {
+        let capture = CapturingSink()
+        try await Self.replayGolden(followers: 20, into: [capture])
+        // Two batches, each more than a pipe holds (64 KB on Linux): neither can be written until the reader reads.
+        let half = capture.deliveries.count / 2
+        let batches = [Array(capture.deliveries[..<half]), Array(capture.deliveries[half...])]
+        var expected: [UInt8] = []
+        for batch in batches {
+            let alone = CapturingSink()
+            try await alone.deliver(batch)
+            #expect(alone.ndjson.count > 65_536)
+            expected += alone.ndjson
+        }
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        let (reader, writer) = (ends[0], ends[1])
+        defer { close(reader) }
+        let sink = StdoutSink(fileDescriptor: writer, writeBehind: 1)
+        // Returns with its batch queued: written at once, it would wait for a reader that has not started.
+        try await sink.deliver(batches[0])
+        let taken = Mutex(false)
+        let second = Task {
+            try await sink.deliver(batches[1])
+            taken.withLock { $0 = true }
+        }
+        // Two queued, one allowed: the second waits until the first is written, which needs the reader.
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(!taken.withLock { $0 }, "the second batch was taken while the first was still unwritten")
+        // The reader starts: everything arrives, in order.
+        let reading = Task.detached { () -> [UInt8] in
+            var bytes: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(reader, $0.baseAddress, $0.count) }
+                if count <= 0 { return bytes }
+                bytes += buffer[..<count]
+            }
+        }
+        try await second.value
+        try await sink.flush()
+        close(writer)
+        let received = await reading.value
+        let same = received == expected
+        #expect(same, "\(received.count) bytes read, \(expected.count) handed over")
+    }
+
+    @Test("written behind, a write that fails: flush and every later deliver throw it, and a replay fails with it")
+    func writeBehindFailure() async throws {
+        let capture = CapturingSink()
+        try await Self.replayGolden(followers: 1, into: [capture])
+        let readOnly = open("/dev/null", O_RDONLY)
+        try #require(readOnly >= 0)
+        defer { close(readOnly) }
+        let batch = Array(capture.deliveries.prefix(3))
+        let sink = StdoutSink(fileDescriptor: readOnly, writeBehind: 2)
+        try await sink.deliver(batch)  // queued: its failure comes later
+        let flushed = await #expect(throws: SinkError.self) { try await sink.flush() }
+        #expect(flushed?.description == "write failed: \(String(cString: strerror(EBADF)))")
+        await #expect(throws: SinkError.self) { try await sink.deliver(batch) }
+        // A whole replay into it fails with the write's error rather than ending as if all was written.
+        await #expect(throws: SinkError.self) {
+            try await Self.replayGolden(followers: 2, into: [StdoutSink(fileDescriptor: readOnly, writeBehind: 4)])
+        }
+        // Written before `deliver` returns, each failed batch stays in the outbox: a replay that gets to its end says
+        // how many never left (the match's first observations: it is still on, nothing else stops the replay).
+        let replayError = await #expect(throws: ReplayError.self) {
+            try await Self.replayGolden(followers: 2, observations: 12, into: [StdoutSink(fileDescriptor: readOnly)])
+        }
+        if case .undelivered(let count)? = replayError { #expect(count > 0) }
     }
 
     @Test("a descriptor that cannot be written to: the batch fails, naming why (stdout and pretty sinks)")

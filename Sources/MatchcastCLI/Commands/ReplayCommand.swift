@@ -102,7 +102,8 @@ struct ReplayCommand: AsyncParsableCommand {
         let deadTokens = DeadTokenInbox()
         let sinks: [any DeliverySink]
         do {
-            sinks = try SinkFactory(configuration: configuration, client: client, logger: logger)
+            sinks = try SinkFactory(
+                configuration: configuration, client: client, logger: logger, stdoutWriteBehind: ReplayRunner.stdoutWriteBehind)
                 .makeSinks(deadLetters: { ExplainingDeadLetters(sink: $0, configuration: configuration, command: "replay", limit: 5) },
                            onInvalidToken: deadTokens.report)
         } catch {

@@ -14,6 +14,10 @@ struct SinkFactory {
     /// The process's shared client; needed when `needsHTTPClient`.
     let client: HTTPClient?
     let logger: Logger
+    /// Batches the stdout sink may leave unwritten when it returns (`StdoutSink(writeBehind:)`): 0, written before
+    /// `deliver` returns, for `serve` and `follow`, whose outboxes must not let go of a delivery before it is written;
+    /// `replay` sets it, since its deliveries live only in its own memory.
+    var stdoutWriteBehind = 0
 
     /// Whether any of `sinks` sends over HTTP (and so needs the shared `HTTPClient`).
     static func needsHTTPClient(_ sinks: [String]) -> Bool {
@@ -43,7 +47,7 @@ struct SinkFactory {
         var sinks: [any DeliverySink] = []
         for spec in configuration.sinks {
             if spec == "stdout" {
-                sinks.append(StdoutSink())
+                sinks.append(StdoutSink(writeBehind: stdoutWriteBehind))
             } else if spec == "pretty" {
                 sinks.append(PrettySink())
             } else if spec == "webhook" {

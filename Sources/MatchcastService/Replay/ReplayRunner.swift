@@ -19,6 +19,11 @@ public struct ReplayRunner: Sendable {
     private let logger: Logger
     private let deadTokens: DeadTokenInbox?
 
+    /// Batches a replay's stdout sink may leave to be written while the next observation is worked out
+    /// (`StdoutSink(writeBehind:)`): the fan-out of one update overlaps the writing of the one before. Written in order
+    /// all the same, so the output is the same bytes; the replay waits for the last write, and fails on a failed one.
+    public static let stdoutWriteBehind = 4
+
     /// Virtual time 0 of every replay: whatever the recording, the output does not depend on when it runs.
     public static let epoch = Date(timeIntervalSince1970: 1_767_225_600)  // 2026-01-01T00:00:00Z
 
@@ -100,6 +105,11 @@ public struct ReplayRunner: Sendable {
             nextTick = try await manager.tick()
             try await registerStartedActivities(counter, store: store, manager: manager)
         }
+        // Everything handed to the sinks has left (a sink that writes behind reports a failed write here), and the
+        // outbox is empty: a delivery no sink took fails the replay, never only a log line.
+        try await counter.flush()
+        let undelivered = await store.queuedDeliveryCount()
+        guard undelivered == 0 else { throw ReplayError.undelivered(undelivered) }
         summary.deliveriesByEvent = counter.byEvent
         summary.alerts = counter.alerts
         summary.simulatedSeconds = lines.last?.t ?? 0
@@ -162,6 +172,18 @@ public struct ReplayRunner: Sendable {
     }
 }
 
+/// A replay that could not deliver everything it made.
+public enum ReplayError: Error, CustomStringConvertible {
+    /// Deliveries left in the outbox at the end: a sink kept failing (its errors were logged as they happened).
+    case undelivered(Int)
+
+    public var description: String {
+        switch self {
+        case .undelivered(let count): "\(count) deliveries were never delivered: a sink kept failing (its errors are above)"
+        }
+    }
+}
+
 /// The replay's virtual wall clock.
 final class VirtualTime: Sendable {
     private let current: Mutex<Date>
@@ -202,6 +224,10 @@ final class CountingSink: DeliverySink, Sendable {
             }
         }
         for sink in inner { try await sink.deliver(batch) }
+    }
+
+    func flush() async throws {
+        for sink in inner { try await sink.flush() }
     }
 
     var byEvent: [ActivityEvent: Int] { state.withLock { $0.byEvent } }
