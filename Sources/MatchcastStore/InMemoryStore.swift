@@ -25,7 +25,12 @@ public actor InMemoryStore: MatchcastStore {
     /// Broadcast channels by match id (`InMemoryStore+Channels.swift`).
     var channelsByMatch: [String: MatchChannelRecord] = [:]
 
-    public init() {}
+    /// False: saved deliveries are not queued (`MatchcastStore.keepsOutbox`), for a process that never reads them back.
+    public nonisolated let keepsOutbox: Bool
+
+    public init(keepsOutbox: Bool = true) {
+        self.keepsOutbox = keepsOutbox
+    }
 
     // MARK: Devices
 
@@ -135,7 +140,7 @@ public actor InMemoryStore: MatchcastStore {
 
     public func saveActivities(_ records: [ActivityRecord], enqueue deliveries: [Delivery]) throws(StoreError) {
         try saveActivities(records)  // validates everything before changing anything
-        outbox.enqueue(deliveries)
+        if keepsOutbox { outbox.enqueue(deliveries) }
     }
 
     public func queuedDeliveries(limit: Int) -> [Delivery] { outbox.queued(limit: limit) }

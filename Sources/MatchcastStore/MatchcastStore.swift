@@ -99,6 +99,10 @@ public protocol MatchcastStore: Sendable {
     /// costs a round trip and a commit that waits for the disk (PostgreSQL), false when the store joins concurrent
     /// writes into one commit itself (SQLite's write queue) or has nothing to commit (`CommitPipeline`).
     var savesChunksTogether: Bool { get }
+    /// Whether saved deliveries are queued in an outbox to be read back (after a restart) and forgotten once sent:
+    /// false only for a store nothing is ever read back from, such as `replay`'s in-memory one
+    /// (`InMemoryStore(keepsOutbox: false)`): its saves drop the deliveries, and the relay asks it to forget none.
+    var keepsOutbox: Bool { get }
     /// Queued deliveries, oldest first (the order they were queued; a replaced update counts as queued anew),
     /// at most `limit`, payload bytes exactly as queued.
     func queuedDeliveries(limit: Int) async throws(StoreError) -> [Delivery]
@@ -136,6 +140,9 @@ extension MatchcastStore {
 
     /// Each chunk saved on its own.
     public var savesChunksTogether: Bool { false }
+
+    /// Deliveries are queued until sent.
+    public var keepsOutbox: Bool { true }
 
     /// Every record written whole: for stores that keep each activity's sent state in its own row.
     public func saveActivities(

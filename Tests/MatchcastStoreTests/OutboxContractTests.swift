@@ -46,6 +46,21 @@ struct OutboxContractTests {
         }
     }
 
+    @Test("an in-memory store without an outbox (replay's) saves the records and queues none of the deliveries")
+    func inMemoryWithoutAnOutbox() async throws {
+        let store = InMemoryStore(keepsOutbox: false)
+        #expect(!store.keepsOutbox)
+        #expect(InMemoryStore().keepsOutbox)
+        try await store.createDevice(F.device("dev-a"))
+        let record = F.activity("act-1")
+        try await store.saveActivities([record], enqueue: [
+            Outbox.delivery("dlv_1", activity: "act-1", .start), Outbox.delivery("dlv_2", activity: "act-1", .update),
+        ])
+        #expect(await store.activity(id: "act-1") == record)
+        #expect(await store.queuedDeliveryCount() == 0)
+        #expect(await store.queuedDeliveries(limit: 10).isEmpty)
+    }
+
     @Test(arguments: StoreKind.allCases)
     func aNewerUpdateReplacesTheQueuedOneButStartsAndEndsStay(_ kind: StoreKind) async throws {
         try await kind.withStore { store in

@@ -80,6 +80,9 @@ public actor DeliveryRelay {
     /// Deliveries waiting here (not counting a batch being sent).
     public var depth: Int { queue.count - head - superseded.count }
 
+    /// Deliveries submitted and not yet taken by every sink: queued, or in a batch a sink failed to take.
+    public var undelivered: Int { depth + (inFlight?.batch.count ?? 0) }
+
     /// Deliveries just saved to the outbox by the caller. Inline: sent before this returns, one submit after the
     /// other (operations on different matches submit side by side: without turns, one's pump could send another's
     /// batch before that one's starts are claimed, and that one return before its deliveries are sent).
@@ -139,7 +142,7 @@ public actor DeliveryRelay {
                 return false
             }
             inFlight = nil
-            await forget(Self.ids(in: current.batch, starts: false))
+            await forget(current.batch, starts: false)
         }
     }
 
@@ -192,7 +195,7 @@ public actor DeliveryRelay {
 
     /// Starts leave the outbox before they are sent (at most once).
     private func claimStarts(_ batch: [Delivery]) async {
-        await forget(Self.ids(in: batch, starts: true))
+        await forget(batch, starts: true)
     }
 
     /// The ids of the batch's starts (or of everything else), each delivery read in place: a fan-out's batch
@@ -206,7 +209,10 @@ public actor DeliveryRelay {
         return ids
     }
 
-    private func forget(_ ids: [String]) async {
+    /// Removes the batch's starts (or everything else) from the store's outbox, when it keeps one.
+    private func forget(_ batch: [Delivery], starts: Bool) async {
+        guard store.keepsOutbox else { return }
+        let ids = Self.ids(in: batch, starts: starts)
         guard !ids.isEmpty else { return }
         do {
             try await store.removeQueuedDeliveries(ids: ids)

@@ -45,7 +45,8 @@ public struct ReplayRunner: Sendable {
         let wallStart = ContinuousClock.now
         let clock = VirtualTime(Self.epoch)
         let now: @Sendable () -> Date = { clock.now }
-        let store = InMemoryStore()
+        // Nothing reads a replay's deliveries back from its store: they are not queued there at all.
+        let store = InMemoryStore(keepsOutbox: false)
         let counter = CountingSink(inner: sinks)
         let metrics = BrokerMetrics(factory: NOOPMetricsHandler.instance)
         let manager = LifecycleManager(
@@ -106,9 +107,9 @@ public struct ReplayRunner: Sendable {
             try await registerStartedActivities(counter, store: store, manager: manager)
         }
         // Everything handed to the sinks has left (a sink that writes behind reports a failed write here), and the
-        // outbox is empty: a delivery no sink took fails the replay, never only a log line.
+        // relay holds nothing back: a delivery no sink took fails the replay, never only a log line.
         try await counter.flush()
-        let undelivered = await store.queuedDeliveryCount()
+        let undelivered = await manager.relay.undelivered
         guard undelivered == 0 else { throw ReplayError.undelivered(undelivered) }
         summary.deliveriesByEvent = counter.byEvent
         summary.alerts = counter.alerts
@@ -174,7 +175,7 @@ public struct ReplayRunner: Sendable {
 
 /// A replay that could not deliver everything it made.
 public enum ReplayError: Error, CustomStringConvertible {
-    /// Deliveries left in the outbox at the end: a sink kept failing (its errors were logged as they happened).
+    /// Deliveries no sink took by the end: a sink kept failing (its errors were logged as they happened).
     case undelivered(Int)
 
     public var description: String {
