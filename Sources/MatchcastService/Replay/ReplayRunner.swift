@@ -195,7 +195,7 @@ final class VirtualTime: Sendable {
     func set(_ date: Date) { current.withLock { $0 = max($0, date) } }
 }
 
-/// Passes deliveries on to the real sinks in order, counting them and noting each started activity.
+/// Passes deliveries on to the real sinks in order, then counts them and notes each started activity.
 final class CountingSink: DeliverySink, Sendable {
     let name = "replay"
     private let inner: [any DeliverySink]
@@ -204,6 +204,9 @@ final class CountingSink: DeliverySink, Sendable {
     init(inner: [any DeliverySink]) { self.inner = inner }
 
     func deliver(_ batch: [Delivery]) async throws {
+        // Counted once the sinks have it: a batch a sink failed to take comes again (the relay retries it), and its
+        // starts noted twice would report update tokens for activities that have moved on since.
+        for sink in inner { try await sink.deliver(batch) }
         state.withLock { state in
             batch.withUnsafeBufferPointer { deliveries in
                 // The deliveries of one update share their payload: it is looked at once per run of them, not per delivery.
@@ -224,7 +227,6 @@ final class CountingSink: DeliverySink, Sendable {
                 }
             }
         }
-        for sink in inner { try await sink.deliver(batch) }
     }
 
     func flush() async throws {
