@@ -93,10 +93,6 @@ final class MeasuringSink: DeliverySink, Sendable {
         }
     }
 
-    func flush() async throws {
-        try await inner.flush()
-    }
-
     /// Starts a measurement window.
     func open() {
         state.withLock { $0.window = Window() }

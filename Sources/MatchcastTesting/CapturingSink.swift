@@ -17,8 +17,13 @@ public final class CapturingSink: DeliverySink, Sendable {
     public var deliveries: [Delivery] { captured.withLock { $0 } }
 
     /// The NDJSON bytes a stdout sink would have written for the same deliveries.
+    public var ndjson: [UInt8] { deliveries.ndjson }
+}
+
+extension Array where Element == Delivery {
+    /// The NDJSON bytes a stdout sink writes for these deliveries.
     public var ndjson: [UInt8] {
-        deliveries.reduce(into: []) { out, delivery in
+        reduce(into: []) { out, delivery in
             delivery.appendJSON(to: &out)
             out.append(UInt8(ascii: "\n"))
         }
@@ -32,16 +37,19 @@ public final class FlakySink: DeliverySink, Sendable {
     }
 
     public let name: String
+    /// Calls that fail whatever `isDown` says, from the first: a receiver that is down when the sender starts.
+    private let failingFirst: Int
     private let state = Mutex<(down: Bool, attempts: Int, delivered: [Delivery])>((false, 0, []))
 
-    public init(name: String = "flaky") {
+    public init(name: String = "flaky", failingFirst: Int = 0) {
         self.name = name
+        self.failingFirst = failingFirst
     }
 
     public func deliver(_ batch: [Delivery]) async throws {
         try state.withLock { state in
             state.attempts += 1
-            if state.down { throw Down() }
+            if state.down || state.attempts <= failingFirst { throw Down() }
             state.delivered.append(contentsOf: batch)
         }
     }

@@ -46,14 +46,28 @@ struct StdoutSinkTests {
         ).run()
     }
 
+    /// The NDJSON the sink writes for `batch` alone.
+    static func ndjson(of batch: [Delivery]) async throws -> [UInt8] {
+        let alone = CapturingSink()
+        try await alone.deliver(batch)
+        return alone.ndjson
+    }
+
+    /// Expects `written` to be `expected`, byte for byte; compared outside `#expect`, so a mismatch does not print
+    /// megabytes.
+    static func expectSame(_ written: [UInt8], _ expected: [UInt8], _ what: String,
+                           sourceLocation: SourceLocation = #_sourceLocation) {
+        let same = written == expected
+        #expect(same, "\(written.count) bytes written, \(expected.count) in \(what)", sourceLocation: sourceLocation)
+    }
+
     @Test("the golden replay written through the sink into a file is the golden output, byte for byte")
     func goldenIntoAFile() async throws {
         let file = try OutputFile()
         try await Self.replayGolden(followers: 2, into: [StdoutSink(fileDescriptor: file.descriptor)])
         let expected = [UInt8](try Data(contentsOf: GoldenReplayTests.outputURL))
         let written = try file.contents()
-        let same = written == expected  // compared outside #expect so a mismatch does not print 200 KB
-        #expect(same, "\(written.count) bytes written, Golden/football.replay.ndjson has \(expected.count)")
+        Self.expectSame(written, expected, "Golden/football.replay.ndjson")
     }
 
     @Test("fan-outs many write chunks long: every delivery one whole line, in order (written at once, and behind as replay does)",
@@ -68,8 +82,7 @@ struct StdoutSinkTests {
         let written = try file.contents()
         let expected = capture.ndjson
         #expect(expected.count > 20_000_000)
-        let same = written == expected
-        #expect(same, "\(written.count) bytes written for \(capture.deliveries.count) deliveries, \(expected.count) expected")
+        Self.expectSame(written, expected, "\(capture.deliveries.count) deliveries")
     }
 
     @Test("batches handed over at once are each written whole, none lost")
@@ -90,9 +103,7 @@ struct StdoutSinkTests {
         // The file is the batches' bytes one after the other, in some order: each batch's lines stay together.
         var expected: [[UInt8]] = []
         for batch in batches {
-            let alone = CapturingSink()
-            try await alone.deliver(batch)
-            expected.append(alone.ndjson)
+            expected.append(try await Self.ndjson(of: batch))
         }
         let written = try file.contents()
         var offset = 0
@@ -119,10 +130,9 @@ struct StdoutSinkTests {
         let batches = [Array(capture.deliveries[..<half]), Array(capture.deliveries[half...])]
         var expected: [UInt8] = []
         for batch in batches {
-            let alone = CapturingSink()
-            try await alone.deliver(batch)
-            #expect(alone.ndjson.count > 65_536)
-            expected += alone.ndjson
+            let lines = try await Self.ndjson(of: batch)
+            #expect(lines.count > 65_536)
+            expected += lines
         }
         var ends: [Int32] = [0, 0]
         try #require(pipe(&ends) == 0)
@@ -153,38 +163,13 @@ struct StdoutSinkTests {
         try await sink.flush()
         close(writer)
         let received = await reading.value
-        let same = received == expected
-        #expect(same, "\(received.count) bytes read, \(expected.count) handed over")
+        Self.expectSame(received, expected, "the batches handed over")
     }
 
-    @Test("written behind, a write that fails: flush and every later deliver throw it, and a replay fails with it")
-    func writeBehindFailure() async throws {
-        let capture = CapturingSink()
-        try await Self.replayGolden(followers: 1, into: [capture])
-        let readOnly = open("/dev/null", O_RDONLY)
-        try #require(readOnly >= 0)
-        defer { close(readOnly) }
-        let batch = Array(capture.deliveries.prefix(3))
-        let sink = StdoutSink(fileDescriptor: readOnly, writeBehind: 2)
-        try await sink.deliver(batch)  // queued: its failure comes later
-        let flushed = await #expect(throws: SinkError.self) { try await sink.flush() }
-        #expect(flushed?.description == "write failed: \(String(cString: strerror(EBADF)))")
-        await #expect(throws: SinkError.self) { try await sink.deliver(batch) }
-        // A whole replay into it fails with the write's error rather than ending as if all was written.
-        await #expect(throws: SinkError.self) {
-            try await Self.replayGolden(followers: 2, into: [StdoutSink(fileDescriptor: readOnly, writeBehind: 4)])
-        }
-        // Written before `deliver` returns, each failed batch stays with the relay, retried with the next: a replay
-        // says at its end how many never left, whether the match is still on or has ended.
-        for observations in [12, nil] {
-            let replayError = await #expect(throws: ReplayError.self, "\(observations.map { "\($0) observations" } ?? "whole match")") {
-                try await Self.replayGolden(followers: 2, observations: observations, into: [StdoutSink(fileDescriptor: readOnly)])
-            }
-            if case .undelivered(let count)? = replayError { #expect(count > 0) }
-        }
-    }
-
-    @Test("a descriptor that cannot be written to: the batch fails, naming why (stdout and pretty sinks)")
+    @Test("""
+        a descriptor that cannot be written to: the batch fails, naming why (stdout and pretty sinks); written behind, \
+        flush and every later deliver throw it; a replay into it fails
+        """)
     func unwritableDescriptor() async throws {
         let capture = CapturingSink()
         try await Self.replayGolden(followers: 1, into: [capture])
@@ -198,5 +183,24 @@ struct StdoutSinkTests {
         }
         // An empty batch writes nothing and cannot fail.
         try await StdoutSink(fileDescriptor: readOnly).deliver([])
+
+        // Written behind, the failure comes after `deliver` returned: `flush` and every later `deliver` throw it.
+        let behind = StdoutSink(fileDescriptor: readOnly, writeBehind: 2)
+        try await behind.deliver(batch)
+        let flushed = await #expect(throws: SinkError.self) { try await behind.flush() }
+        #expect(flushed?.description == "write failed: \(String(cString: strerror(EBADF)))")
+        await #expect(throws: SinkError.self) { try await behind.deliver(batch) }
+        // A whole replay into it fails with the write's error rather than ending as if all was written.
+        await #expect(throws: SinkError.self) {
+            try await Self.replayGolden(followers: 2, into: [StdoutSink(fileDescriptor: readOnly, writeBehind: 4)])
+        }
+        // Written before `deliver` returns, each failed batch stays with the relay, retried with the next: a replay
+        // says at its end how many never left, whether the match is still on or has ended.
+        for observations in [12, nil] {
+            let replayError = await #expect(throws: ReplayError.self, "\(observations.map { "\($0) observations" } ?? "whole match")") {
+                try await Self.replayGolden(followers: 2, observations: observations, into: [StdoutSink(fileDescriptor: readOnly)])
+            }
+            if case .undelivered(let count)? = replayError { #expect(count > 0) }
+        }
     }
 }

@@ -126,7 +126,7 @@ public actor DeliveryRelay {
         pumping = true
         defer {
             pumping = false
-            metrics.outboxDepth(depth + (inFlight?.batch.count ?? 0))
+            metrics.outboxDepth(undelivered)
         }
         while true {
             if inFlight == nil {
@@ -234,7 +234,7 @@ public actor DeliveryRelay {
                 failures += 1
                 let delay = backoff.backoff(afterAttempt: failures, random: Double.random(in: 0..<1))
                 logger.warning("outbox: a sink failed, retrying", metadata: [
-                    "waiting": "\(depth + (inFlight?.batch.count ?? 0))", "retryIn": "\(delay)",
+                    "waiting": "\(undelivered)", "retryIn": "\(delay)",
                 ])
                 guard (try? await cancelWhenGracefulShutdown({ try await self.clock.sleep(for: delay) })) != nil else {
                     break wakeLoop
@@ -246,7 +246,7 @@ public actor DeliveryRelay {
     }
 
     private func drain() async {
-        let pending = depth + (inFlight?.batch.count ?? 0)
+        let pending = undelivered
         guard pending > 0 else { return }
         logger.info("outbox: draining before exit", metadata: ["deliveries": "\(pending)"])
         let timeout = drainTimeout

@@ -47,10 +47,12 @@ public struct ReplayRunner: Sendable {
         let now: @Sendable () -> Date = { clock.now }
         // Nothing reads a replay's deliveries back from its store: they are not queued there at all.
         let store = InMemoryStore(keepsOutbox: false)
-        let counter = CountingSink(inner: sinks)
+        // Beside the real sinks, not around them: the dispatcher retries only a sink that failed a batch, so the others
+        // (this one included) take each batch once.
+        let counter = CountingSink()
         let metrics = BrokerMetrics(factory: NOOPMetricsHandler.instance)
         let manager = LifecycleManager(
-            store: store, dispatcher: DeliveryDispatcher(sinks: [counter], metrics: metrics, logger: logger),
+            store: store, dispatcher: DeliveryDispatcher(sinks: sinks + [counter], metrics: metrics, logger: logger),
             settings: BrokerSettings(bundleId: options.bundleId, activityPolicy: options.policy, seed: options.seed),
             metrics: metrics, now: now, logger: logger)
 
@@ -108,7 +110,7 @@ public struct ReplayRunner: Sendable {
         }
         // Everything handed to the sinks has left (a sink that writes behind reports a failed write here), and the
         // relay holds nothing back: a delivery no sink took fails the replay, never only a log line.
-        try await counter.flush()
+        for sink in sinks { try await sink.flush() }
         let undelivered = await manager.relay.undelivered
         guard undelivered == 0 else { throw ReplayError.undelivered(undelivered) }
         summary.deliveriesByEvent = counter.byEvent
@@ -195,18 +197,13 @@ final class VirtualTime: Sendable {
     func set(_ date: Date) { current.withLock { $0 = max($0, date) } }
 }
 
-/// Passes deliveries on to the real sinks in order, then counts them and notes each started activity.
+/// A sink beside the real ones that counts the deliveries and notes each started activity. It never fails, so the
+/// relay hands it each batch once, however often a real sink needs the batch again.
 final class CountingSink: DeliverySink, Sendable {
     let name = "replay"
-    private let inner: [any DeliverySink]
     private let state = Mutex<(byEvent: [ActivityEvent: Int], alerts: Int, started: [(activityId: String, matchId: String, token: String)])>(([:], 0, []))
 
-    init(inner: [any DeliverySink]) { self.inner = inner }
-
     func deliver(_ batch: [Delivery]) async throws {
-        // Counted once the sinks have it: a batch a sink failed to take comes again (the relay retries it), and its
-        // starts noted twice would report update tokens for activities that have moved on since.
-        for sink in inner { try await sink.deliver(batch) }
         state.withLock { state in
             batch.withUnsafeBufferPointer { deliveries in
                 // The deliveries of one update share their payload: it is looked at once per run of them, not per delivery.
@@ -227,10 +224,6 @@ final class CountingSink: DeliverySink, Sendable {
                 }
             }
         }
-    }
-
-    func flush() async throws {
-        for sink in inner { try await sink.flush() }
     }
 
     var byEvent: [ActivityEvent: Int] { state.withLock { $0.byEvent } }
