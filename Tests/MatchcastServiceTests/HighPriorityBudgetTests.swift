@@ -46,7 +46,8 @@ struct HighPriorityBudgetTests {
 
         let diagnostics = try await harness.service.diagnostics(deviceId: deviceId)
         let activity = try #require(diagnostics.activities.first)
-        #expect(activity.highPriority?.lastHour == 2 && activity.highPriority?.ceiling == 2)
+        #expect(activity.highPriority?.lastHour == 2 && activity.highPriority?.matchLastHour == 2)
+        #expect(activity.highPriority?.ceiling == 2)
         #expect(activity.highPriority?.roomAt == kickOff.addingTimeInterval(3600), "room again an hour after kick-off")
         #expect(activity.attention.map(\.code) == ["high-priority-ceiling"])
 
@@ -70,6 +71,93 @@ struct HighPriorityBudgetTests {
         #expect(ends.map(\.apns.priority) == [10])
         let after = try await restarted.service.diagnostics(deviceId: deviceId)
         #expect(after.activities.first?.highPriority == nil, "an ended activity spends nothing more")
+    }
+
+    @Test("per activity: one started late counts only what went out since; a device following two matches is flagged; /metrics counts each priority-10 push")
+    func perActivityAndPerDevice() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("matchcast-budget-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let clock = ManagerTestClock()
+        let metrics = RecordingMetrics()
+        let harness = ManagerHarness(
+            store: try SQLiteStore(path: directory.appendingPathComponent("matchcast.sqlite").path), clock: clock,
+            policy: ActivityPolicy(coalesceInterval: .seconds(10), highPriorityPerHour: 2), metrics: BrokerMetrics(factory: metrics))
+        let other = "epl-liv-mci"
+        // Kick-off (the match's first priority-10 push), then the first device's activity; a goal is the second.
+        try await harness.ingest(F.football(Self.match, seq: 1))
+        let (early, earlyActivity) = try await harness.activeDevice(matchId: Self.match, pushToStart: F.pushToStart(1), updateToken: F.update(1))
+        clock.advance(by: 600)
+        try await harness.ingest(F.football(Self.match, home: 1, clock: "10'", seq: 2))
+        // A second device joins after both: its activity has had none of them.
+        clock.advance(by: 100)
+        let (late, lateActivity) = try await harness.activeDevice(matchId: Self.match, pushToStart: F.pushToStart(2), updateToken: F.update(2))
+        clock.advance(by: 100)
+        var mark = harness.deliveries.count
+        try await harness.ingest(F.football(Self.match, home: 2, clock: "13'", seq: 3))
+        let third = harness.deliveries(.update, since: mark)
+        #expect(Set(third.map(\.activityId)) == [earlyActivity, lateActivity])
+        #expect(third.map(\.apns.priority) == [5, 5], "one priority per update of the match: its ceiling is spent")
+
+        var diagnostics = try await harness.service.diagnostics(deviceId: late)
+        #expect(diagnostics.activities.first?.highPriority?.lastHour == 0, "nothing at 10 since it started")
+        #expect(diagnostics.activities.first?.highPriority?.matchLastHour == 2)
+        #expect(diagnostics.activities.first?.attention.map(\.code) == ["high-priority-ceiling"])
+        #expect(diagnostics.highPriorityLastHour == 0 && diagnostics.attention.isEmpty)
+
+        // The first device follows another match too, after its kick-off; a goal there goes at 10 to it.
+        clock.advance(by: 100)
+        try await harness.ingest(F.football(other, seq: 1))
+        clock.advance(by: 10)
+        let follow = try await harness.service.follow(deviceId: early, matchId: other)
+        let otherActivity = try #require(follow.activityId)
+        _ = try await harness.service.putActivity(
+            activityId: otherActivity, deviceId: early, matchId: other, updateToken: F.update(3), environment: .production)
+        clock.advance(by: 90)
+        mark = harness.deliveries.count
+        try await harness.ingest(F.football(other, home: 1, clock: "4'", seq: 2))
+        #expect(harness.deliveries(.update, since: mark).map(\.apns.priority) == [10])
+
+        diagnostics = try await harness.service.diagnostics(deviceId: early)
+        let budgets = Dictionary(uniqueKeysWithValues: diagnostics.activities.map { ($0.activityId, $0.highPriority) })
+        #expect(budgets[earlyActivity]??.lastHour == 2)
+        #expect(budgets[otherActivity]??.lastHour == 1, "the other match's kick-off went out before it started")
+        #expect(budgets[otherActivity]??.matchLastHour == 2)
+        #expect(diagnostics.highPriorityLastHour == 3)
+        #expect(diagnostics.attention.map(\.code) == ["device-high-priority-budget"], "3 in the hour on one device, ceiling 2")
+
+        // Each push at 10, counted once per delivery: the two goals to an update token; three starts.
+        #expect(metrics.counter("matchcast_high_priority_pushes_total", [("target", "updateToken")]) == 2)
+        #expect(metrics.counter("matchcast_high_priority_pushes_total", [("target", "pushToStartToken")]) == 3)
+        #expect(metrics.counter("matchcast_high_priority_pushes_total", [("target", "channel")]) == 0)
+    }
+
+    @Test("an activity reported with an update token refused before it started is flagged; one with a fresh token is not")
+    func updateTokenRefusedBeforeTheActivity() async throws {
+        let clock = ManagerTestClock()
+        let harness = ManagerHarness(clock: clock)
+        try await harness.ingest(F.football(Self.match, seq: 1))
+        let (deviceId, _) = try await harness.activeDevice(matchId: Self.match, pushToStart: F.pushToStart(1), updateToken: F.update(1))
+        clock.advance(by: 60)
+        // APNs says the token is gone: its activity ends and the refusal is kept.
+        #expect(try await harness.service.reportDeadToken(F.update(1), reason: "Unregistered"))
+        clock.advance(by: 60)
+        try await harness.ingest(F.football("epl-liv-mci", seq: 1))
+        let follow = try await harness.service.follow(deviceId: deviceId, matchId: "epl-liv-mci")
+        let stale = try #require(follow.activityId)
+        _ = try await harness.service.putActivity(
+            activityId: stale, deviceId: deviceId, matchId: "epl-liv-mci", updateToken: F.update(1), environment: .production)
+        // A third match whose activity gets a fresh token.
+        try await harness.ingest(F.football("epl-che-tot", seq: 1))
+        let third = try #require(try await harness.service.follow(deviceId: deviceId, matchId: "epl-che-tot").activityId)
+        _ = try await harness.service.putActivity(
+            activityId: third, deviceId: deviceId, matchId: "epl-che-tot", updateToken: F.update(2), environment: .production)
+
+        let diagnostics = try await harness.service.diagnostics(deviceId: deviceId)
+        let flagged = diagnostics.activities.filter { $0.attention.contains { $0.code == "update-token-refused-before-start" } }
+        #expect(flagged.map(\.activityId) == [stale])
+        #expect(flagged.first?.attention.first { $0.code == "update-token-refused-before-start" }?.message.contains("Unregistered") == true)
+        #expect(!(flagged.first?.attention.contains { $0.message.contains(F.update(1)) } ?? true), "the token is never shown whole")
     }
 
     @Test("an open activity whose update token an earlier activity of the device had is flagged")

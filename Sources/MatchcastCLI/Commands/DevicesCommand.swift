@@ -96,10 +96,13 @@ struct DevicesCommand: AsyncParsableCommand {
                 if let channel = activity.channelId { line += ", on channel \(channel)" }
                 line += activity.updateToken.map { ", update token \($0)" } ?? ", no update token"
                 if let budget = activity.highPriority {
-                    line += ", priority 10: \(budget.lastHour) of \(budget.ceiling) this hour"
+                    line += ", priority 10 this hour: \(budget.lastHour) (its match \(budget.matchLastHour) of \(budget.ceiling))"
                 }
                 lines.append(line)
                 for flag in activity.attention { lines.append("    ! \(flag.code): \(flag.message)") }
+            }
+            if diagnostics.highPriorityLastHour > 0 {
+                lines.append("priority-10 pushes to its activities this hour: \(diagnostics.highPriorityLastHour)")
             }
             lines.append("refused tokens: " + (diagnostics.refusals.isEmpty ? "none" : ""))
             for refusal in diagnostics.refusals {

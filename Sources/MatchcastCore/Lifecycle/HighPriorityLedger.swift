@@ -7,10 +7,11 @@ import Foundation
 /// nothing. So key events go at 10 while the match's activities have had fewer than the ceiling of priority-10 pushes
 /// in the last 60 minutes, and at 5 after that, until the oldest drops out of the hour. Routine updates always go at 5.
 ///
-/// Kept per match, not per activity: every open activity of a match is sent the same updates (key events skip the
-/// coalescing that makes routine ones differ), so no activity has had more priority-10 pushes than its match, and the
-/// ceiling holds for each of them. The final goes at 10 whatever the ledger says, since a delayed end leaves a finished
-/// match showing as live, and is counted.
+/// The ceiling holds per activity. The decision is made once per update of the match, for all its activities: every
+/// open activity of a match is sent the same key events at the same priority (they skip the coalescing that makes
+/// routine ones differ), so an activity's own priority-10 pushes are those of the match's that went out since it
+/// started (`count(at:since:)`), never more than the match's, and one payload serves every follower. The final goes
+/// at 10 whatever the ledger says, since a delayed end leaves a finished match showing as live, and is counted.
 public struct HighPriorityLedger: Sendable, Hashable {
     /// The window the ceiling applies to.
     public static let window: Int = 3600
@@ -25,6 +26,15 @@ public struct HighPriorityLedger: Sendable, Hashable {
     /// How many priority-10 pushes went out in the hour up to `now`.
     public func count(at now: Date) -> Int {
         sends.count - (firstInWindow(at: now) ?? sends.count)
+    }
+
+    /// How many priority-10 pushes of the hour up to `now` went out at or after `start`: what an activity of the match
+    /// started then has had of them at most (one without an update token yet holds them, and is sent the latest at
+    /// priority 5 when its token comes). None before it started (`start` nil).
+    public func count(at now: Date, since start: Date?) -> Int {
+        guard let start, let first = firstInWindow(at: now) else { return 0 }
+        let from = Self.second(start)
+        return sends[first...].reduce(0) { $0 + ($1 >= from ? 1 : 0) }
     }
 
     /// When the oldest push of the hour leaves it, making room for one more; nil when the hour is empty.

@@ -19,6 +19,9 @@ public struct Delivery: Sendable, Hashable {
         set { common = Common(matchId: common.matchId, apns: newValue, payload: common.payload) }
     }
 
+    /// `apns.priority`, read through the shared part without copying the headers out.
+    public var priority: Int { common.apns.priority }
+
     /// Shared by every delivery of the same update: built once, never per device.
     public var payload: PushPayload {
         get { common.payload }

@@ -26,18 +26,22 @@ public struct DeviceDiagnostics: Sendable, Hashable, Codable {
         public var updateToken: String?
         /// The broadcast channel it listens on (channel mode), which needs no update token.
         public var channelId: String?
-        /// Its match's priority-10 pushes in the last hour against the ceiling (open activities only).
+        /// Its priority-10 pushes in the last hour, and its match's, against the ceiling (open activities only).
         public var highPriority: HighPriority?
         public var attention: [Attention]
     }
 
-    /// The budget ledger of an activity's match (`HighPriorityLedger`): every open activity of a match is sent the
-    /// same key events, so the activity has had at most `lastHour` priority-10 pushes in the hour.
+    /// The budget ledger of an open activity (`HighPriorityLedger`): its own priority-10 pushes in the last hour, and its
+    /// match's, which decide whether the next key event goes at 10. Every open activity of a match is sent the same
+    /// key events at the same priority, so the activity's are the match's since it started (at most: one without an
+    /// update token held them and got the latest at 5).
     public struct HighPriority: Sendable, Hashable, Codable {
+        /// This activity's priority-10 pushes in the last hour.
         public var lastHour: Int
-        /// Key events beyond it go at priority 5 until `roomAt`.
+        /// Its match's priority-10 pushes in the last hour: key events go at 5 while this is at `ceiling`.
+        public var matchLastHour: Int
         public var ceiling: Int
-        /// When the oldest of the hour leaves it (only when the ceiling is reached).
+        /// When the oldest of the match's hour leaves it (only when the ceiling is reached).
         public var roomAt: Date?
     }
 
@@ -66,6 +70,9 @@ public struct DeviceDiagnostics: Sendable, Hashable, Codable {
     public var activities: [Activity]
     /// Its tokens APNs (or a downstream service) refused as dead, newest first.
     public var refusals: [Refusal]
+    /// The priority-10 pushes of the last hour to all its open activities together: iOS keeps one budget per device,
+    /// so a device following several live matches spends it several times as fast.
+    public var highPriorityLastHour: Int
     /// Device-wide flags; each activity has its own too.
     public var attention: [Attention]
 
@@ -116,16 +123,25 @@ public struct DeviceDiagnostics: Sendable, Hashable, Codable {
                         + "reported an old activity's token (read each activity's own pushTokenUpdates), so this one's "
                         + "updates reach the old activity, or nothing"))
             }
+            if record.isOpen, let token = lifecycle.updateToken, let startedAt = lifecycle.startedAt,
+               let refused = refusals.first(where: { $0.kind == .update && $0.token == token && $0.at < startedAt }) {
+                attention.append(Attention(
+                    code: "update-token-refused-before-start",
+                    message: "its update token was refused as dead (\(refused.reason)) before this activity started: the app "
+                        + "reported a token older than the activity (an ended activity's, kept in the app), so this one's "
+                        + "updates go nowhere"))
+            }
             var highPriority: HighPriority?
             if record.isOpen, let match = matches.first(where: { $0.matchId == record.matchId }) {
                 let ledger = match.ledger
-                let count = ledger.count(at: now)
+                let matchCount = ledger.count(at: now)
                 highPriority = HighPriority(
-                    lastHour: count, ceiling: ceiling, roomAt: count >= ceiling ? ledger.nextRoom(at: now) : nil)
-                if count >= ceiling {
+                    lastHour: ledger.count(at: now, since: lifecycle.startedAt), matchLastHour: matchCount, ceiling: ceiling,
+                    roomAt: matchCount >= ceiling ? ledger.nextRoom(at: now) : nil)
+                if matchCount >= ceiling {
                     attention.append(Attention(
                         code: "high-priority-ceiling",
-                        message: "its match sent \(count) priority-10 pushes in the last hour (ceiling \(ceiling)): key events go "
+                        message: "its match sent \(matchCount) priority-10 pushes in the last hour (ceiling \(ceiling)): key events go "
                             + "at priority 5 until an older one leaves the hour, so they may show late"))
                 }
             }
@@ -137,7 +153,15 @@ public struct DeviceDiagnostics: Sendable, Hashable, Codable {
         self.refusals = refusals.map {
             Refusal(kind: $0.kind.rawValue, token: Redact.token($0.token), activityId: $0.activityId, reason: $0.reason, at: $0.at)
         }
+        highPriorityLastHour = self.activities.reduce(0) { $0 + ($1.highPriority?.lastHour ?? 0) }
         var attention: [Attention] = []
+        if highPriorityLastHour > ceiling {
+            attention.append(Attention(
+                code: "device-high-priority-budget",
+                message: "its open activities were sent \(highPriorityLastHour) priority-10 pushes in the last hour together, more "
+                    + "than the ceiling of \(ceiling) for one activity: iOS keeps one budget per device, so following several "
+                    + "live matches at once can spend it, and updates then show late"))
+        }
         let recent = refusals.filter { now.timeIntervalSince($0.at) < Self.refusalWindow.seconds }
         if recent.count >= 2 {
             attention.append(Attention(
@@ -152,5 +176,31 @@ public struct DeviceDiagnostics: Sendable, Hashable, Codable {
                     + "(PUT /v1/devices/{id}/push-to-start-token) before anything can start remotely"))
         }
         self.attention = attention
+    }
+}
+
+// Read by `matchcast devices inspect`, which may be a build apart from the serve it asks: the budget figures added
+// later are 0 when an older serve leaves them out.
+extension DeviceDiagnostics {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        deviceId = try container.decode(String.self, forKey: .deviceId)
+        registeredAt = try container.decode(Date.self, forKey: .registeredAt)
+        pushToStartToken = try container.decodeIfPresent(Token.self, forKey: .pushToStartToken)
+        follows = try container.decode([String].self, forKey: .follows)
+        activities = try container.decode([Activity].self, forKey: .activities)
+        refusals = try container.decode([Refusal].self, forKey: .refusals)
+        highPriorityLastHour = try container.decodeIfPresent(Int.self, forKey: .highPriorityLastHour) ?? 0
+        attention = try container.decode([Attention].self, forKey: .attention)
+    }
+}
+
+extension DeviceDiagnostics.HighPriority {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        lastHour = try container.decode(Int.self, forKey: .lastHour)
+        matchLastHour = try container.decodeIfPresent(Int.self, forKey: .matchLastHour) ?? lastHour
+        ceiling = try container.decode(Int.self, forKey: .ceiling)
+        roomAt = try container.decodeIfPresent(Date.self, forKey: .roomAt)
     }
 }

@@ -62,6 +62,14 @@ public struct BrokerMetrics: Sendable {
             .increment()
     }
 
+    /// `matchcast_high_priority_pushes_total{target}`: pushes made at priority 10, one per delivery, by what they went
+    /// to: `updateToken` (an activity: these spend the device's update budget, `HighPriorityLedger`), `channel` (a
+    /// broadcast, spending the budget of every device listening), `pushToStartToken` (starts, with a budget of their
+    /// own). Made once per target kind.
+    public func highPriorityPushes(target: PushTarget.Kind) -> Counter {
+        Counter(label: "matchcast_high_priority_pushes_total", dimensions: [("target", target.rawValue)], factory: factory)
+    }
+
     /// `matchcast_activities{state}`, `matchcast_follows`, `matchcast_tokens{kind}`.
     public func census(activities: [ActivityLifecycle.Phase: Int], follows: Int, tokens: [String: Int]) {
         for phase in [ActivityLifecycle.Phase.waiting, .starting, .active] {

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import Logging
 import MatchcastCore
@@ -32,6 +33,8 @@ public actor DeliveryRelay {
     private let dispatcher: DeliveryDispatcher
     private let mode: Mode
     private let metrics: BrokerMetrics
+    /// `matchcast_high_priority_pushes_total`, per target kind, counted as deliveries are submitted.
+    private let highPriority: [PushTarget.Kind: Counter]
     private let clock: any Clock<Duration>
     private let backoff: RetryPolicy
     private let maxBatch: Int
@@ -68,6 +71,9 @@ public actor DeliveryRelay {
         self.dispatcher = dispatcher
         self.mode = mode
         self.metrics = metrics
+        highPriority = Dictionary(uniqueKeysWithValues: [PushTarget.Kind.updateToken, .channel, .pushToStartToken].map {
+            ($0, metrics.highPriorityPushes(target: $0))
+        })
         self.clock = clock
         self.backoff = backoff
         self.maxBatch = max(1, maxBatch)
@@ -88,6 +94,7 @@ public actor DeliveryRelay {
     /// batch before that one's starts are claimed, and that one return before its deliveries are sent).
     public func submit(_ deliveries: [Delivery]) async {
         guard !deliveries.isEmpty else { return }
+        countHighPriority(deliveries)
         guard mode == .inline else {
             enqueue(deliveries)
             wake.yield()
@@ -104,6 +111,21 @@ public actor DeliveryRelay {
         }
         enqueue(deliveries)
         _ = await pump()
+    }
+
+    /// Counts the priority-10 deliveries among new ones by target kind (`matchcast_high_priority_pushes_total`).
+    private func countHighPriority(_ deliveries: [Delivery]) {
+        var (updates, channels, starts) = (0, 0, 0)
+        for index in deliveries.indices where deliveries[index].priority == 10 {
+            switch deliveries[index].target.kind {
+            case .updateToken: updates += 1
+            case .channel: channels += 1
+            case .pushToStartToken: starts += 1
+            }
+        }
+        for (kind, count) in [(PushTarget.Kind.updateToken, updates), (.channel, channels), (.pushToStartToken, starts)] where count > 0 {
+            highPriority[kind]?.increment(by: count)
+        }
     }
 
     /// After a restart, before anything new is submitted: what the store still has queued, oldest first.
