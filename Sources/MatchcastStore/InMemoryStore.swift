@@ -1,3 +1,4 @@
+import Foundation
 import MatchcastCore
 
 /// A store that lives and dies with the process: for tests, `replay`, and `--store memory`.
@@ -22,6 +23,8 @@ public actor InMemoryStore: MatchcastStore {
     private var outbox = OutboxQueue()
     private var letters = DeadLetterList()
     private var refusals: [String: [TokenRefusal]] = [:]
+    /// Device id → update token → its first sighting (`UpdateTokenSighting`).
+    private var sightings: [String: [String: Date]] = [:]
     /// Broadcast channels by match id (`InMemoryStore+Channels.swift`).
     var channelsByMatch: [String: MatchChannelRecord] = [:]
 
@@ -51,6 +54,7 @@ public actor InMemoryStore: MatchcastStore {
         for follow in entry.follows { removeFollower(slot, of: follow.matchId) }
         activityTable.remove(deviceId: id)
         refusals[id] = nil
+        sightings[id] = nil
         return true
     }
 
@@ -161,6 +165,23 @@ public actor InMemoryStore: MatchcastStore {
     }
 
     public func tokenRefusals(deviceId: String) -> [TokenRefusal] { refusals[deviceId] ?? [] }
+
+    public func noteUpdateTokens(_ new: [UpdateTokenSighting], now: Date) {
+        let cutoff = UpdateTokenSighting.cutoff(at: now)
+        for sighting in new where devices.contains(id: sighting.deviceId) {
+            var seen = sightings[sighting.deviceId, default: [:]]
+            if seen[sighting.token] == nil {
+                seen = seen.filter { $0.value >= cutoff }
+                seen[sighting.token] = sighting.firstSeenAt
+            }
+            sightings[sighting.deviceId] = seen
+        }
+    }
+
+    public func updateTokenSightings(deviceId: String) -> [UpdateTokenSighting] {
+        (sightings[deviceId] ?? [:]).map { UpdateTokenSighting(deviceId: deviceId, token: $0.key, firstSeenAt: $0.value) }
+            .sorted { ($0.firstSeenAt, $0.token) < ($1.firstSeenAt, $1.token) }
+    }
 
     // MARK: Matches
 

@@ -120,6 +120,12 @@ public protocol MatchcastStore: Sendable {
     func recordTokenRefusal(_ refusal: TokenRefusal) async throws(StoreError)
     /// The device's kept refusals, newest first.
     func tokenRefusals(deviceId: String) async throws(StoreError) -> [TokenRefusal]
+    /// Update tokens as the apps reported them (`UpdateTokenSighting`): a token already seen keeps its first sighting; a
+    /// sighting of a device that is gone is dropped; sightings older than `UpdateTokenSighting.keptFor` before `now`
+    /// may be let go (the noted devices' at least).
+    func noteUpdateTokens(_ sightings: [UpdateTokenSighting], now: Date) async throws(StoreError)
+    /// The device's update tokens' first sightings.
+    func updateTokenSightings(deviceId: String) async throws(StoreError) -> [UpdateTokenSighting]
 
     // MARK: Health
 

@@ -147,6 +147,45 @@ extension PostgresStore {
         return refusals
     }
 
+    // MARK: Update token sightings
+
+    public func noteUpdateTokens(_ sightings: [UpdateTokenSighting], now: Date) async throws(StoreError) {
+        guard !sightings.isEmpty else { return }
+        let logger = self.logger
+        let devices = PostgresTextArray(sightings.map(\.deviceId))
+        let tokens = PostgresTextArray(sightings.map(\.token))
+        let times = sightings.map(\.firstSeenAt.storedPrecision)
+        let cutoff = UpdateTokenSighting.cutoff(at: now).storedPrecision
+        try await transaction("noting update tokens") { connection in
+            try await connection.query(
+                """
+                INSERT INTO update_token_sighting (device_id, token, first_seen_at)
+                SELECT u.d, u.t, u.a FROM unnest(\(devices)::text[], \(tokens)::text[], \(times)::timestamptz[]) AS u(d, t, a)
+                WHERE EXISTS (SELECT 1 FROM device WHERE id = u.d)
+                ON CONFLICT (device_id, token) DO NOTHING
+                """,
+                logger: logger
+            ).consume()
+            try await connection.query(
+                "DELETE FROM update_token_sighting WHERE first_seen_at < \(cutoff)", logger: logger
+            ).consume()
+        }
+    }
+
+    public func updateTokenSightings(deviceId: String) async throws(StoreError) -> [UpdateTokenSighting] {
+        let logger = self.logger
+        let rows = try await withConnection("reading update token sightings") { connection in
+            try await connection.query(
+                """
+                SELECT token, first_seen_at FROM update_token_sighting WHERE device_id = \(deviceId)
+                ORDER BY first_seen_at, token
+                """,
+                logger: logger
+            ).collect((String, Date).self)
+        }
+        return rows.map { UpdateTokenSighting(deviceId: deviceId, token: $0.0, firstSeenAt: $0.1.readBack) }
+    }
+
     // MARK: Helpers
 
     /// Checked before writing so the error names the device; the foreign key stays as a backstop.

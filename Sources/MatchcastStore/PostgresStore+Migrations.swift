@@ -307,7 +307,20 @@ extension PostgresStore {
         Migration(name: "v10", statements: [
             "ALTER TABLE match_state ADD COLUMN high_priority_sends bigint[]",
         ], readers: .any),
-        // Later migrations go here (`v11`, ...).
+        // When each update token was first reported (`UpdateTokenSighting`), for its device's diagnostics; gone with the
+        // device. Only adds: a replica of the build before runs beside it (its tokens are not noted).
+        Migration(name: "v11", statements: [
+            """
+            CREATE TABLE update_token_sighting (
+                device_id text COLLATE "C" NOT NULL REFERENCES device(id) ON DELETE CASCADE,
+                token text COLLATE "C" NOT NULL,
+                first_seen_at timestamptz(3) NOT NULL,
+                PRIMARY KEY (device_id, token)
+            )
+            """,
+            "CREATE INDEX update_token_sighting_on_first_seen_at ON update_token_sighting (first_seen_at)",
+        ], readers: .any),
+        // Later migrations go here (`v12`, ...).
     ]
 
     /// Applies the pending migrations, on a connection of its own (the client need not run yet).

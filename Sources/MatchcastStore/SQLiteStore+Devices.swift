@@ -1,3 +1,4 @@
+import Foundation
 internal import GRDB
 
 extension SQLiteStore {
@@ -111,6 +112,37 @@ extension SQLiteStore {
                     deviceId: deviceId, kind: known, token: try row.decode(forColumn: "token"),
                     activityId: try row.decode(forColumn: "activityId"), reason: try row.decode(forColumn: "reason"),
                     at: try row.decode(forColumn: "at"))
+            }
+        }
+    }
+
+    // MARK: Update token sightings
+
+    public func noteUpdateTokens(_ sightings: [UpdateTokenSighting], now: Date) async throws(StoreError) {
+        guard !sightings.isEmpty else { return }
+        try await write("noting update tokens") { db in
+            let insert = try db.cachedStatement(sql: """
+                INSERT INTO updateTokenSighting (deviceId, token, firstSeenAt)
+                SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM device WHERE id = ?1)
+                ON CONFLICT (deviceId, token) DO NOTHING
+                """)
+            for sighting in sightings {
+                try insert.execute(arguments: [sighting.deviceId, sighting.token, sighting.firstSeenAt])
+            }
+            try db.cachedStatement(sql: "DELETE FROM updateTokenSighting WHERE firstSeenAt < ?")
+                .execute(arguments: [UpdateTokenSighting.cutoff(at: now)])
+        }
+    }
+
+    public func updateTokenSightings(deviceId: String) async throws(StoreError) -> [UpdateTokenSighting] {
+        try await read("reading update token sightings") { db in
+            try Row.fetchAll(
+                db.cachedStatement(sql: """
+                    SELECT token, firstSeenAt FROM updateTokenSighting WHERE deviceId = ? ORDER BY firstSeenAt, token
+                    """),
+                arguments: [deviceId]
+            ).map { row in
+                UpdateTokenSighting(deviceId: deviceId, token: try row.decode(atIndex: 0), firstSeenAt: try row.decode(atIndex: 1))
             }
         }
     }

@@ -381,7 +381,21 @@ extension SQLiteStore {
             try db.execute(sql: "ALTER TABLE matchState ADD COLUMN highPrioritySends TEXT")
         }
 
-        // Later migrations go here (`v11`, ...).
+        // v11: when each update token was first reported (`UpdateTokenSighting`), for its device's diagnostics; gone
+        // with the device.
+        migrator.registerMigration("v11") { db in
+            try db.execute(sql: """
+                CREATE TABLE updateTokenSighting (
+                    deviceId TEXT NOT NULL REFERENCES device(id) ON DELETE CASCADE,
+                    token TEXT NOT NULL,
+                    firstSeenAt DATETIME NOT NULL,
+                    PRIMARY KEY (deviceId, token)
+                ) WITHOUT ROWID
+                """)
+            try db.execute(sql: "CREATE INDEX updateTokenSighting_on_firstSeenAt ON updateTokenSighting(firstSeenAt)")
+        }
+
+        // Later migrations go here (`v12`, ...).
 
         return migrator
     }

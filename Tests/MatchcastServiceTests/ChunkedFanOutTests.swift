@@ -78,6 +78,12 @@ private final class ChunkFailingStore: MatchcastStore {
     func deadLetters(limit: Int) async throws(StoreError) -> [DeadLetter] { try await base.deadLetters(limit: limit) }
     func recordTokenRefusal(_ refusal: TokenRefusal) async throws(StoreError) { try await base.recordTokenRefusal(refusal) }
     func tokenRefusals(deviceId: String) async throws(StoreError) -> [TokenRefusal] { try await base.tokenRefusals(deviceId: deviceId) }
+    func noteUpdateTokens(_ sightings: [UpdateTokenSighting], now: Date) async throws(StoreError) {
+        try await base.noteUpdateTokens(sightings, now: now)
+    }
+    func updateTokenSightings(deviceId: String) async throws(StoreError) -> [UpdateTokenSighting] {
+        try await base.updateTokenSightings(deviceId: deviceId)
+    }
     func activity(id: String) async throws(StoreError) -> ActivityRecord? { try await base.activity(id: id) }
     func activities(matchId: String) async throws(StoreError) -> [ActivityRecord] { try await base.activities(matchId: matchId) }
     func activities(deviceId: String) async throws(StoreError) -> [ActivityRecord] {

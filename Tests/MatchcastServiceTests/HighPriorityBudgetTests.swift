@@ -132,32 +132,62 @@ struct HighPriorityBudgetTests {
         #expect(metrics.counter("matchcast_high_priority_pushes_total", [("target", "channel")]) == 0)
     }
 
-    @Test("an activity reported with an update token refused before it started is flagged; one with a fresh token is not")
-    func updateTokenRefusedBeforeTheActivity() async throws {
+    @Test("an update token older than its activity is flagged, from when it was first reported; each token's age is shown; fresh ones are not flagged")
+    func updateTokenOlderThanTheActivity() async throws {
         let clock = ManagerTestClock()
         let harness = ManagerHarness(clock: clock)
         try await harness.ingest(F.football(Self.match, seq: 1))
-        let (deviceId, _) = try await harness.activeDevice(matchId: Self.match, pushToStart: F.pushToStart(1), updateToken: F.update(1))
+        let (deviceId, first) = try await harness.activeDevice(matchId: Self.match, pushToStart: F.pushToStart(1), updateToken: F.update(1))
+        // The first activity's token rotates: no activity holds the old one any more.
         clock.advance(by: 60)
-        // APNs says the token is gone: its activity ends and the refusal is kept.
-        #expect(try await harness.service.reportDeadToken(F.update(1), reason: "Unregistered"))
+        _ = try await harness.service.putActivity(
+            activityId: first, deviceId: deviceId, matchId: Self.match, updateToken: F.update(2), environment: .production)
+        // A new activity, reported with the token the app kept from before the rotation.
         clock.advance(by: 60)
         try await harness.ingest(F.football("epl-liv-mci", seq: 1))
-        let follow = try await harness.service.follow(deviceId: deviceId, matchId: "epl-liv-mci")
-        let stale = try #require(follow.activityId)
+        let stale = try #require(try await harness.service.follow(deviceId: deviceId, matchId: "epl-liv-mci").activityId)
         _ = try await harness.service.putActivity(
             activityId: stale, deviceId: deviceId, matchId: "epl-liv-mci", updateToken: F.update(1), environment: .production)
         // A third match whose activity gets a fresh token.
         try await harness.ingest(F.football("epl-che-tot", seq: 1))
         let third = try #require(try await harness.service.follow(deviceId: deviceId, matchId: "epl-che-tot").activityId)
         _ = try await harness.service.putActivity(
-            activityId: third, deviceId: deviceId, matchId: "epl-che-tot", updateToken: F.update(2), environment: .production)
+            activityId: third, deviceId: deviceId, matchId: "epl-che-tot", updateToken: F.update(3), environment: .production)
+        clock.advance(by: 30)
 
         let diagnostics = try await harness.service.diagnostics(deviceId: deviceId)
-        let flagged = diagnostics.activities.filter { $0.attention.contains { $0.code == "update-token-refused-before-start" } }
-        #expect(flagged.map(\.activityId) == [stale])
-        #expect(flagged.first?.attention.first { $0.code == "update-token-refused-before-start" }?.message.contains("Unregistered") == true)
-        #expect(!(flagged.first?.attention.contains { $0.message.contains(F.update(1)) } ?? true), "the token is never shown whole")
+        let codes = Dictionary(uniqueKeysWithValues: diagnostics.activities.map { ($0.activityId, $0.attention.map(\.code)) })
+        #expect(codes[stale] == ["update-token-older-than-activity"], "no earlier activity holds it: only its first report shows it")
+        #expect(codes[first] == [] && codes[third] == [])
+        let message = try #require(diagnostics.activities.first { $0.activityId == stale }?.attention.first?.message)
+        #expect(message.contains("first reported 2 min before it started"), "\(message)")
+        #expect(!message.contains(F.update(1)), "the token is never shown whole")
+        let ages = Dictionary(uniqueKeysWithValues: diagnostics.activities.map { ($0.activityId, $0.updateTokenAgeSeconds) })
+        #expect(ages[stale] == 150, "its age counts from its first report, for the earlier activity")
+        #expect(ages[first] == 90 && ages[third] == 30)
+    }
+
+    @Test("what shows a token older than its activity: a first report or a refusal in a second before the activity started")
+    func olderThanActivityEvidence() {
+        let start = Date(timeIntervalSince1970: 1_800_000_600.7)
+        let token = F.update(1)
+        func refusal(at seconds: Double, kind: TokenRefusal.Kind = .update, token: String = F.update(1)) -> TokenRefusal {
+            TokenRefusal(deviceId: "dev_1", kind: kind, token: token, reason: "Unregistered", at: Date(timeIntervalSince1970: seconds))
+        }
+        // Reported in the same second as the start (an adopted activity): not older.
+        #expect(DeviceDiagnostics.olderThanActivity(
+            token: token, startedAt: start, firstSeen: Date(timeIntervalSince1970: 1_800_000_600.2), refusals: []) == nil)
+        #expect(DeviceDiagnostics.olderThanActivity(
+            token: token, startedAt: start, firstSeen: Date(timeIntervalSince1970: 1_800_000_000), refusals: [])
+            == "first reported 10 min before it started")
+        // No sighting kept (an older build noted none): a refusal before the start shows it; another token's, a
+        // push-to-start token's or a later one do not.
+        #expect(DeviceDiagnostics.olderThanActivity(token: token, startedAt: start, firstSeen: nil, refusals: [
+            refusal(at: 1_800_000_590, token: F.update(9)), refusal(at: 1_800_000_590, kind: .pushToStart),
+            refusal(at: 1_800_000_700),
+        ]) == nil)
+        #expect(DeviceDiagnostics.olderThanActivity(token: token, startedAt: start, firstSeen: nil, refusals: [refusal(at: 1_800_000_590)])
+            == "refused as dead (Unregistered) 10 s before it started")
     }
 
     @Test("an open activity whose update token an earlier activity of the device had is flagged")

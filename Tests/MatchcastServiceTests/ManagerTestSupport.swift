@@ -182,6 +182,12 @@ final class ManagerScriptedStore: MatchcastStore {
     func deadLetters(limit: Int) async throws(StoreError) -> [DeadLetter] { await base.deadLetters(limit: limit) }
     func recordTokenRefusal(_ refusal: TokenRefusal) async throws(StoreError) { await base.recordTokenRefusal(refusal) }
     func tokenRefusals(deviceId: String) async throws(StoreError) -> [TokenRefusal] { await base.tokenRefusals(deviceId: deviceId) }
+    func noteUpdateTokens(_ sightings: [UpdateTokenSighting], now: Date) async throws(StoreError) {
+        await base.noteUpdateTokens(sightings, now: now)
+    }
+    func updateTokenSightings(deviceId: String) async throws(StoreError) -> [UpdateTokenSighting] {
+        await base.updateTokenSightings(deviceId: deviceId)
+    }
     func activity(id: String) async throws(StoreError) -> ActivityRecord? { await base.activity(id: id) }
     func activities(matchId: String) async throws(StoreError) -> [ActivityRecord] { await base.activities(matchId: matchId) }
     func activities(deviceId: String) async throws(StoreError) -> [ActivityRecord] {

@@ -138,4 +138,35 @@ struct DeviceContractTests {
             #expect(try await store.tokenRefusals(deviceId: "dev-a").isEmpty)
         }
     }
+
+    @Test(arguments: StoreKind.allCases)
+    func updateTokenSightingsKeepTheFirstPerDeviceAndGoWithTheDeviceOrAfterAMonth(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            try await store.createDevice(F.device("dev-a"))
+            try await store.createDevice(F.device("dev-b"))
+            #expect(try await store.updateTokenSightings(deviceId: "dev-a").isEmpty)
+            let first = UpdateTokenSighting(deviceId: "dev-a", token: "aa01", firstSeenAt: F.at(10))
+            // One call: a token seen twice keeps its first sighting; a device that is gone is skipped, not an error.
+            try await store.noteUpdateTokens([
+                first, UpdateTokenSighting(deviceId: "dev-b", token: "bb01", firstSeenAt: F.at(11)),
+                UpdateTokenSighting(deviceId: "dev-gone", token: "cc01", firstSeenAt: F.at(12)),
+            ], now: F.at(12))
+            try await store.noteUpdateTokens([
+                UpdateTokenSighting(deviceId: "dev-a", token: "aa01", firstSeenAt: F.at(50)),
+                UpdateTokenSighting(deviceId: "dev-a", token: "aa02", firstSeenAt: F.at(50)),
+            ], now: F.at(50))
+            #expect(try await store.updateTokenSightings(deviceId: "dev-a") == [
+                first, UpdateTokenSighting(deviceId: "dev-a", token: "aa02", firstSeenAt: F.at(50)),
+            ])
+            #expect(try await store.updateTokenSightings(deviceId: "dev-b").map(\.token) == ["bb01"])
+            #expect(try await store.updateTokenSightings(deviceId: "dev-gone").isEmpty)
+            // A month on, what is older than the time kept is let go as new sightings are noted.
+            let later = F.at(11).addingTimeInterval(TimeInterval(UpdateTokenSighting.keptFor.components.seconds) + 20)
+            try await store.noteUpdateTokens([UpdateTokenSighting(deviceId: "dev-a", token: "aa03", firstSeenAt: later)], now: later)
+            #expect(try await store.updateTokenSightings(deviceId: "dev-a").map(\.token) == ["aa02", "aa03"])
+            // Deleting the device takes its sightings.
+            #expect(try await store.deleteDevice(id: "dev-a"))
+            #expect(try await store.updateTokenSightings(deviceId: "dev-a").isEmpty)
+        }
+    }
 }

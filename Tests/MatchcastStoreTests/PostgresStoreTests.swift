@@ -96,10 +96,11 @@ struct PostgresStoreTests {
         #expect(PostgresStore.Migration.Readers.any.column == "")
         #expect(PostgresStore.Migration.Readers.knowingThis.column == nil)
         // v1...v8 each reshaped what the one before read: each needs builds that know it. v9 only adds a table, v10 a
-        // nullable column.
+        // nullable column, v11 a table.
         #expect(PostgresStore.migrations.prefix(8).allSatisfy { $0.readers == .knowingThis })
         #expect(PostgresStore.migrations.first { $0.name == "v9" }?.readers == .any)
         #expect(PostgresStore.migrations.first { $0.name == "v10" }?.readers == .any)
+        #expect(PostgresStore.migrations.first { $0.name == "v11" }?.readers == .any, "a table of its own")
     }
 
     @Test func anUnreachableServerIsAClearErrorNotAHang() async throws {

@@ -95,6 +95,7 @@ struct DevicesCommand: AsyncParsableCommand {
                 line += ", started \(date(activity.startedAt)), last sent \(date(activity.lastSentAt))"
                 if let channel = activity.channelId { line += ", on channel \(channel)" }
                 line += activity.updateToken.map { ", update token \($0)" } ?? ", no update token"
+                if let age = activity.updateTokenAgeSeconds { line += " (first reported \(age) s ago)" }
                 if let budget = activity.highPriority {
                     line += ", priority 10 this hour: \(budget.lastHour) (its match \(budget.matchLastHour) of \(budget.ceiling))"
                 }

@@ -24,6 +24,8 @@ public struct DeviceDiagnostics: Sendable, Hashable, Codable {
         public var lastSentAt: Date?
         /// Redacted; absent until the app reports it.
         public var updateToken: String?
+        /// How long ago the app first reported that token (`UpdateTokenSighting`); absent when not known.
+        public var updateTokenAgeSeconds: Int?
         /// The broadcast channel it listens on (channel mode), which needs no update token.
         public var channelId: String?
         /// Its priority-10 pushes in the last hour, and its match's, against the ceiling (open activities only).
@@ -83,11 +85,12 @@ public struct DeviceDiagnostics: Sendable, Hashable, Codable {
     public static let refusalWindow: Duration = .seconds(86_400)
 
     /// Builds the view and its flags from what the store holds, at `now`: `matches` are the records of the open
-    /// activities' matches, `ceiling` the policy's `highPriorityPerHour`.
+    /// activities' matches, `ceiling` the policy's `highPriorityPerHour`, `sightings` when its update tokens were
+    /// first reported.
     public init(
         device: DeviceRecord, token: PushToStartTokenRecord?, follows: [FollowRecord], activities: [ActivityRecord],
-        refusals: [TokenRefusal], matches: [MatchRecord] = [], ceiling: Int = ActivityPolicy.defaultHighPriorityPerHour,
-        now: Date
+        refusals: [TokenRefusal], sightings: [UpdateTokenSighting] = [], matches: [MatchRecord] = [],
+        ceiling: Int = ActivityPolicy.defaultHighPriorityPerHour, now: Date
     ) {
         deviceId = device.id
         registeredAt = device.createdAt
@@ -123,13 +126,14 @@ public struct DeviceDiagnostics: Sendable, Hashable, Codable {
                         + "reported an old activity's token (read each activity's own pushTokenUpdates), so this one's "
                         + "updates reach the old activity, or nothing"))
             }
-            if record.isOpen, let token = lifecycle.updateToken, let startedAt = lifecycle.startedAt,
-               let refused = refusals.first(where: { $0.kind == .update && $0.token == token && $0.at < startedAt }) {
+            let firstSeen = lifecycle.updateToken.flatMap { token in sightings.first { $0.token == token }?.firstSeenAt }
+            if record.isOpen, !attention.contains(where: { $0.code == "update-token-from-earlier-activity" }),
+               let token = lifecycle.updateToken, let startedAt = lifecycle.startedAt,
+               let evidence = Self.olderThanActivity(token: token, startedAt: startedAt, firstSeen: firstSeen, refusals: refusals) {
                 attention.append(Attention(
-                    code: "update-token-refused-before-start",
-                    message: "its update token was refused as dead (\(refused.reason)) before this activity started: the app "
-                        + "reported a token older than the activity (an ended activity's, kept in the app), so this one's "
-                        + "updates go nowhere"))
+                    code: "update-token-older-than-activity",
+                    message: "its update token is older than the activity (\(evidence)): the app reported a token kept "
+                        + "from an ended activity, so this one's updates go nowhere"))
             }
             var highPriority: HighPriority?
             if record.isOpen, let match = matches.first(where: { $0.matchId == record.matchId }) {
@@ -148,6 +152,7 @@ public struct DeviceDiagnostics: Sendable, Hashable, Codable {
             return Activity(
                 activityId: record.activityId, matchId: record.matchId, phase: record.phase.rawValue,
                 startedAt: lifecycle.startedAt, lastSentAt: lifecycle.sentAt, updateToken: lifecycle.updateToken.map(Redact.token),
+                updateTokenAgeSeconds: firstSeen.map { max(0, Int(now.timeIntervalSince($0))) },
                 channelId: lifecycle.channelId, highPriority: highPriority, attention: attention)
         }
         self.refusals = refusals.map {
@@ -176,6 +181,27 @@ public struct DeviceDiagnostics: Sendable, Hashable, Codable {
                     + "(PUT /v1/devices/{id}/push-to-start-token) before anything can start remotely"))
         }
         self.attention = attention
+    }
+}
+
+extension DeviceDiagnostics {
+    /// What shows that an activity's update token is older than the activity, if anything does: it was first reported
+    /// in a second before the activity started (the activity's start is kept in whole seconds), or refused as dead
+    /// before it.
+    static func olderThanActivity(token: String, startedAt: Date, firstSeen: Date?, refusals: [TokenRefusal]) -> String? {
+        let start = startedAt.timeIntervalSince1970.rounded(.down)
+        func before(_ date: Date) -> String {
+            let seconds = Int(start - date.timeIntervalSince1970)
+            return seconds < 120 ? "\(seconds) s" : "\(seconds / 60) min"
+        }
+        var evidence: [String] = []
+        if let firstSeen, firstSeen.timeIntervalSince1970 < start {
+            evidence.append("first reported \(before(firstSeen)) before it started")
+        }
+        if let refused = refusals.first(where: { $0.kind == .update && $0.token == token && $0.at.timeIntervalSince1970 < start }) {
+            evidence.append("refused as dead (\(refused.reason)) \(before(refused.at)) before it started")
+        }
+        return evidence.isEmpty ? nil : evidence.joined(separator: ", ")
     }
 }
 

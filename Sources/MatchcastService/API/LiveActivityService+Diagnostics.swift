@@ -17,7 +17,8 @@ extension LiveActivityService {
             return DeviceDiagnostics(
                 device: device, token: try await store.pushToStartToken(deviceId: deviceId),
                 follows: try await store.follows(deviceId: deviceId), activities: activities,
-                refusals: try await store.tokenRefusals(deviceId: deviceId), matches: matches,
+                refusals: try await store.tokenRefusals(deviceId: deviceId),
+                sightings: try await store.updateTokenSightings(deviceId: deviceId), matches: matches,
                 ceiling: lifecycle.settings.activityPolicy.highPriorityPerHour, now: currentDate())
         } catch let error as ServiceError {
             throw error

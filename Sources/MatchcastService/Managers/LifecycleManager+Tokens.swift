@@ -75,11 +75,28 @@ extension LifecycleManager {
                 deliveries += sent
             }
             try await finish(deliveries, changed)
+            await noteSightings(zip(commands, outcomes).compactMap { command, outcome in
+                guard case .success = outcome else { return nil }
+                return UpdateTokenSighting(deviceId: command.deviceId, token: command.token, firstSeenAt: now())
+            })
         } catch {
             for matchId in Set(commands.map(\.matchId)) where matches[matchId] != nil { matches[matchId]?.cache = nil }
             return .failure(error)
         }
         return .success(outcomes)
+    }
+
+    /// Notes when the registered tokens were first seen, for the devices' diagnostics (`UpdateTokenSighting`). The
+    /// registrations stand when this fails: it is logged, and those tokens show no age.
+    private func noteSightings(_ sightings: [UpdateTokenSighting]) async {
+        guard !sightings.isEmpty else { return }
+        do {
+            try await store.noteUpdateTokens(sightings, now: now())
+        } catch {
+            logger.warning("update tokens registered, but when they were first seen was not noted", metadata: [
+                "tokens": "\(sightings.count)", "error": "\(error)",
+            ])
+        }
     }
 
     /// One reported update token, its changes and deliveries put into those given (`registerTogether` saves them).
