@@ -22,9 +22,18 @@ struct DeviceTable: Sendable {
         var updatedAt: Date
     }
 
+    /// When an update token of the device was first reported (`UpdateTokenSighting`).
+    struct Sighting: Sendable {
+        var token: String
+        var firstSeenAt: Date
+    }
+
     struct Entry: Sendable {
         var record: DeviceRecord
         var token: Token?
+        /// Its update tokens' first sightings, oldest first: an array beside the device (empty costs nothing), not a
+        /// table of its own.
+        var sightings: [Sighting] = []
         /// The device's follows, in no order: the first inline (most devices follow one match), the rest beside it.
         var firstFollow: Follow?
         var moreFollows: [Follow] = []

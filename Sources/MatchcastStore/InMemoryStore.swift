@@ -23,8 +23,6 @@ public actor InMemoryStore: MatchcastStore {
     private var outbox = OutboxQueue()
     private var letters = DeadLetterList()
     private var refusals: [String: [TokenRefusal]] = [:]
-    /// Device id → update token → its first sighting (`UpdateTokenSighting`).
-    private var sightings: [String: [String: Date]] = [:]
     /// Broadcast channels by match id (`InMemoryStore+Channels.swift`).
     var channelsByMatch: [String: MatchChannelRecord] = [:]
 
@@ -54,7 +52,6 @@ public actor InMemoryStore: MatchcastStore {
         for follow in entry.follows { removeFollower(slot, of: follow.matchId) }
         activityTable.remove(deviceId: id)
         refusals[id] = nil
-        sightings[id] = nil
         return true
     }
 
@@ -168,18 +165,19 @@ public actor InMemoryStore: MatchcastStore {
 
     public func noteUpdateTokens(_ new: [UpdateTokenSighting], now: Date) {
         let cutoff = UpdateTokenSighting.cutoff(at: now)
-        for sighting in new where devices.contains(id: sighting.deviceId) {
-            var seen = sightings[sighting.deviceId, default: [:]]
-            if seen[sighting.token] == nil {
-                seen = seen.filter { $0.value >= cutoff }
-                seen[sighting.token] = sighting.firstSeenAt
+        for sighting in new {
+            guard let slot = devices.slot(id: sighting.deviceId) else { continue }
+            devices.update(at: slot) { entry in
+                guard !entry.sightings.contains(where: { $0.token == sighting.token }) else { return }
+                entry.sightings.removeAll { $0.firstSeenAt < cutoff }
+                entry.sightings.append(DeviceTable.Sighting(token: sighting.token, firstSeenAt: sighting.firstSeenAt))
             }
-            sightings[sighting.deviceId] = seen
         }
     }
 
     public func updateTokenSightings(deviceId: String) -> [UpdateTokenSighting] {
-        (sightings[deviceId] ?? [:]).map { UpdateTokenSighting(deviceId: deviceId, token: $0.key, firstSeenAt: $0.value) }
+        guard let slot = devices.slot(id: deviceId), let entry = devices[slot] else { return [] }
+        return entry.sightings.map { UpdateTokenSighting(deviceId: deviceId, token: $0.token, firstSeenAt: $0.firstSeenAt) }
             .sorted { ($0.firstSeenAt, $0.token) < ($1.firstSeenAt, $1.token) }
     }
 
