@@ -167,6 +167,22 @@ struct HighPriorityBudgetTests {
         #expect(ages[first] == 90 && ages[third] == 30)
     }
 
+    @Test("registered update tokens are noted in the store together: at the next tick, or before diagnostics are read")
+    func sightingsAreNotedTogether() async throws {
+        let clock = ManagerTestClock()
+        let harness = ManagerHarness(clock: clock)
+        try await harness.ingest(F.football(Self.match, seq: 1))
+        let (deviceId, _) = try await harness.activeDevice(matchId: Self.match, pushToStart: F.pushToStart(1), updateToken: F.update(1))
+        #expect(try await harness.store.updateTokenSightings(deviceId: deviceId).isEmpty, "not one write per registration")
+        try await harness.tick()
+        #expect(try await harness.store.updateTokenSightings(deviceId: deviceId).map(\.token) == [F.update(1)])
+        #expect(try await harness.store.updateTokenSightings(deviceId: deviceId).first?.firstSeenAt == clock.now)
+        // Another device's token, read through its diagnostics before any tick.
+        let (other, _) = try await harness.activeDevice(matchId: Self.match, pushToStart: F.pushToStart(2), updateToken: F.update(2))
+        clock.advance(by: 5)
+        #expect(try await harness.service.diagnostics(deviceId: other).activities.first?.updateTokenAgeSeconds == 5)
+    }
+
     @Test("what shows a token older than its activity: a first report or a refusal in a second before the activity started")
     func olderThanActivityEvidence() {
         let start = Date(timeIntervalSince1970: 1_800_000_600.7)

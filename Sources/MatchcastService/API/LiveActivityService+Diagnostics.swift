@@ -5,6 +5,8 @@ extension LiveActivityService {
     /// Where the device's tokens and activities stand, and what needs attention (`DeviceDiagnostics`).
     public func diagnostics(deviceId: String) async throws(ServiceError) -> DeviceDiagnostics {
         try Validation.identifier(deviceId, field: "deviceId")
+        // Tokens registered here since the last tick are noted first, so their ages show.
+        await lifecycle.flushSightings()
         do {
             guard let device = try await store.device(id: deviceId) else {
                 throw ServiceError(.notFound, "no device '\(deviceId)'")

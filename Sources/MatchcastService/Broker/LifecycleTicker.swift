@@ -39,7 +39,9 @@ public struct LifecycleTicker: Service {
                 logger.error("tick failed", metadata: ["error": "\(error)"])
             }
             let delay = wait
-            guard (try? await cancelWhenGracefulShutdown({ try await clock.sleep(for: delay) })) != nil else { return }
+            guard (try? await cancelWhenGracefulShutdown({ try await clock.sleep(for: delay) })) != nil else { break }
         }
+        // What the last tick left to note, before the store closes.
+        await service.lifecycle.flushSightings()
     }
 }

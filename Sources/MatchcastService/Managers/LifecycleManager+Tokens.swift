@@ -75,10 +75,12 @@ extension LifecycleManager {
                 deliveries += sent
             }
             try await finish(deliveries, changed)
-            await noteSightings(zip(commands, outcomes).compactMap { command, outcome in
-                guard case .success = outcome else { return nil }
-                return UpdateTokenSighting(deviceId: command.deviceId, token: command.token, firstSeenAt: now())
-            })
+            let moment = now()
+            for (command, outcome) in zip(commands, outcomes) {
+                guard case .success = outcome else { continue }
+                pendingSightings.append(UpdateTokenSighting(deviceId: command.deviceId, token: command.token, firstSeenAt: moment))
+            }
+            if pendingSightings.count >= Self.sightingsAtOnce { await flushSightings() }
         } catch {
             for matchId in Set(commands.map(\.matchId)) where matches[matchId] != nil { matches[matchId]?.cache = nil }
             return .failure(error)
@@ -86,10 +88,17 @@ extension LifecycleManager {
         return .success(outcomes)
     }
 
-    /// Notes when the registered tokens were first seen, for the devices' diagnostics (`UpdateTokenSighting`). The
-    /// registrations stand when this fails: it is logged, and those tokens show no age.
-    private func noteSightings(_ sightings: [UpdateTokenSighting]) async {
-        guard !sightings.isEmpty else { return }
+    /// Registered update tokens are noted in the store (`UpdateTokenSighting`) this many at a time, or at the next
+    /// tick (at most a second in `serve`), or before a device's diagnostics are read: one write per many tokens rather
+    /// than one per registration, which through the API is a few tokens each.
+    static let sightingsAtOnce = 1024
+
+    /// Notes the registered tokens not noted yet, for the devices' diagnostics. A failure is logged and those
+    /// sightings are let go: the registrations stand, and those tokens show no age. A crash loses at most a tick's.
+    public func flushSightings() async {
+        guard !pendingSightings.isEmpty else { return }
+        let sightings = pendingSightings
+        pendingSightings = []
         do {
             try await store.noteUpdateTokens(sightings, now: now())
         } catch {

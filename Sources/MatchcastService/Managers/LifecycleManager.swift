@@ -100,6 +100,8 @@ public actor LifecycleManager {
     var followQueue = GateQueue<QueuedFollow, Following>()
     /// Update tokens waiting for their match's gate, registered together by the first of the match through it.
     var tokenQueue = GateQueue<QueuedToken, ActivityRecord>()
+    /// Update tokens registered and not yet noted in the store (`noteSightings`).
+    var pendingSightings: [UpdateTokenSighting] = []
 
     /// Delivers through `relay` (the broker's, in the background).
     public init(
@@ -307,6 +309,7 @@ public actor LifecycleManager {
         }
         let moment = now()
         startGate = startGate.filter { $0.value > moment }
+        await flushSightings()
         return next
     }
 
