@@ -15,10 +15,14 @@ public protocol DeliverySink: Sendable {
     var countsDeliveries: Bool { get }
     /// False while the sink cannot reach its destination (e.g. no APNs connection can be set up); `/readyz` shows it.
     var isHealthy: Bool { get }
+    /// The last answer its push service gave per device token, for sinks that send to devices one token at a time
+    /// (APNs); nil for the others.
+    var tokenAnswers: TokenAnswers? { get }
 }
 
 extension DeliverySink {
     public var countsDeliveries: Bool { false }
     public var isHealthy: Bool { true }
+    public var tokenAnswers: TokenAnswers? { nil }
     public func flush() async throws {}
 }

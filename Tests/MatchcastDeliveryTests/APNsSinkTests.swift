@@ -94,6 +94,11 @@ struct APNsSinkTests {
             #expect(Self.statuses(server, token: dead) == [failure.status])
             #expect(server.log.first { $0.token == dead }?.reason == failure.reason)
             #expect(Set(server.accepted.map(\.token)) == Set([0, 2, 3, 4].map(F.token)))
+            // Each token's last answer is kept for the device diagnostics.
+            #expect(sink.answers.last(token: dead)?.status == failure.status)
+            #expect(sink.answers.last(token: dead)?.reason == failure.reason)
+            #expect(sink.answers.last(token: F.token(0))?.status == 200 && sink.answers.last(token: F.token(0))?.reason == nil)
+            #expect(sink.answers.last(token: F.token(99)) == nil, "never sent to")
         }
         let reports = await invalid.reports
         #expect(reports.map(\.token) == [dead])
@@ -119,6 +124,7 @@ struct APNsSinkTests {
             #expect(server.accepted.count == 4)
             // The same notification each time.
             #expect(Set(server.log.filter { $0.token == throttled }.compactMap(\.apnsID)).count == 1)
+            #expect(sink.answers.last(token: throttled)?.status == 200, "the last answer, not the first")
         }
         // Backed off 100 ms, then 200 ms: later, not at once.
         #expect(clock.sleeps == [.milliseconds(100), .milliseconds(200)])

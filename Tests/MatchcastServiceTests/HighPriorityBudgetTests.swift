@@ -1,5 +1,6 @@
 import Foundation
 import MatchcastCore
+import MatchcastDelivery
 @testable import MatchcastService
 import MatchcastStore
 import MatchcastTesting
@@ -183,6 +184,21 @@ struct HighPriorityBudgetTests {
         #expect(try await harness.service.diagnostics(deviceId: other).activities.first?.updateTokenAgeSeconds == 5)
     }
 
+    @Test("the diagnostics show what the push service last said about each token, from the sink that keeps it")
+    func lastAnswers() async throws {
+        let clock = ManagerTestClock()
+        let answering = AnsweringSink(refusing: F.update(1), at: clock.reader)
+        let harness = ManagerHarness(clock: clock, besides: [answering])
+        try await harness.ingest(F.football(Self.match, seq: 1))
+        let (deviceId, _) = try await harness.activeDevice(matchId: Self.match, pushToStart: F.pushToStart(1), updateToken: F.update(1))
+        clock.advance(by: 60)
+        try await harness.ingest(F.football(Self.match, home: 1, clock: "5'", seq: 2))
+        let diagnostics = try await harness.service.diagnostics(deviceId: deviceId)
+        #expect(diagnostics.pushToStartToken?.lastAnswer == TokenAnswers.Answer(status: 200, reason: nil, at: ManagerTestClock.epoch))
+        #expect(diagnostics.activities.first?.updateTokenLastAnswer
+            == TokenAnswers.Answer(status: 410, reason: "Unregistered", at: ManagerTestClock.epoch.addingTimeInterval(60)))
+    }
+
     @Test("what shows a token older than its activity: a first report or a refusal in a second before the activity started")
     func olderThanActivityEvidence() {
         let start = Date(timeIntervalSince1970: 1_800_000_600.7)
@@ -224,5 +240,21 @@ struct HighPriorityBudgetTests {
         let flagged = diagnostics.activities.filter { $0.attention.contains { $0.code == "update-token-from-earlier-activity" } }
         #expect(flagged.map(\.activityId) == [second])
         #expect(flagged.first?.attention.first { $0.code == "update-token-from-earlier-activity" }?.message.contains(first) == true)
+    }
+}
+
+/// A sink that answers every delivery as a push service would, 410 for one token and 200 for the rest, and keeps the
+/// answers as the APNs sink does (`TokenAnswers`).
+private struct AnsweringSink: DeliverySink {
+    let name = "answering"
+    let refusing: String
+    let at: @Sendable () -> Date
+    let answers = TokenAnswers()
+    var tokenAnswers: TokenAnswers? { answers }
+
+    func deliver(_ batch: [Delivery]) async throws {
+        answers.record(batch.map { delivery in
+            delivery.target.value == refusing ? (delivery.target.value, 410, "Unregistered") : (delivery.target.value, 200, nil)
+        }, at: at())
     }
 }

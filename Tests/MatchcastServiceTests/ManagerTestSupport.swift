@@ -52,11 +52,11 @@ struct ManagerHarness: Sendable {
         store: any MatchcastStore = InMemoryStore(), clock: ManagerTestClock = ManagerTestClock(),
         policy: ActivityPolicy = ActivityPolicy(coalesceInterval: .seconds(10)),
         spacing: Duration = .seconds(5), seed: UInt64 = 7, metrics: BrokerMetrics = BrokerMetrics(),
-        deviceSecretCapacity: Int = DeviceSecretCache.defaultCapacity
+        deviceSecretCapacity: Int = DeviceSecretCache.defaultCapacity, besides: [any DeliverySink] = []
     ) {
         let logger = Logger(label: "test.lifecycle", factory: { _ in SwiftLogNoOpLogHandler() })
         let sink = CapturingSink()
-        let dispatcher = DeliveryDispatcher(sinks: [sink], metrics: metrics, logger: logger)
+        let dispatcher = DeliveryDispatcher(sinks: [sink] + besides, metrics: metrics, logger: logger)
         let settings = BrokerSettings(activityPolicy: policy, pushToStartSpacing: spacing, seed: seed)
         let manager = LifecycleManager(
             store: store, dispatcher: dispatcher, settings: settings, metrics: metrics, now: clock.reader, logger: logger)

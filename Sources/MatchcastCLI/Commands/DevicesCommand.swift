@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import ArgumentParser
 import Foundation
 import MatchcastCore
+import MatchcastDelivery
 import MatchcastHTTP
 import MatchcastService
 import NIOCore
@@ -79,12 +80,19 @@ struct DevicesCommand: AsyncParsableCommand {
             }
         }
 
+        /// What APNs last said about a token, for a line; empty when nothing was sent to it.
+        static func answer(_ answer: TokenAnswers.Answer?) -> String {
+            guard let answer else { return "" }
+            return ", APNs last answered \(answer.status)" + (answer.reason.map { " \($0)" } ?? "") + " at \(JSON.formatDate(answer.at))"
+        }
+
         /// The diagnostics as lines for a terminal.
         static func text(_ diagnostics: DeviceDiagnostics) -> String {
             let date = { (value: Date?) in value.map { JSON.formatDate($0) } ?? "-" }
             var lines = ["device \(diagnostics.deviceId), registered \(date(diagnostics.registeredAt))"]
             if let token = diagnostics.pushToStartToken {
-                lines.append("push-to-start token \(token.token) (\(token.environment.rawValue)), set \(token.ageSeconds) s ago")
+                lines.append("push-to-start token \(token.token) (\(token.environment.rawValue)), set \(token.ageSeconds) s ago"
+                    + Self.answer(token.lastAnswer))
             } else {
                 lines.append("push-to-start token: none")
             }
@@ -96,6 +104,7 @@ struct DevicesCommand: AsyncParsableCommand {
                 if let channel = activity.channelId { line += ", on channel \(channel)" }
                 line += activity.updateToken.map { ", update token \($0)" } ?? ", no update token"
                 if let age = activity.updateTokenAgeSeconds { line += " (first reported \(age) s ago)" }
+                line += Self.answer(activity.updateTokenLastAnswer)
                 if let budget = activity.highPriority {
                     line += ", priority 10 this hour: \(budget.lastHour) (its match \(budget.matchLastHour) of \(budget.ceiling))"
                 }

@@ -119,11 +119,16 @@ extension APNsSink {
 
             var answers: [AnswerKey: Int] = [:]
             var errors: [String: Int] = [:]
+            var byToken: [(token: String, status: Int, reason: String?)] = []
+            byToken.reserveCapacity(due.count)
             for (position, index) in due.enumerated() {
                 switch exchanges[position]! {
                 case .answered(let response):
                     let reason = APNsAnswer.reason(fromBody: response.body)
                     answers[AnswerKey(status: response.status, reason: reason), default: 0] += 1
+                    if progress[index].item.delivery.target.kind != .channel {
+                        byToken.append((progress[index].queue.token, response.status, reason))
+                    }
                     await handle(response, reason: reason, for: &progress[index], providerToken: providerToken, elapsed: elapsed)
                 case .failed(let error) where error.kind == .cancelled:
                     // The sink was shut down: no retry could succeed.
@@ -135,6 +140,7 @@ extension APNsSink {
                     retryLater(&progress[index], problem: problem, retryAfter: nil, elapsed: elapsed)
                 }
             }
+            self.answers.record(byToken, at: self.now())
             for (key, count) in answers { metrics.response(status: key.status, reason: key.reason, count: count) }
             for (kind, count) in errors { metrics.requestError(kind: kind, count: count) }
             active.removeAll { progress[$0].done }

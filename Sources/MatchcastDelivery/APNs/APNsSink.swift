@@ -36,6 +36,10 @@ public struct APNsSink: DeliverySink {
     let deadLetters: any DeadLetterRecorder
     let onInvalidToken: @Sendable (_ token: String, _ reason: String) async -> Void
     let clock: any Clock<Duration>
+    let now: @Sendable () -> Date
+    /// APNs' last answer per device token (`TokenAnswers`), for the device diagnostics.
+    public let answers = TokenAnswers()
+    public var tokenAnswers: TokenAnswers? { answers }
     let metrics: APNsMetrics
     let logger: Logger
 
@@ -69,6 +73,7 @@ public struct APNsSink: DeliverySink {
         self.deadLetters = deadLetters
         self.onInvalidToken = onInvalidToken
         self.clock = clock
+        self.now = now
         let metrics = APNsMetrics(factory: metricsFactory)
         self.metrics = metrics
         var logger = logger

@@ -1,5 +1,6 @@
 import Foundation
 import MatchcastCore
+import MatchcastDelivery
 import MatchcastStore
 
 /// `GET /v1/devices/{id}/diagnostics` (and its admin twin): where a device's tokens and activities stand, and what
@@ -11,6 +12,9 @@ public struct DeviceDiagnostics: Sendable, Hashable, Codable {
         public var environment: APNsEnvironment
         public var updatedAt: Date
         public var ageSeconds: Int
+        /// What APNs last said about the token, as this process saw it (`TokenAnswers`: in memory, bounded); absent
+        /// when it sent nothing to it since it started.
+        public var lastAnswer: TokenAnswers.Answer?
     }
 
     public struct Activity: Sendable, Hashable, Codable {
@@ -26,6 +30,8 @@ public struct DeviceDiagnostics: Sendable, Hashable, Codable {
         public var updateToken: String?
         /// How long ago the app first reported that token (`UpdateTokenSighting`); absent when not known.
         public var updateTokenAgeSeconds: Int?
+        /// What APNs last said about that token, as `Token.lastAnswer`.
+        public var updateTokenLastAnswer: TokenAnswers.Answer?
         /// The broadcast channel it listens on (channel mode), which needs no update token.
         public var channelId: String?
         /// Its priority-10 pushes in the last hour, and its match's, against the ceiling (open activities only).
@@ -86,17 +92,18 @@ public struct DeviceDiagnostics: Sendable, Hashable, Codable {
 
     /// Builds the view and its flags from what the store holds, at `now`: `matches` are the records of the open
     /// activities' matches, `ceiling` the policy's `highPriorityPerHour`, `sightings` when its update tokens were
-    /// first reported.
+    /// first reported, `lastAnswer` what APNs last said about a token.
     public init(
         device: DeviceRecord, token: PushToStartTokenRecord?, follows: [FollowRecord], activities: [ActivityRecord],
         refusals: [TokenRefusal], sightings: [UpdateTokenSighting] = [], matches: [MatchRecord] = [],
-        ceiling: Int = ActivityPolicy.defaultHighPriorityPerHour, now: Date
+        ceiling: Int = ActivityPolicy.defaultHighPriorityPerHour,
+        lastAnswer: (String) -> TokenAnswers.Answer? = { _ in nil }, now: Date
     ) {
         deviceId = device.id
         registeredAt = device.createdAt
         pushToStartToken = token.map {
             Token(token: Redact.token($0.token), environment: $0.environment, updatedAt: $0.updatedAt,
-                  ageSeconds: max(0, Int(now.timeIntervalSince($0.updatedAt))))
+                  ageSeconds: max(0, Int(now.timeIntervalSince($0.updatedAt))), lastAnswer: lastAnswer($0.token))
         }
         self.follows = follows.map(\.matchId).sorted()
         let ordered = activities.sorted { a, b in
@@ -153,6 +160,7 @@ public struct DeviceDiagnostics: Sendable, Hashable, Codable {
                 activityId: record.activityId, matchId: record.matchId, phase: record.phase.rawValue,
                 startedAt: lifecycle.startedAt, lastSentAt: lifecycle.sentAt, updateToken: lifecycle.updateToken.map(Redact.token),
                 updateTokenAgeSeconds: firstSeen.map { max(0, Int(now.timeIntervalSince($0))) },
+                updateTokenLastAnswer: lifecycle.updateToken.flatMap(lastAnswer),
                 channelId: lifecycle.channelId, highPriority: highPriority, attention: attention)
         }
         self.refusals = refusals.map {

@@ -21,7 +21,8 @@ extension LiveActivityService {
                 follows: try await store.follows(deviceId: deviceId), activities: activities,
                 refusals: try await store.tokenRefusals(deviceId: deviceId),
                 sightings: try await store.updateTokenSightings(deviceId: deviceId), matches: matches,
-                ceiling: lifecycle.settings.activityPolicy.highPriorityPerHour, now: currentDate())
+                ceiling: lifecycle.settings.activityPolicy.highPriorityPerHour,
+                lastAnswer: { [dispatcher = lifecycle.relay.dispatcher] in dispatcher.lastAnswer(token: $0) }, now: currentDate())
         } catch let error as ServiceError {
             throw error
         } catch {

@@ -17,6 +17,14 @@ public struct DeliveryDispatcher: Sendable {
     /// The positions of every sink in `sinks`.
     public var allSinks: [Int] { Array(sinks.indices) }
 
+    /// The last answer a sink's push service gave for `token` (`TokenAnswers`), from the first sink that keeps one.
+    public func lastAnswer(token: String) -> TokenAnswers.Answer? {
+        for sink in sinks {
+            if let answer = sink.tokenAnswers?.last(token: token) { return answer }
+        }
+        return nil
+    }
+
     /// Delivers to the sinks at `positions` (all by default) concurrently; a failing sink is logged and counted,
     /// never stops the others. Returns the positions of the sinks that failed, in order.
     @discardableResult

@@ -30,7 +30,7 @@ public actor DeliveryRelay {
     }
 
     private let store: any MatchcastStore
-    private let dispatcher: DeliveryDispatcher
+    let dispatcher: DeliveryDispatcher
     private let mode: Mode
     private let metrics: BrokerMetrics
     /// `matchcast_high_priority_pushes_total`, per target kind, counted as deliveries are submitted.

@@ -1,0 +1,55 @@
+import Foundation
+import Synchronization
+
+/// The last answer a push service gave for each device token this process sent to, for the device diagnostics
+/// ("what did APNs last say about this token"). Kept in memory and bounded: two generations of `capacity / 2` tokens
+/// each, the older let go when the newer fills, so a token sent to recently is always found and the oldest are
+/// forgotten first. A restart forgets it, and each replica knows only its own sends; refusals of dead tokens are also
+/// kept durably (`TokenRefusal`). Recording a batch takes the lock once, not once per answer.
+public final class TokenAnswers: Sendable {
+    public struct Answer: Sendable, Hashable, Codable {
+        /// The HTTP status (200 accepted, 410 gone, ...).
+        public var status: Int
+        /// The service's reason (`Unregistered`, `BadDeviceToken`, ...); absent when it gave none.
+        public var reason: String?
+        public var at: Date
+
+        public init(status: Int, reason: String?, at: Date) {
+            self.status = status
+            self.reason = reason
+            self.at = at
+        }
+    }
+
+    private struct Generations {
+        var current: [String: Answer] = [:]
+        var previous: [String: Answer] = [:]
+    }
+
+    private let generations = Mutex(Generations())
+    private let half: Int
+
+    /// The default keeps the last answers of about as many tokens as a large fan-out sends to.
+    public init(capacity: Int = 200_000) {
+        half = max(1, capacity / 2)
+    }
+
+    /// The answers of one round of requests, all given at `at`.
+    public func record(_ answers: [(token: String, status: Int, reason: String?)], at: Date) {
+        guard !answers.isEmpty else { return }
+        generations.withLock { state in
+            for answer in answers {
+                if state.current.count >= half {
+                    state.previous = state.current
+                    state.current = [:]
+                }
+                state.current[answer.token] = Answer(status: answer.status, reason: answer.reason, at: at)
+            }
+        }
+    }
+
+    /// The last answer for `token`, if it is still kept.
+    public func last(token: String) -> Answer? {
+        generations.withLock { $0.current[token] ?? $0.previous[token] }
+    }
+}
