@@ -40,9 +40,11 @@ public final class TokenAnswers: Sendable {
         generations.withLock { state in
             for answer in answers {
                 if state.current.count >= half {
+                    // Sized once for a whole generation: no rehash as it fills.
                     state.previous = state.current
-                    state.current = [:]
+                    state.current = Dictionary(minimumCapacity: half)
                 }
+                if state.current.isEmpty, state.current.capacity < half { state.current.reserveCapacity(half) }
                 state.current[answer.token] = Answer(status: answer.status, reason: answer.reason, at: at)
             }
         }
