@@ -199,6 +199,23 @@ struct HighPriorityBudgetTests {
             == TokenAnswers.Answer(status: 410, reason: "Unregistered", at: ManagerTestClock.epoch.addingTimeInterval(60)))
     }
 
+    @Test("diagnostics from a serve older than the budget and token fields still decode, without them")
+    func diagnosticsOfAnOlderServe() throws {
+        let older = Data("""
+            {"deviceId":"dev_1","registeredAt":"2026-04-21T15:02:09Z",
+             "pushToStartToken":{"token":"80a1…9f3c","environment":"sandbox","updatedAt":"2026-04-21T15:02:10Z","ageSeconds":3599},
+             "follows":["epl-mun-liv"],
+             "activities":[{"activityId":"act_1","matchId":"epl-mun-liv","phase":"active","updateToken":"5c0e…77a2",
+               "highPriority":{"lastHour":3,"ceiling":24},"attention":[]}],
+             "refusals":[],"attention":[]}
+            """.utf8)
+        let diagnostics = try JSON.decoder().decode(DeviceDiagnostics.self, from: older)
+        #expect(diagnostics.highPriorityLastHour == nil && diagnostics.pushToStartToken?.lastAnswer == nil)
+        let activity = try #require(diagnostics.activities.first)
+        #expect(activity.highPriority?.lastHour == 3 && activity.highPriority?.matchLastHour == nil)
+        #expect(activity.updateTokenAgeSeconds == nil && activity.updateTokenLastAnswer == nil)
+    }
+
     @Test("what shows a token older than its activity: a first report or a refusal in a second before the activity started")
     func olderThanActivityEvidence() {
         let start = Date(timeIntervalSince1970: 1_800_000_600.7)

@@ -106,13 +106,14 @@ struct DevicesCommand: AsyncParsableCommand {
                 if let age = activity.updateTokenAgeSeconds { line += " (first reported \(age) s ago)" }
                 line += Self.answer(activity.updateTokenLastAnswer)
                 if let budget = activity.highPriority {
-                    line += ", priority 10 this hour: \(budget.lastHour) (its match \(budget.matchLastHour) of \(budget.ceiling))"
+                    line += ", priority 10 this hour: \(budget.lastHour)"
+                        + (budget.matchLastHour.map { " (its match \($0) of \(budget.ceiling))" } ?? " of \(budget.ceiling)")
                 }
                 lines.append(line)
                 for flag in activity.attention { lines.append("    ! \(flag.code): \(flag.message)") }
             }
-            if diagnostics.highPriorityLastHour > 0 {
-                lines.append("priority-10 pushes to its activities this hour: \(diagnostics.highPriorityLastHour)")
+            if let total = diagnostics.highPriorityLastHour, total > 0 {
+                lines.append("priority-10 pushes to its activities this hour: \(total)")
             }
             lines.append("refused tokens: " + (diagnostics.refusals.isEmpty ? "none" : ""))
             for refusal in diagnostics.refusals {

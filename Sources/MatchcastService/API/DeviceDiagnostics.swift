@@ -46,8 +46,9 @@ public struct DeviceDiagnostics: Sendable, Hashable, Codable {
     public struct HighPriority: Sendable, Hashable, Codable {
         /// This activity's priority-10 pushes in the last hour.
         public var lastHour: Int
-        /// Its match's priority-10 pushes in the last hour: key events go at 5 while this is at `ceiling`.
-        public var matchLastHour: Int
+        /// Its match's priority-10 pushes in the last hour: key events go at 5 while this is at `ceiling`. Absent from
+        /// a serve older than it (as every field added later is, so `devices inspect` reads a serve of another build).
+        public var matchLastHour: Int?
         public var ceiling: Int
         /// When the oldest of the match's hour leaves it (only when the ceiling is reached).
         public var roomAt: Date?
@@ -79,8 +80,8 @@ public struct DeviceDiagnostics: Sendable, Hashable, Codable {
     /// Its tokens APNs (or a downstream service) refused as dead, newest first.
     public var refusals: [Refusal]
     /// The priority-10 pushes of the last hour to all its open activities together: iOS keeps one budget per device,
-    /// so a device following several live matches spends it several times as fast.
-    public var highPriorityLastHour: Int
+    /// so a device following several live matches spends it several times as fast. Absent from an older serve.
+    public var highPriorityLastHour: Int?
     /// Device-wide flags; each activity has its own too.
     public var attention: [Attention]
 
@@ -166,7 +167,8 @@ public struct DeviceDiagnostics: Sendable, Hashable, Codable {
         self.refusals = refusals.map {
             Refusal(kind: $0.kind.rawValue, token: Redact.token($0.token), activityId: $0.activityId, reason: $0.reason, at: $0.at)
         }
-        highPriorityLastHour = self.activities.reduce(0) { $0 + ($1.highPriority?.lastHour ?? 0) }
+        let highPriorityLastHour = self.activities.reduce(0) { $0 + ($1.highPriority?.lastHour ?? 0) }
+        self.highPriorityLastHour = highPriorityLastHour
         var attention: [Attention] = []
         if highPriorityLastHour > ceiling {
             attention.append(Attention(
@@ -210,31 +212,5 @@ extension DeviceDiagnostics {
             evidence.append("refused as dead (\(refused.reason)) \(before(refused.at)) before it started")
         }
         return evidence.isEmpty ? nil : evidence.joined(separator: ", ")
-    }
-}
-
-// Read by `matchcast devices inspect`, which may be a build apart from the serve it asks: the budget figures added
-// later are 0 when an older serve leaves them out.
-extension DeviceDiagnostics {
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        deviceId = try container.decode(String.self, forKey: .deviceId)
-        registeredAt = try container.decode(Date.self, forKey: .registeredAt)
-        pushToStartToken = try container.decodeIfPresent(Token.self, forKey: .pushToStartToken)
-        follows = try container.decode([String].self, forKey: .follows)
-        activities = try container.decode([Activity].self, forKey: .activities)
-        refusals = try container.decode([Refusal].self, forKey: .refusals)
-        highPriorityLastHour = try container.decodeIfPresent(Int.self, forKey: .highPriorityLastHour) ?? 0
-        attention = try container.decode([Attention].self, forKey: .attention)
-    }
-}
-
-extension DeviceDiagnostics.HighPriority {
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        lastHour = try container.decode(Int.self, forKey: .lastHour)
-        matchLastHour = try container.decodeIfPresent(Int.self, forKey: .matchLastHour) ?? lastHour
-        ceiling = try container.decode(Int.self, forKey: .ceiling)
-        roomAt = try container.decodeIfPresent(Date.self, forKey: .roomAt)
     }
 }
