@@ -76,10 +76,11 @@ struct FanOutStateWrite: Sendable {
     /// After the chunk's records are written: the moved activities that were not members join, and the boundary
     /// moves past the chunk's range (never back: a chunk of a fan-out already complete leaves it open-ended).
     func close(_ db: Database) throws {
-        if !movedIds.isEmpty {
+        let joining = try joining(db)
+        if !joining.isEmpty {
             try db.cachedStatement(sql: """
                 UPDATE activity SET shared = 1 WHERE id IN (SELECT value FROM json_each(?)) AND shared = 0 AND matchId = ?
-                """).execute(arguments: [SQLiteStore.jsonArray(movedIds), matchId])
+                """).execute(arguments: [SQLiteStore.jsonArray(joining), matchId])
         }
         try db.cachedStatement(sql: """
             UPDATE fanOutState SET boundary = CASE
@@ -87,6 +88,28 @@ struct FanOutStateWrite: Sendable {
             WHERE matchId = ?1
             """).execute(arguments: [matchId, through])
     }
+
+    /// The moved activities that are not members yet. They are among the open, started activities of the chunk's
+    /// range that do not share the state, which `activity_unshared` (v12) holds apart: after the match's first fan-out
+    /// those are few (the chunk's records written whole), so they are read, rather than each moved activity looked up.
+    /// The statements name the index, whose condition they repeat: SQLite fails them rather than read another way.
+    func joining(_ db: Database) throws -> [String] {
+        guard !movedIds.isEmpty else { return [] }
+        let unshared = try String.fetchSet(
+            db.cachedStatement(sql: through == nil ? Self.unsharedFromSQL : Self.unsharedSQL),
+            arguments: through.map { [matchId, from, $0] } ?? [matchId, from])
+        guard !unshared.isEmpty else { return [] }
+        return movedIds.filter(unshared.contains)
+    }
+
+    static let unsharedSQL = """
+        SELECT id FROM activity INDEXED BY activity_unshared
+        WHERE matchId = ?1 AND id >= ?2 AND id <= ?3 AND shared = 0 AND phase IN ('starting', 'active')
+        """
+    static let unsharedFromSQL = """
+        SELECT id FROM activity INDEXED BY activity_unshared
+        WHERE matchId = ?1 AND id >= ?2 AND shared = 0 AND phase IN ('starting', 'active')
+        """
 
     /// `state` as the columns' values, its contents stored.
     private func values(_ db: Database) throws -> [DatabaseValue] {

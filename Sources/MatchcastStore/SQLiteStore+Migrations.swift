@@ -395,7 +395,18 @@ extension SQLiteStore {
             try db.execute(sql: "CREATE INDEX updateTokenSighting_on_firstSeenAt ON updateTokenSighting(firstSeenAt)")
         }
 
-        // Later migrations go here (`v12`, ...).
+        // v12: the open, started activities that do not share their match's sent state, indexed by match and id
+        // (`activity_unshared`). A fan-out chunk's moved activities join the shared state (`FanOutStateWrite.close`);
+        // after a match's first fan-out they are members already, and this index finds the few that are not without
+        // looking up each moved activity by its id.
+        migrator.registerMigration("v12") { db in
+            try db.execute(sql: """
+                CREATE INDEX activity_unshared ON activity(matchId, id)
+                WHERE shared = 0 AND phase IN ('starting', 'active')
+                """)
+        }
+
+        // Later migrations go here (`v13`, ...).
 
         return migrator
     }
