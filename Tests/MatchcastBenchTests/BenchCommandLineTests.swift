@@ -1,0 +1,159 @@
+import Foundation
+import MatchcastTesting
+import Testing
+
+/// `matchcast-bench` run as its users run it, a child process with a small load: each command checks its own run
+/// (exit 1 when a delivery is missing, duplicated or failed; an APNs request answered twice) and prints its tables,
+/// and these tests hold it to both. Sizes are tiny: what is measured here is that the commands work, not their figures.
+@Suite("matchcast-bench from the command line: fanout, polls, serve and soak with a small load")
+struct BenchCommandLineTests {
+    /// The built `matchcast-bench` run with `arguments`: its exit status and what it wrote to stderr (its tables).
+    /// Stdout is dropped; `MATCHCAST_POSTGRES_URL` is passed on only when `postgres` is set.
+    private static func bench(_ arguments: [String], postgres: String? = nil) throws -> (status: Int32, errors: String) {
+        let binary = try #require(BuiltExecutable.named("matchcast-bench"), "matchcast-bench is built beside the tests")
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment.filter { $0.key != "MATCHCAST_POSTGRES_URL" }
+        if let postgres { environment["MATCHCAST_POSTGRES_URL"] = postgres }
+        process.environment = environment
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, text)
+    }
+
+    /// The PostgreSQL server of the test run (`.ci/run` starts one), if any.
+    private static var postgresServer: String? {
+        ProcessInfo.processInfo.environment["MATCHCAST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// The lines of `text` that start with `prefix`.
+    private static func lines(_ text: String, startingWith prefix: String) -> [Substring] {
+        text.split(separator: "\n").filter { $0.hasPrefix(prefix) }
+    }
+
+    /// The integer after `label` in `line` (`"dead tokens reported: 7"` → 7).
+    private static func number(after label: String, in text: String) -> Int? {
+        guard let range = text.range(of: label) else { return nil }
+        return Int(text[range.upperBound...].prefix { $0.isNumber })
+    }
+
+    @Test("fanout on the memory store and SQLite: a row per store and update, side by side, and a summary each",
+          .timeLimit(.minutes(2)))
+    func fanoutDevNullOnTwoStores() throws {
+        let run = try Self.bench(["fanout", "--activities", "40", "--updates", "2", "--store", "memory,sqlite"])
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.errors.contains("all stores, side by side:"))
+        // Each store's two rows are printed after its run and again in the table of all stores.
+        #expect(Self.lines(run.errors, startingWith: "devnull  memory").count == 4)
+        #expect(Self.lines(run.errors, startingWith: "devnull  sqlite").count == 4)
+        #expect(run.errors.contains("memory: per update median") && run.errors.contains("sqlite: per update median"))
+        #expect(run.errors.contains("kick-off of 40 starts"))
+    }
+
+    @Test("fanout to the webhook sink: every delivery acknowledged by the receiver, in batches of the size asked",
+          .timeLimit(.minutes(2)))
+    func fanoutWebhook() throws {
+        let run = try Self.bench(["fanout", "--activities", "30", "--updates", "1", "--sink", "webhook", "--batch", "10"])
+        #expect(run.status == 0, "\(run.errors)")
+        // 30 starts and 30 updates, 10 to a request: at least 6 requests (the starts may go in smaller ones).
+        let requests = try #require(Self.number(after: "receiver: ", in: run.errors), "\(run.errors)")
+        #expect(requests >= 6)
+        #expect(Self.lines(run.errors, startingWith: "webhook b=10").count == 1)
+    }
+
+    @Test("fanout to APNs through the fake in a child process, 10 % of tokens dead: no request answered twice",
+          .timeLimit(.minutes(2)))
+    func fanoutAPNsWithErrors() throws {
+        let run = try Self.bench(["fanout", "--activities", "60", "--updates", "2", "--sink", "apns", "--apns-error-mix"])
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(Self.lines(run.errors, startingWith: "apns update #").count == 2)
+        #expect(Self.number(after: "already had a final answer): ", in: run.errors) == 0, "\(run.errors)")
+        // The dead tokens are reported as such (about 6 of 60; at least one, with the seed fixed).
+        let dead = try #require(Self.number(after: "dead tokens reported: ", in: run.errors), "\(run.errors)")
+        #expect(dead >= 1 && dead <= 60)
+    }
+
+    @Test("fanout to APNs with the fake in the same process", .timeLimit(.minutes(2)))
+    func fanoutAPNsInline() throws {
+        let run = try Self.bench(["fanout", "--activities", "20", "--updates", "1", "--sink", "apns", "--apns-fake", "inline"])
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.errors.contains("fake APNs (in this process)"))
+        #expect(Self.number(after: "already had a final answer): ", in: run.errors) == 0, "\(run.errors)")
+    }
+
+    @Test("fanout on PostgreSQL: a scratch database of its own, dropped afterwards",
+          .enabled(if: Self.postgresServer != nil, "MATCHCAST_POSTGRES_URL is not set: no PostgreSQL to run on"),
+          .timeLimit(.minutes(2)))
+    func fanoutPostgres() throws {
+        let server = try #require(Self.postgresServer)
+        let run = try Self.bench(["fanout", "--activities", "30", "--updates", "1", "--store", "postgres"], postgres: server)
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.errors.contains("postgres: per update median"))
+    }
+
+    @Test("polls with every answer a change: a row for the store, each change delivered", .timeLimit(.minutes(2)))
+    func pollsChanging() throws {
+        let run = try Self.bench([
+            "polls", "--store", "memory", "--matches", "4", "--poll-ms", "200", "--seconds", "2", "--warmup", "0",
+            "--changing",
+        ])
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.errors.contains("every one a change, delivered to the match's follower"))
+        let row = try #require(Self.lines(run.errors, startingWith: "memory ").first, "\(run.errors)")
+        let cells = row.split(separator: " ", omittingEmptySubsequences: true)
+        // store, matches, polls/s, 304 %, …, deliveries, setup s: 4 matches, none answered 304, some delivered.
+        #expect(cells.count == 14 && cells[1] == "4" && cells[3] == "0.0", "\(row)")
+        #expect((Int(cells[12]) ?? 0) > 0, "\(row)")
+    }
+
+    @Test("serve with the APNs sink, into the independent fake: every device gets its start and its goal once",
+          .timeLimit(.minutes(2)))
+    func serveAPNs() throws {
+        let run = try Self.bench([
+            "serve", "--store", "memory", "--devices", "10", "--goals", "1", "--quiet-seconds", "1", "--poll-ms", "100",
+            "--sink", "apns",
+        ])
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.errors.contains("(expected 10, 10, 0, 0): exact"), "\(run.errors)")
+    }
+
+    @Test("soak for a few seconds: samples, the CSV and the plot written, every activity ended once",
+          .timeLimit(.minutes(2)))
+    func soakShort() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("matchcast-bench-soak-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let recording = folder.appendingPathComponent("match.ndjson").path
+        try SoakTests.recording().write(to: URL(fileURLWithPath: recording))
+        let run = try Self.bench([
+            "soak", "--store", "memory", "--recording", recording, "--followers", "5", "--minutes", "0.05",
+            "--sample-seconds", "1", "--step-seconds", "0.5", "--warmup-minutes", "0", "--poll-ms", "100",
+            "--out", folder.appendingPathComponent("out").path,
+        ])
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.errors.contains("memory: 5 followers"), "\(run.errors)")
+        let csv = try String(contentsOf: folder.appendingPathComponent("out/soak-memory.csv"), encoding: .utf8)
+        #expect(csv.split(separator: "\n").count >= 2, "a header and at least one sample")
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/soak-memory.svg").path))
+    }
+
+    @Test("a bad option is refused before anything runs, naming the option")
+    func badOptionsRefused() throws {
+        for (arguments, option) in [
+            (["fanout", "--activities", "0"], "--activities"),
+            (["fanout", "--batch", "5", "--sink", "apns"], "--batch"),
+            (["polls", "--poll-ms", "5"], "--poll-ms"),
+            (["serve", "--apns-connections", "2"], "--apns-connections"),
+            (["soak", "--recording", "x", "--minutes", "0"], "--minutes"),
+        ] {
+            let run = try Self.bench(arguments)
+            #expect(run.status == 64, "\(arguments): \(run.status) \(run.errors)")
+            #expect(run.errors.contains(option), "\(arguments): \(run.errors)")
+        }
+    }
+}
