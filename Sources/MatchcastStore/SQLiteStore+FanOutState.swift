@@ -193,7 +193,10 @@ extension SQLiteStore {
         let batch = try ActivityBatch(written: chunk.written, share: share)
         let shared = try FanOutStateWrite(share, matchId: chunk.matchId, movedIds: chunk.movedIds)
         let queued = QueuedDeliveries(deliveries)
-        try await write("saving a fan-out chunk of \(records.count) activities with \(deliveries.count) deliveries") { db in
+        try await write(
+            "saving a fan-out chunk of \(records.count) activities with \(deliveries.count) deliveries",
+            mayWait: Self.mayWait(records.count, deliveries.count)
+        ) { db in
             try shared.open(db)
             try batch.write(db)
             try shared.close(db)

@@ -4,7 +4,7 @@ extension SQLiteStore {
     public func saveMatch(_ record: MatchRecord) async throws(StoreError) {
         try record.validate()
         let snapshot = try JSONColumn.encode(record.snapshot, "snapshot of match '\(record.matchId)'")
-        try await write("saving a match") { db in
+        try await write("saving a match", mayWait: true) { db in
             try db.cachedStatement(sql: """
                     INSERT INTO matchState (matchId, snapshot, updatedAt, highPrioritySends) VALUES (?, ?, ?, ?)
                     ON CONFLICT (matchId) DO UPDATE SET snapshot = excluded.snapshot, updatedAt = excluded.updatedAt,

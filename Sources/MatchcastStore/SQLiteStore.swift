@@ -114,9 +114,13 @@ public struct SQLiteStore: MatchcastStore {
 
     // MARK: Access
 
-    func write<T: Sendable>(_ what: String, _ updates: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
+    /// `mayWait`: a small write of polling or delivery, which may wait a moment to commit with others
+    /// (`SQLiteWriteQueue`); never one a client of the API waits for.
+    func write<T: Sendable>(
+        _ what: String, mayWait: Bool = false, _ updates: @escaping @Sendable (Database) throws -> T
+    ) async throws(StoreError) -> T {
         do {
-            return try await writes.write(updates)
+            return try await writes.write(mayWait: mayWait, updates)
         } catch {
             throw StoreError(error, while: what)
         }

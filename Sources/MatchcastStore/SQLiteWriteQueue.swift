@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 internal import GRDB
 
@@ -9,6 +10,13 @@ internal import GRDB
 /// forgetting what it sent, a fan-out's chunks) the queue turns N of those into one. A write that fails rolls back
 /// its own savepoint and fails alone; the others commit. Each caller resumes only after the commit, so what a call
 /// returns is as durable as before. One caller alone gets a transaction of its own, as before.
+///
+/// A write that may wait (`mayWait`: the small writes of polling and delivery, each a transaction of a few rows on
+/// pages that every match shares) and that finds the writer idle but busy of late (a transaction began less than
+/// twice `linger` ago) waits `linger` for others to commit with it, rather than committing alone: at a thousand
+/// changes a second, each commit wrote the same outbox and state pages into the WAL again. A write that may not wait
+/// (an API call, a fan-out's large chunk) starts the transaction at once, taking whatever waits with it. How `linger`
+/// was chosen: docs/performance.md.
 final class SQLiteWriteQueue: Sendable {
     typealias Work = @Sendable (Database) throws -> any Sendable
     typealias Outcome = Result<any Sendable, any Error>
@@ -20,18 +28,27 @@ final class SQLiteWriteQueue: Sendable {
 
     private struct State {
         var pending: [Job] = []
+        /// A transaction runs, or is about to: what is pending is taken by it or the next.
         var draining = false
+        /// Writes that may wait are pending, and a timer will start their transaction unless another does first.
+        var lingering = false
+        /// When the last transaction began.
+        var lastBegan: ContinuousClock.Instant?
     }
 
     /// The most writes one transaction takes; the rest wait for the next.
     static let groupLimit = 256
 
+    /// How long a write that may wait waits for others, when a transaction began less than twice this ago.
+    let linger: Duration
+
     private let writer: any DatabaseWriter
     private let state = Mutex(State())
     private let transactions = Atomic<Int>(0)
 
-    init(writer: any DatabaseWriter) {
+    init(writer: any DatabaseWriter, linger: Duration = .milliseconds(10)) {
         self.writer = writer
+        self.linger = linger
     }
 
     /// Writes waiting for a transaction (tests).
@@ -40,21 +57,48 @@ final class SQLiteWriteQueue: Sendable {
     /// Transactions run so far (tests).
     var transactionCount: Int { transactions.load(ordering: .relaxed) }
 
-    func write<T: Sendable>(_ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    func write<T: Sendable>(mayWait: Bool = false, _ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
         let outcome = await withCheckedContinuation { (done: CheckedContinuation<Outcome, Never>) in
-            let start = state.withLock { state -> Bool in
+            let now = ContinuousClock.now
+            let start = state.withLock { state -> Start in
                 state.pending.append(Job(work: { try updates($0) }, done: done))
-                guard !state.draining else { return false }
+                guard !state.draining else { return .none }
+                if mayWait, linger > .zero, let last = state.lastBegan, now - last < linger * 2 {
+                    guard !state.lingering else { return .none }
+                    state.lingering = true
+                    return .later
+                }
                 state.draining = true
-                return true
+                return .now
             }
-            if start { drain() }
+            switch start {
+            case .now: drain()
+            case .later: startAfterLinger()
+            case .none: break
+            }
         }
         let value = try outcome.get()
         guard let typed = value as? T else {
             throw StoreError.database("a write's result came back as \(type(of: value)), not \(T.self)")
         }
         return typed
+    }
+
+    private enum Start { case now, later, none }
+
+    /// Starts a transaction for the writes that wait, `linger` from now, unless one started meanwhile.
+    private func startAfterLinger() {
+        let (seconds, attoseconds) = linger.components
+        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in
+            let start = state.withLock { state -> Bool in
+                state.lingering = false
+                guard !state.draining, !state.pending.isEmpty else { return false }
+                state.draining = true
+                return true
+            }
+            if start { drain() }
+        }
     }
 
     /// Runs on the writer's queue until nothing is pending.
@@ -66,6 +110,7 @@ final class SQLiteWriteQueue: Sendable {
                         state.draining = false
                         return []
                     }
+                    state.lastBegan = ContinuousClock.now
                     let count = min(state.pending.count, Self.groupLimit)
                     let taken = Array(state.pending.prefix(count))
                     state.pending.removeFirst(count)

@@ -10,10 +10,60 @@ struct SQLiteWriteQueueTests {
     struct Refused: Error, Equatable {}
 
     /// A queue on a fresh in-memory database with one table.
-    private static func queue() throws -> (DatabaseQueue, SQLiteWriteQueue) {
+    private static func queue(linger: Duration = .milliseconds(10)) throws -> (DatabaseQueue, SQLiteWriteQueue) {
         let database = try DatabaseQueue()
         try database.write { try $0.execute(sql: "CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)") }
-        return (database, SQLiteWriteQueue(writer: database))
+        return (database, SQLiteWriteQueue(writer: database, linger: linger))
+    }
+
+    private static func insert(_ name: String, into queue: SQLiteWriteQueue, mayWait: Bool) async throws {
+        try await queue.write(mayWait: mayWait) { db in
+            try db.execute(sql: "INSERT INTO item (name) VALUES (?)", arguments: [name])
+        }
+    }
+
+    @Test("writes that may wait, soon after a transaction, wait the linger and commit together")
+    func writesThatMayWaitCommitTogether() async throws {
+        let (database, queue) = try Self.queue(linger: .milliseconds(300))
+        try await Self.insert("first", into: queue, mayWait: false)
+        let clock = ContinuousClock()
+        let started = clock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<5 {
+                group.addTask { try await Self.insert("waited-\(index)", into: queue, mayWait: true) }
+            }
+            try await group.waitForAll()
+        }
+        #expect(clock.now - started >= .milliseconds(250), "they waited for one another")
+        #expect(queue.transactionCount == 2, "the first write, then the five together")
+        let count = try await database.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM item") }
+        #expect(count == 6)
+    }
+
+    @Test("a write that may not wait starts the transaction at once, and takes the waiting writes with it")
+    func aWriteThatMayNotWaitTakesTheWaitingOnes() async throws {
+        let (database, queue) = try Self.queue(linger: .seconds(30))
+        try await Self.insert("first", into: queue, mayWait: false)
+        let clock = ContinuousClock()
+        let started = clock.now
+        let waiting = Task { try await Self.insert("waiting", into: queue, mayWait: true) }
+        while queue.pendingCount == 0 { try await Task.sleep(for: .milliseconds(1)) }
+        try await Self.insert("api", into: queue, mayWait: false)
+        try await waiting.value
+        #expect(clock.now - started < .seconds(15), "nobody waited out the 30 s linger")
+        #expect(queue.transactionCount == 2)
+        let names = try await database.read { try String.fetchSet($0, sql: "SELECT name FROM item") }
+        #expect(names == ["first", "waiting", "api"])
+    }
+
+    @Test("a write that may wait, on a writer idle of late, commits at once")
+    func aWriteThatMayWaitOnAnIdleWriterCommitsAtOnce() async throws {
+        let (_, queue) = try Self.queue(linger: .seconds(30))
+        let clock = ContinuousClock()
+        let started = clock.now
+        try await Self.insert("alone", into: queue, mayWait: true)  // no transaction before it
+        #expect(clock.now - started < .seconds(15))
+        #expect(queue.transactionCount == 1)
     }
 
     @Test("writes that wait run in one transaction, and one that fails fails alone")
