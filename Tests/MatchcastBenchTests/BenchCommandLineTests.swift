@@ -1,5 +1,4 @@
 import Foundation
-import MatchcastTesting
 import Testing
 
 /// `matchcast-bench` run as its users run it, a child process with a small load: each command checks its own run
@@ -7,25 +6,6 @@ import Testing
 /// and these tests hold it to both. Sizes are tiny: what is measured here is that the commands work, not their figures.
 @Suite("matchcast-bench from the command line: fanout, polls, serve and soak with a small load")
 struct BenchCommandLineTests {
-    /// The built `matchcast-bench` run with `arguments`: its exit status and what it wrote to stderr (its tables).
-    /// Stdout is dropped; `MATCHCAST_POSTGRES_URL` is passed on only when `postgres` is set.
-    private static func bench(_ arguments: [String], postgres: String? = nil) throws -> (status: Int32, errors: String) {
-        let binary = try #require(BuiltExecutable.named("matchcast-bench"), "matchcast-bench is built beside the tests")
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment.filter { $0.key != "MATCHCAST_POSTGRES_URL" }
-        if let postgres { environment["MATCHCAST_POSTGRES_URL"] = postgres }
-        process.environment = environment
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
-    }
-
     /// The PostgreSQL server of the test run (`.ci/run` starts one), if any.
     private static var postgresServer: String? {
         ProcessInfo.processInfo.environment["MATCHCAST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
@@ -45,7 +25,7 @@ struct BenchCommandLineTests {
     @Test("fanout on the memory store and SQLite: a row per store and update, side by side, and a summary each",
           .timeLimit(.minutes(2)))
     func fanoutDevNullOnTwoStores() throws {
-        let run = try Self.bench(["fanout", "--activities", "40", "--updates", "2", "--store", "memory,sqlite"])
+        let run = try BenchChild.run(["fanout", "--activities", "40", "--updates", "2", "--store", "memory,sqlite"])
         #expect(run.status == 0, "\(run.errors)")
         #expect(run.errors.contains("all stores, side by side:"))
         // Each store's two rows are printed after its run and again in the table of all stores.
@@ -58,7 +38,7 @@ struct BenchCommandLineTests {
     @Test("fanout to the webhook sink: every delivery acknowledged by the receiver, in batches of the size asked",
           .timeLimit(.minutes(2)))
     func fanoutWebhook() throws {
-        let run = try Self.bench(["fanout", "--activities", "30", "--updates", "1", "--sink", "webhook", "--batch", "10"])
+        let run = try BenchChild.run(["fanout", "--activities", "30", "--updates", "1", "--sink", "webhook", "--batch", "10"])
         #expect(run.status == 0, "\(run.errors)")
         // 30 starts and 30 updates, 10 to a request: at least 6 requests (the starts may go in smaller ones).
         let requests = try #require(Self.number(after: "receiver: ", in: run.errors), "\(run.errors)")
@@ -69,7 +49,7 @@ struct BenchCommandLineTests {
     @Test("fanout to APNs through the fake in a child process, 10 % of tokens dead: no request answered twice",
           .timeLimit(.minutes(2)))
     func fanoutAPNsWithErrors() throws {
-        let run = try Self.bench(["fanout", "--activities", "60", "--updates", "2", "--sink", "apns", "--apns-error-mix"])
+        let run = try BenchChild.run(["fanout", "--activities", "60", "--updates", "2", "--sink", "apns", "--apns-error-mix"])
         #expect(run.status == 0, "\(run.errors)")
         #expect(Self.lines(run.errors, startingWith: "apns update #").count == 2)
         #expect(Self.number(after: "already had a final answer): ", in: run.errors) == 0, "\(run.errors)")
@@ -80,7 +60,7 @@ struct BenchCommandLineTests {
 
     @Test("fanout to APNs with the fake in the same process", .timeLimit(.minutes(2)))
     func fanoutAPNsInline() throws {
-        let run = try Self.bench(["fanout", "--activities", "20", "--updates", "1", "--sink", "apns", "--apns-fake", "inline"])
+        let run = try BenchChild.run(["fanout", "--activities", "20", "--updates", "1", "--sink", "apns", "--apns-fake", "inline"])
         #expect(run.status == 0, "\(run.errors)")
         #expect(run.errors.contains("fake APNs (in this process)"))
         #expect(Self.number(after: "already had a final answer): ", in: run.errors) == 0, "\(run.errors)")
@@ -91,14 +71,14 @@ struct BenchCommandLineTests {
           .timeLimit(.minutes(2)))
     func fanoutPostgres() throws {
         let server = try #require(Self.postgresServer)
-        let run = try Self.bench(["fanout", "--activities", "30", "--updates", "1", "--store", "postgres"], postgres: server)
+        let run = try BenchChild.run(["fanout", "--activities", "30", "--updates", "1", "--store", "postgres"], postgres: server)
         #expect(run.status == 0, "\(run.errors)")
         #expect(run.errors.contains("postgres: per update median"))
     }
 
     @Test("polls with every answer a change: a row for the store, each change delivered", .timeLimit(.minutes(2)))
     func pollsChanging() throws {
-        let run = try Self.bench([
+        let run = try BenchChild.run([
             "polls", "--store", "memory", "--matches", "4", "--poll-ms", "200", "--seconds", "2", "--warmup", "0",
             "--changing",
         ])
@@ -114,7 +94,7 @@ struct BenchCommandLineTests {
     @Test("serve with the APNs sink, into the independent fake: every device gets its start and its goal once",
           .timeLimit(.minutes(2)))
     func serveAPNs() throws {
-        let run = try Self.bench([
+        let run = try BenchChild.run([
             "serve", "--store", "memory", "--devices", "10", "--goals", "1", "--quiet-seconds", "1", "--poll-ms", "100",
             "--sink", "apns",
         ])
@@ -130,7 +110,7 @@ struct BenchCommandLineTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let recording = folder.appendingPathComponent("match.ndjson").path
         try SoakTests.recording().write(to: URL(fileURLWithPath: recording))
-        let run = try Self.bench([
+        let run = try BenchChild.run([
             "soak", "--store", "memory", "--recording", recording, "--followers", "5", "--minutes", "0.05",
             "--sample-seconds", "1", "--step-seconds", "0.5", "--warmup-minutes", "0", "--poll-ms", "100",
             "--out", folder.appendingPathComponent("out").path,
@@ -151,7 +131,7 @@ struct BenchCommandLineTests {
             (["serve", "--apns-connections", "2"], "--apns-connections"),
             (["soak", "--recording", "x", "--minutes", "0"], "--minutes"),
         ] {
-            let run = try Self.bench(arguments)
+            let run = try BenchChild.run(arguments)
             #expect(run.status == 64, "\(arguments): \(run.status) \(run.errors)")
             #expect(run.errors.contains(option), "\(arguments): \(run.errors)")
         }

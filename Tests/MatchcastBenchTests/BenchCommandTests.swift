@@ -55,20 +55,10 @@ struct BenchCommandTests {
 
     @Test("without a server, --store postgres exits 2 before doing anything", .timeLimit(.minutes(1)))
     func postgresMissingExitsTwo() throws {
-        let binary = try #require(BuiltExecutable.named("matchcast-bench"), "matchcast-bench is built beside the tests")
         for arguments in [["fanout", "--store", "memory,postgres"], ["serve", "--store", "postgres"]] {
-            let process = Process()
-            process.executableURL = binary
-            process.arguments = arguments
-            process.environment = ProcessInfo.processInfo.environment.filter { $0.key != "MATCHCAST_POSTGRES_URL" }
-            let errors = Pipe()
-            process.standardError = errors
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
-            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 2, "\(arguments): \(text)")
-            #expect(text.contains("MATCHCAST_POSTGRES_URL"))
+            let run = try BenchChild.run(arguments)
+            #expect(run.status == 2, "\(arguments): \(run.errors)")
+            #expect(run.errors.contains("MATCHCAST_POSTGRES_URL"))
         }
     }
 

@@ -132,6 +132,15 @@ struct FanOutShareContractTests {
         try await kind.withStore { store in try await Self.tokenBetweenFanOuts(store) }
     }
 
+    /// SQLite: each activity's `shared` column, by id, read on a connection of the test's own.
+    private static func sharedFlags(_ inspect: DatabaseQueue) throws -> [String: Int] {
+        try inspect.read { db in
+            Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT id, shared FROM activity").map {
+                ($0[0] as String, $0[1] as Int)
+            })
+        }
+    }
+
     /// SQLite: the token's write keeps the activity in the match's shared state (it reads the same there, with a
     /// later update date of its own), so the next fan-out has nothing to write for it.
     @Test
@@ -142,13 +151,7 @@ struct FanOutShareContractTests {
         let store = try SQLiteStore(path: path)
         defer { try? store.close() }
         let inspect = try DatabaseQueue(path: path)
-        func shared() throws -> [String: Int] {
-            try inspect.read { db in
-                Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT id, shared FROM activity").map {
-                    ($0[0] as String, $0[1] as Int)
-                })
-            }
-        }
+        func shared() throws -> [String: Int] { try Self.sharedFlags(inspect) }
         try await Self.tokenBetweenFanOuts(store) { () async throws in
             #expect(try shared() == ["act-1": 1, "act-2": 1, "act-3": 1])
         }
@@ -171,13 +174,7 @@ struct FanOutShareContractTests {
         let theirs = [2, 4].map { F.activity("act-\($0)", match: "other", token: "upd-\($0)") }
         try await store.saveActivities(ours + theirs)
         let inspect = try DatabaseQueue(path: path)
-        func shared() throws -> [String: Int] {
-            try inspect.read { db in
-                Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT id, shared FROM activity").map {
-                    ($0[0] as String, $0[1] as Int)
-                })
-            }
-        }
+        func shared() throws -> [String: Int] { try Self.sharedFlags(inspect) }
         #expect(try shared() == ["act-1": 0, "act-2": 0, "act-3": 0, "act-4": 0, "act-5": 0])
         var tracker = MatchTracker()
         func update(_ goals: Int, seq: Int) throws -> MatchUpdate {
