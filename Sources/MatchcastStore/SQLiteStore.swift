@@ -114,8 +114,9 @@ public struct SQLiteStore: MatchcastStore {
 
     // MARK: Access
 
-    /// `mayWait`: a small write of polling or delivery, which may wait a moment to commit with others
-    /// (`SQLiteWriteQueue`); never one a client of the API waits for.
+    /// `mayWait`: a small write of polling or delivery (a match's state, a few activities with their deliveries, the
+    /// removal of a few sent ones), which may wait a moment to commit with others (`SQLiteWriteQueue`). Of the API's
+    /// writes, only a follow of a live match (its start saved with it) is one.
     func write<T: Sendable>(
         _ what: String, mayWait: Bool = false, _ updates: @escaping @Sendable (Database) throws -> T
     ) async throws(StoreError) -> T {

@@ -15,7 +15,7 @@ internal import GRDB
 /// pages that every match shares) and that finds the writer idle but busy of late (a transaction began less than
 /// twice `linger` ago) waits `linger` for others to commit with it, rather than committing alone: with many matches
 /// changing, each commit wrote the same outbox and state pages into the WAL again. A write that may not wait
-/// (an API call, a fan-out's large chunk) starts the transaction at once, taking whatever waits with it. How `linger`
+/// (a registration, a token, a large chunk of a fan-out) starts the transaction at once, taking whatever waits with it. How `linger`
 /// was chosen: docs/performance.md.
 final class SQLiteWriteQueue: Sendable {
     typealias Work = @Sendable (Database) throws -> any Sendable
