@@ -96,20 +96,24 @@ struct FanOutStateWrite: Sendable {
     func joining(_ db: Database) throws -> [String] {
         guard !movedIds.isEmpty else { return [] }
         let unshared = try String.fetchSet(
-            db.cachedStatement(sql: through == nil ? Self.unsharedFromSQL : Self.unsharedSQL),
+            db.cachedStatement(sql: through == nil ? Self.unsharedToTheEnd : Self.unsharedThrough),
             arguments: through.map { [matchId, from, $0] } ?? [matchId, from])
         guard !unshared.isEmpty else { return [] }
         return movedIds.filter(unshared.contains)
     }
 
-    static let unsharedSQL = """
-        SELECT id FROM activity INDEXED BY activity_unshared
-        WHERE matchId = ?1 AND id >= ?2 AND id <= ?3 AND shared = 0 AND phase IN ('starting', 'active')
+    static let unsharedThrough = unsharedSQL(bounded: true)
+    static let unsharedToTheEnd = unsharedSQL(bounded: false)
+
+    /// The unshared activities of match `?1` from id `?2`, through `?3` when `bounded` (a last chunk's range runs to the
+    /// match's end). Two statements rather than a bound that may be null, so that the index's range ends at the bound:
+    /// each chunk of a match's first fan-out, when every activity is unshared, reads its own range only.
+    private static func unsharedSQL(bounded: Bool) -> String {
         """
-    static let unsharedFromSQL = """
         SELECT id FROM activity INDEXED BY activity_unshared
-        WHERE matchId = ?1 AND id >= ?2 AND shared = 0 AND phase IN ('starting', 'active')
+        WHERE matchId = ?1 AND id >= ?2\(bounded ? " AND id <= ?3" : "") AND shared = 0 AND phase IN ('starting', 'active')
         """
+    }
 
     /// `state` as the columns' values, its contents stored.
     private func values(_ db: Database) throws -> [DatabaseValue] {
@@ -195,7 +199,7 @@ extension SQLiteStore {
         let queued = QueuedDeliveries(deliveries)
         try await write(
             "saving a fan-out chunk of \(records.count) activities with \(deliveries.count) deliveries",
-            mayWait: Self.mayWait(records.count, deliveries.count)
+            mayWait: Self.mayWait(activities: records.count, deliveries: deliveries.count)
         ) { db in
             try shared.open(db)
             try batch.write(db)

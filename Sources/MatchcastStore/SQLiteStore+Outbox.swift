@@ -9,7 +9,7 @@ extension SQLiteStore {
         let queued = QueuedDeliveries(deliveries)
         try await write(
             "saving \(records.count) activities with \(deliveries.count) deliveries",
-            mayWait: Self.mayWait(records.count, deliveries.count)
+            mayWait: Self.mayWait(activities: records.count, deliveries: deliveries.count)
         ) { db in
             try batch.write(db)
             try queued.write(db)
@@ -25,7 +25,7 @@ extension SQLiteStore {
 
     public func removeQueuedDeliveries(ids: [String]) async throws(StoreError) {
         guard !ids.isEmpty else { return }
-        try await write("removing \(ids.count) queued deliveries", mayWait: Self.mayWait(0, ids.count)) { db in
+        try await write("removing \(ids.count) queued deliveries", mayWait: Self.mayWait(activities: 0, deliveries: ids.count)) { db in
             try QueuedDeliveries.remove(ids: ids, db)
         }
     }
@@ -34,8 +34,8 @@ extension SQLiteStore {
     /// few activities (a match with few followers), whose delay is a few milliseconds for a few devices, or the removal
     /// of a few sent deliveries. A large chunk commits at once: the rest of its fan-out waits behind it, as the relay's
     /// next batch waits behind the removal of its last.
-    static func mayWait(_ records: Int, _ deliveries: Int) -> Bool {
-        deliveries > 0 && records <= 64 && deliveries <= 64
+    static func mayWait(activities: Int, deliveries: Int) -> Bool {
+        deliveries > 0 && activities <= 64 && deliveries <= 64
     }
 
     /// `strings` as a JSON array, for `json_each`: one bound value however many there are.

@@ -14,9 +14,9 @@ internal import GRDB
 /// A write that may wait (`mayWait`: the small writes of polling and delivery, each a transaction of a few rows on
 /// pages that every match shares) and that finds the writer idle but busy of late (a transaction began less than
 /// twice `linger` ago) waits `linger` for others to commit with it, rather than committing alone: with many matches
-/// changing, each commit wrote the same outbox and state pages into the WAL again. A write that may not wait
-/// (a registration, a token, a large chunk of a fan-out) starts the transaction at once, taking whatever waits with it. How `linger`
-/// was chosen: docs/performance.md.
+/// changing, each commit wrote the same outbox and state pages into the WAL again. A write that may not wait (a
+/// registration, a token, a large chunk of a fan-out) starts the transaction at once, taking whatever waits with it.
+/// How `linger` was chosen: docs/performance.md.
 final class SQLiteWriteQueue: Sendable {
     typealias Work = @Sendable (Database) throws -> any Sendable
     typealias Outcome = Result<any Sendable, any Error>
@@ -59,11 +59,11 @@ final class SQLiteWriteQueue: Sendable {
 
     func write<T: Sendable>(mayWait: Bool = false, _ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
         let outcome = await withCheckedContinuation { (done: CheckedContinuation<Outcome, Never>) in
-            let now = ContinuousClock.now
+            let now: ContinuousClock.Instant? = mayWait && linger > .zero ? .now : nil
             let start = state.withLock { state -> Start in
                 state.pending.append(Job(work: { try updates($0) }, done: done))
                 guard !state.draining else { return .none }
-                if mayWait, linger > .zero, let last = state.lastBegan, now - last < linger * 2 {
+                if let now, let last = state.lastBegan, now - last < linger * 2 {
                     guard !state.lingering else { return .none }
                     state.lingering = true
                     return .later
@@ -89,8 +89,8 @@ final class SQLiteWriteQueue: Sendable {
     /// Starts a transaction for the writes that wait, `linger` from now, unless one started meanwhile.
     private func startAfterLinger() {
         let (seconds, attoseconds) = linger.components
-        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in
+        let delay = DispatchTimeInterval.nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [self] in
             let start = state.withLock { state -> Bool in
                 state.lingering = false
                 guard !state.draining, !state.pending.isEmpty else { return false }

@@ -16,7 +16,7 @@ struct BenchCommandLineTests {
         text.split(separator: "\n").filter { $0.hasPrefix(prefix) }
     }
 
-    /// The integer after `label` in `line` (`"dead tokens reported: 7"` → 7).
+    /// The integer after `label` in `text` (`"dead tokens reported: 7"` → 7).
     private static func number(after label: String, in text: String) -> Int? {
         guard let range = text.range(of: label) else { return nil }
         return Int(text[range.upperBound...].prefix { $0.isNumber })
@@ -24,8 +24,8 @@ struct BenchCommandLineTests {
 
     @Test("fanout on the memory store and SQLite: a row per store and update, side by side, and a summary each",
           .timeLimit(.minutes(2)))
-    func fanoutDevNullOnTwoStores() throws {
-        let run = try BenchChild.run(["fanout", "--activities", "40", "--updates", "2", "--store", "memory,sqlite"])
+    func fanoutDevNullOnTwoStores() async throws {
+        let run = try await BenchChild.run(["fanout", "--activities", "40", "--updates", "2", "--store", "memory,sqlite"])
         #expect(run.status == 0, "\(run.errors)")
         #expect(run.errors.contains("all stores, side by side:"))
         // Each store's two rows are printed after its run and again in the table of all stores.
@@ -37,8 +37,8 @@ struct BenchCommandLineTests {
 
     @Test("fanout to the webhook sink: every delivery acknowledged by the receiver, in batches of the size asked",
           .timeLimit(.minutes(2)))
-    func fanoutWebhook() throws {
-        let run = try BenchChild.run(["fanout", "--activities", "30", "--updates", "1", "--sink", "webhook", "--batch", "10"])
+    func fanoutWebhook() async throws {
+        let run = try await BenchChild.run(["fanout", "--activities", "30", "--updates", "1", "--sink", "webhook", "--batch", "10"])
         #expect(run.status == 0, "\(run.errors)")
         // 30 starts and 30 updates, 10 to a request: at least 6 requests (the starts may go in smaller ones).
         let requests = try #require(Self.number(after: "receiver: ", in: run.errors), "\(run.errors)")
@@ -48,8 +48,8 @@ struct BenchCommandLineTests {
 
     @Test("fanout to APNs through the fake in a child process, 10 % of tokens dead: no request answered twice",
           .timeLimit(.minutes(2)))
-    func fanoutAPNsWithErrors() throws {
-        let run = try BenchChild.run(["fanout", "--activities", "60", "--updates", "2", "--sink", "apns", "--apns-error-mix"])
+    func fanoutAPNsWithErrors() async throws {
+        let run = try await BenchChild.run(["fanout", "--activities", "60", "--updates", "2", "--sink", "apns", "--apns-error-mix"])
         #expect(run.status == 0, "\(run.errors)")
         #expect(Self.lines(run.errors, startingWith: "apns update #").count == 2)
         #expect(Self.number(after: "already had a final answer): ", in: run.errors) == 0, "\(run.errors)")
@@ -59,8 +59,8 @@ struct BenchCommandLineTests {
     }
 
     @Test("fanout to APNs with the fake in the same process", .timeLimit(.minutes(2)))
-    func fanoutAPNsInline() throws {
-        let run = try BenchChild.run(["fanout", "--activities", "20", "--updates", "1", "--sink", "apns", "--apns-fake", "inline"])
+    func fanoutAPNsInline() async throws {
+        let run = try await BenchChild.run(["fanout", "--activities", "20", "--updates", "1", "--sink", "apns", "--apns-fake", "inline"])
         #expect(run.status == 0, "\(run.errors)")
         #expect(run.errors.contains("fake APNs (in this process)"))
         #expect(Self.number(after: "already had a final answer): ", in: run.errors) == 0, "\(run.errors)")
@@ -69,16 +69,16 @@ struct BenchCommandLineTests {
     @Test("fanout on PostgreSQL: a scratch database of its own, dropped afterwards",
           .enabled(if: Self.postgresServer != nil, "MATCHCAST_POSTGRES_URL is not set: no PostgreSQL to run on"),
           .timeLimit(.minutes(2)))
-    func fanoutPostgres() throws {
+    func fanoutPostgres() async throws {
         let server = try #require(Self.postgresServer)
-        let run = try BenchChild.run(["fanout", "--activities", "30", "--updates", "1", "--store", "postgres"], postgres: server)
+        let run = try await BenchChild.run(["fanout", "--activities", "30", "--updates", "1", "--store", "postgres"], postgres: server)
         #expect(run.status == 0, "\(run.errors)")
         #expect(run.errors.contains("postgres: per update median"))
     }
 
     @Test("polls with every answer a change: a row for the store, each change delivered", .timeLimit(.minutes(2)))
-    func pollsChanging() throws {
-        let run = try BenchChild.run([
+    func pollsChanging() async throws {
+        let run = try await BenchChild.run([
             "polls", "--store", "memory", "--matches", "4", "--poll-ms", "200", "--seconds", "2", "--warmup", "0",
             "--changing",
         ])
@@ -93,8 +93,8 @@ struct BenchCommandLineTests {
 
     @Test("serve with the APNs sink, into the independent fake: every device gets its start and its goal once",
           .timeLimit(.minutes(2)))
-    func serveAPNs() throws {
-        let run = try BenchChild.run([
+    func serveAPNs() async throws {
+        let run = try await BenchChild.run([
             "serve", "--store", "memory", "--devices", "10", "--goals", "1", "--quiet-seconds", "1", "--poll-ms", "100",
             "--sink", "apns",
         ])
@@ -104,13 +104,13 @@ struct BenchCommandLineTests {
 
     @Test("soak for a few seconds: samples, the CSV and the plot written, every activity ended once",
           .timeLimit(.minutes(2)))
-    func soakShort() throws {
+    func soakShort() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("matchcast-bench-soak-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let recording = folder.appendingPathComponent("match.ndjson").path
         try SoakTests.recording().write(to: URL(fileURLWithPath: recording))
-        let run = try BenchChild.run([
+        let run = try await BenchChild.run([
             "soak", "--store", "memory", "--recording", recording, "--followers", "5", "--minutes", "0.05",
             "--sample-seconds", "1", "--step-seconds", "0.5", "--warmup-minutes", "0", "--poll-ms", "100",
             "--out", folder.appendingPathComponent("out").path,
@@ -123,7 +123,7 @@ struct BenchCommandLineTests {
     }
 
     @Test("a bad option is refused before anything runs, naming the option")
-    func badOptionsRefused() throws {
+    func badOptionsRefused() async throws {
         for (arguments, option) in [
             (["fanout", "--activities", "0"], "--activities"),
             (["fanout", "--batch", "5", "--sink", "apns"], "--batch"),
@@ -131,7 +131,7 @@ struct BenchCommandLineTests {
             (["serve", "--apns-connections", "2"], "--apns-connections"),
             (["soak", "--recording", "x", "--minutes", "0"], "--minutes"),
         ] {
-            let run = try BenchChild.run(arguments)
+            let run = try await BenchChild.run(arguments)
             #expect(run.status == 64, "\(arguments): \(run.status) \(run.errors)")
             #expect(run.errors.contains(option), "\(arguments): \(run.errors)")
         }

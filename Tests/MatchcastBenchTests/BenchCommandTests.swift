@@ -54,9 +54,9 @@ struct BenchCommandTests {
     }
 
     @Test("without a server, --store postgres exits 2 before doing anything", .timeLimit(.minutes(1)))
-    func postgresMissingExitsTwo() throws {
+    func postgresMissingExitsTwo() async throws {
         for arguments in [["fanout", "--store", "memory,postgres"], ["serve", "--store", "postgres"]] {
-            let run = try BenchChild.run(arguments)
+            let run = try await BenchChild.run(arguments)
             #expect(run.status == 2, "\(arguments): \(run.errors)")
             #expect(run.errors.contains("MATCHCAST_POSTGRES_URL"))
         }

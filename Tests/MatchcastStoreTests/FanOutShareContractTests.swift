@@ -132,12 +132,23 @@ struct FanOutShareContractTests {
         try await kind.withStore { store in try await Self.tokenBetweenFanOuts(store) }
     }
 
-    /// SQLite: each activity's `shared` column, by id, read on a connection of the test's own.
-    private static func sharedFlags(_ inspect: DatabaseQueue) throws -> [String: Int] {
-        try inspect.read { db in
-            Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT id, shared FROM activity").map {
-                ($0[0] as String, $0[1] as Int)
-            })
+    /// A SQLite store in a file of its own, and a reader of each activity's `shared` column by id, on a connection of
+    /// the test's own.
+    private static func withSQLiteFile(
+        _ body: (SQLiteStore, _ shared: () throws -> [String: Int]) async throws -> Void
+    ) async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path("store.sqlite")
+        let store = try SQLiteStore(path: path)
+        defer { try? store.close() }
+        let inspect = try DatabaseQueue(path: path)
+        try await body(store) {
+            try inspect.read { db in
+                Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT id, shared FROM activity").map {
+                    ($0[0] as String, $0[1] as Int)
+                })
+            }
         }
     }
 
@@ -145,17 +156,12 @@ struct FanOutShareContractTests {
     /// later update date of its own), so the next fan-out has nothing to write for it.
     @Test
     func sqliteKeepsAnActivityThatTookATokenInTheSharedState() async throws {
-        let directory = TemporaryDirectory()
-        defer { directory.remove() }
-        let path = directory.path("store.sqlite")
-        let store = try SQLiteStore(path: path)
-        defer { try? store.close() }
-        let inspect = try DatabaseQueue(path: path)
-        func shared() throws -> [String: Int] { try Self.sharedFlags(inspect) }
-        try await Self.tokenBetweenFanOuts(store) { () async throws in
+        try await Self.withSQLiteFile { store, shared in
+            try await Self.tokenBetweenFanOuts(store) { () async throws in
+                #expect(try shared() == ["act-1": 1, "act-2": 1, "act-3": 1])
+            }
             #expect(try shared() == ["act-1": 1, "act-2": 1, "act-3": 1])
         }
-        #expect(try shared() == ["act-1": 1, "act-2": 1, "act-3": 1])
     }
 
     /// SQLite: a chunk's moved activities that are not members join the shared state; those written whole in its
@@ -163,42 +169,37 @@ struct FanOutShareContractTests {
     /// the activities that do not share (v12's `activity_unshared`), not looked up one by one.
     @Test
     func sqliteJoinsOnlyTheMovedActivitiesOfTheChunksMatch() async throws {
-        let directory = TemporaryDirectory()
-        defer { directory.remove() }
-        let path = directory.path("store.sqlite")
-        let store = try SQLiteStore(path: path)
-        defer { try? store.close() }
-        try await store.createDevice(F.device("dev-a"))
-        // act-1, act-3, act-5 follow the match; act-2 and act-4, between them, another one.
-        let ours = [1, 3, 5].map { F.activity("act-\($0)", token: "upd-\($0)") }
-        let theirs = [2, 4].map { F.activity("act-\($0)", match: "other", token: "upd-\($0)") }
-        try await store.saveActivities(ours + theirs)
-        let inspect = try DatabaseQueue(path: path)
-        func shared() throws -> [String: Int] { try Self.sharedFlags(inspect) }
-        #expect(try shared() == ["act-1": 0, "act-2": 0, "act-3": 0, "act-4": 0, "act-5": 0])
-        var tracker = MatchTracker()
-        func update(_ goals: Int, seq: Int) throws -> MatchUpdate {
-            try #require(try tracker.ingest(F.football(.live, goals, 0, clock: "\(seq)'", seq: seq), pollInterval: .seconds(5)))
+        try await Self.withSQLiteFile { store, shared in
+            try await store.createDevice(F.device("dev-a"))
+            // act-1, act-3, act-5 follow the match; act-2 and act-4, between them, another one.
+            let ours = [1, 3, 5].map { F.activity("act-\($0)", token: "upd-\($0)") }
+            let theirs = [2, 4].map { F.activity("act-\($0)", match: "other", token: "upd-\($0)") }
+            try await store.saveActivities(ours + theirs)
+            #expect(try shared() == ["act-1": 0, "act-2": 0, "act-3": 0, "act-4": 0, "act-5": 0])
+            var tracker = MatchTracker()
+            func update(_ goals: Int, seq: Int) throws -> MatchUpdate {
+                try #require(try tracker.ingest(F.football(.live, goals, 0, clock: "\(seq)'", seq: seq), pollInterval: .seconds(5)))
+            }
+
+            // The first fan-out: act-1 and act-5 move; act-3 took the update a second later, so it is written whole.
+            let goal1 = try update(1, seq: 10)
+            var first = try ours.map { try Self.moved($0, goal1, at: 60) }
+            first[1] = try Self.moved(ours[1], goal1, at: 61)
+            try await store.saveActivities(first, enqueue: [], share: Self.share(first, moved: [0, 2], last: true))
+            #expect(try shared() == ["act-1": 1, "act-2": 0, "act-3": 0, "act-4": 0, "act-5": 1])
+            #expect(try await store.activities(matchId: "epl-mun-liv") == first)
+            #expect(try await store.activities(matchId: "other") == theirs)
+
+            // The next: all three move, in two chunks; act-3 joins, the members stay, the other match is left alone.
+            let goal2 = try update(2, seq: 20)
+            let second = try first.map { try Self.moved($0, goal2, at: 120) }
+            try await store.saveActivities(
+                Array(second[0..<2]), enqueue: [], share: Self.share(Array(second[0..<2]), moved: [0, 1], last: false))
+            try await store.saveActivities([second[2]], enqueue: [], share: Self.share([second[2]], moved: [0], last: true))
+            #expect(try shared() == ["act-1": 1, "act-2": 0, "act-3": 1, "act-4": 0, "act-5": 1])
+            #expect(try await store.activities(matchId: "epl-mun-liv") == second)
+            #expect(try await store.activities(matchId: "other") == theirs)
         }
-
-        // The first fan-out: act-1 and act-5 move; act-3 took the update a second later, so it is written whole.
-        let goal1 = try update(1, seq: 10)
-        var first = try ours.map { try Self.moved($0, goal1, at: 60) }
-        first[1] = try Self.moved(ours[1], goal1, at: 61)
-        try await store.saveActivities(first, enqueue: [], share: Self.share(first, moved: [0, 2], last: true))
-        #expect(try shared() == ["act-1": 1, "act-2": 0, "act-3": 0, "act-4": 0, "act-5": 1])
-        #expect(try await store.activities(matchId: "epl-mun-liv") == first)
-        #expect(try await store.activities(matchId: "other") == theirs)
-
-        // The next: all three move, in two chunks; act-3 joins, the members stay, the other match is left alone.
-        let goal2 = try update(2, seq: 20)
-        let second = try first.map { try Self.moved($0, goal2, at: 120) }
-        try await store.saveActivities(
-            Array(second[0..<2]), enqueue: [], share: Self.share(Array(second[0..<2]), moved: [0, 1], last: false))
-        try await store.saveActivities([second[2]], enqueue: [], share: Self.share([second[2]], moved: [0], last: true))
-        #expect(try shared() == ["act-1": 1, "act-2": 0, "act-3": 1, "act-4": 0, "act-5": 1])
-        #expect(try await store.activities(matchId: "epl-mun-liv") == second)
-        #expect(try await store.activities(matchId: "other") == theirs)
     }
 
     @Test(arguments: StoreKind.allCases.filter { $0 != .inMemory })
