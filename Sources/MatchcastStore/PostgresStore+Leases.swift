@@ -48,11 +48,18 @@ extension PostgresStore: MatchLeases {
         let logger = self.logger
         let seconds = ttl.seconds
         let rows = try await withConnection("renewing \(matchIds.count) leases") { connection in
+            // The rows locked in match id order, as a save of several matches locks them (`PostgresStore.save(_:)` of
+            // grouped saves): two statements that lock the same leases in one order cannot deadlock.
             try await connection.query(
                 """
-                UPDATE match_lease SET expires_at = now() + \(seconds) * interval '1 second'
-                WHERE match_id = ANY(\(matchIds)) AND owner = \(owner) AND owner <> ''
-                RETURNING match_id, expires_at, generation
+                WITH mine AS (
+                    SELECT match_id FROM match_lease
+                    WHERE match_id = ANY(\(matchIds)) AND owner = \(owner) AND owner <> ''
+                    ORDER BY match_id FOR UPDATE
+                )
+                UPDATE match_lease AS lease SET expires_at = now() + \(seconds) * interval '1 second'
+                FROM mine WHERE lease.match_id = mine.match_id
+                RETURNING lease.match_id, lease.expires_at, lease.generation
                 """,
                 logger: logger
             ).collect((String, Date, Int).self)

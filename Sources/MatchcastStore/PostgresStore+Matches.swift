@@ -3,22 +3,82 @@ import MatchcastCore
 import PostgresNIO
 
 extension PostgresStore {
+    /// A match's state, sent with the saves of other matches that come within `matchSaves.linger` when saves come
+    /// often (`PostgresWriteGroup`): each poll that changes a match saves it, and many matches change at once.
     public func saveMatch(_ record: MatchRecord) async throws(StoreError) {
         try record.validate()
-        let snapshot = try JSONColumn.encode(record.snapshot, "snapshot of match '\(record.matchId)'")
-        let sends = record.highPrioritySends.isEmpty ? nil : record.highPrioritySends.map(Int64.init)
+        let row = MatchRow(
+            matchId: record.matchId,
+            snapshot: try JSONColumn.encode(record.snapshot, "snapshot of match '\(record.matchId)'"),
+            updatedAt: record.updatedAt.storedPrecision,
+            highPrioritySends: record.highPrioritySends.isEmpty ? nil : record.highPrioritySends.map(Int64.init))
         let logger = self.logger
-        try await withConnection("saving a match") { connection in
-            try await connection.query(
-                """
-                INSERT INTO match_state (match_id, snapshot, updated_at, high_priority_sends)
-                VALUES (\(record.matchId), \(snapshot), \(record.updatedAt.storedPrecision), \(sends))
-                ON CONFLICT (match_id) DO UPDATE SET snapshot = excluded.snapshot, updated_at = excluded.updated_at,
-                    high_priority_sends = excluded.high_priority_sends
-                """,
-                logger: logger
-            ).consume()
+        let turn = await matchSaves.turn(for: row, mayWait: true) { rows async throws(StoreError) in
+            try await self.withConnection("saving \(rows.count) matches") { connection in
+                try await Self.save(MatchRow.lastOfEach(rows), connection, logger: logger)
+            }
+            return Array(repeating: .success(()), count: rows.count)
         }
+        switch turn {
+        case .done(let outcome): try outcome.get()
+        case .alone:
+            try await withConnection("saving a match") { connection in
+                try await connection.query(
+                    """
+                    INSERT INTO match_state (match_id, snapshot, updated_at, high_priority_sends)
+                    VALUES (\(row.matchId), \(row.snapshot), \(row.updatedAt), \(row.highPrioritySends))
+                    ON CONFLICT (match_id) DO UPDATE SET snapshot = excluded.snapshot, updated_at = excluded.updated_at,
+                        high_priority_sends = excluded.high_priority_sends
+                    """,
+                    logger: logger
+                ).consume()
+            }
+        }
+    }
+
+    /// A match's row as `saveMatch` writes it.
+    struct MatchRow: Sendable {
+        var matchId: String
+        var snapshot: String
+        var updatedAt: Date
+        var highPrioritySends: [Int64]?
+
+        /// The last row of each match, by match id (one statement may not update a row twice, and rows are locked in
+        /// one order by every statement).
+        static func lastOfEach(_ rows: [MatchRow]) -> [MatchRow] {
+            var position: [String: Int] = [:]
+            var kept: [MatchRow] = []
+            for row in rows {
+                if let index = position[row.matchId] {
+                    kept[index] = row
+                } else {
+                    position[row.matchId] = kept.count
+                    kept.append(row)
+                }
+            }
+            return kept.sorted { $0.matchId < $1.matchId }
+        }
+    }
+
+    /// Several matches' rows in one statement. The high-priority sends go as array literals in text (`""`: none),
+    /// since a `bigint[]` per row does not unnest.
+    static func save(_ rows: [MatchRow], _ connection: PostgresConnection, logger: Logger) async throws {
+        let ids = PostgresTextArray(rows.map(\.matchId))
+        let snapshots = PostgresTextArray(rows.map(\.snapshot))
+        let times = rows.map(\.updatedAt)
+        let sends = PostgresTextArray(rows.map { row in
+            row.highPrioritySends.map { "{" + $0.map(String.init).joined(separator: ",") + "}" } ?? ""
+        })
+        try await connection.query(
+            """
+            INSERT INTO match_state (match_id, snapshot, updated_at, high_priority_sends)
+            SELECT m, s, u, NULLIF(h, '')::bigint[] FROM unnest(\(ids), \(snapshots), \(times)::timestamptz[], \(sends))
+                AS r(m, s, u, h)
+            ON CONFLICT (match_id) DO UPDATE SET snapshot = excluded.snapshot, updated_at = excluded.updated_at,
+                high_priority_sends = excluded.high_priority_sends
+            """,
+            logger: logger
+        ).consume()
     }
 
     public func match(id: String) async throws(StoreError) -> MatchRecord? {

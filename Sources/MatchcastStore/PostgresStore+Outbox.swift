@@ -134,11 +134,25 @@ extension PostgresStore {
 
     /// One statement (`matchcast_unqueue`): the rows queued before v6 (and the payloads only they used), then the
     /// chunks from the head of the queue, where what the relay just sent is, until every id is found.
+    /// A few ids (the relay's batch of a few deliveries) go with the removals of others that come within
+    /// `removals.linger` when removals come often (`PostgresWriteGroup`); many go at once, alone.
     public func removeQueuedDeliveries(ids: [String]) async throws(StoreError) {
         guard !ids.isEmpty else { return }
         let logger = self.logger
-        try await withConnection("removing \(ids.count) queued deliveries") { connection in
-            for try await _ in try await connection.execute(UnqueueStatement(ids: ids), logger: logger) {}
+        let turn = await removals.turn(for: ids, mayWait: ids.count <= Self.smallWrite) { groups async throws(StoreError) in
+            var seen: Set<String> = []
+            let all = groups.flatMap(\.self).filter { seen.insert($0).inserted }
+            try await self.withConnection("removing \(all.count) queued deliveries") { connection in
+                for try await _ in try await connection.execute(UnqueueStatement(ids: all), logger: logger) {}
+            }
+            return Array(repeating: .success(()), count: groups.count)
+        }
+        switch turn {
+        case .done(let outcome): try outcome.get()
+        case .alone:
+            try await withConnection("removing \(ids.count) queued deliveries") { connection in
+                for try await _ in try await connection.execute(UnqueueStatement(ids: ids), logger: logger) {}
+            }
         }
     }
 

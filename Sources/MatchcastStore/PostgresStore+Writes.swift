@@ -28,6 +28,19 @@ extension PostgresStore {
         let what = deliveries.isEmpty
             ? (records.count == 1 ? "saving an activity" : "saving \(records.count) activities")
             : "saving \(records.count) activities with \(deliveries.count) deliveries"
+        if batch.isBulkable, queued.runs.count <= 1 {
+            let item = GroupedSave(batch: batch, run: queued.runs.first, fence: fence)
+            let mayWait = !deliveries.isEmpty && records.count <= Self.smallWrite && deliveries.count <= Self.smallWrite
+            let turn = await saves.turn(for: item, mayWait: mayWait) { items async throws(StoreError) in
+                try await self.withConnection("saving \(items.count) groups of activities with deliveries") { connection in
+                    try await Self.save(items, connection, logger: logger)
+                }
+            }
+            if case .done(let outcome) = turn {
+                try outcome.get()
+                return
+            }
+        }
         if batch.isBulkable {
             do {
                 try await withConnection(what) { connection in
@@ -65,7 +78,20 @@ extension PostgresStore {
         _ batch: PostgresActivityBatch?, _ run: PostgresQueuedRuns.Run?, fence: LeaseFence?,
         _ connection: PostgresConnection, logger: Logger
     ) async throws {
-        var bindings = PostgresBindings(capacity: 47)
+        var bindings = PostgresBindings(capacity: SaveStatement.parameterTypes.count)
+        bind(batch, run, fence: fence, into: &bindings)
+        var lost: String?
+        for try await row in try await connection.execute(SaveStatement(bindings: bindings), logger: logger) {
+            lost = row
+        }
+        if let lost, let fence { throw leaseLost(lost, fence) }
+    }
+
+    /// One `matchcast_save`'s parameters.
+    private static func bind(
+        _ batch: PostgresActivityBatch?, _ run: PostgresQueuedRuns.Run?, fence: LeaseFence?,
+        into bindings: inout PostgresBindings
+    ) {
         let matchIds = fence?.generations.keys.sorted() ?? []
         bindings.append(fence?.owner)
         bindings.append(matchIds)
@@ -85,31 +111,76 @@ extension PostgresStore {
         } else {
             PostgresFanOutShare.bindNone(into: &bindings)
         }
-        var lost: String?
-        for try await row in try await connection.execute(SaveStatement(bindings: bindings), logger: logger) {
-            lost = row
+    }
+
+    private static func leaseLost(_ matchId: String, _ fence: LeaseFence) -> StoreError {
+        .leaseLost("match '\(matchId)' is no longer leased to '\(fence.owner)'")
+    }
+
+    /// One save of a few activities with their deliveries (of one match), sent with others (`saves`).
+    struct GroupedSave: Sendable {
+        let batch: PostgresActivityBatch
+        let run: PostgresQueuedRuns.Run?
+        let fence: LeaseFence?
+    }
+
+    /// Several saves in one statement, one `matchcast_save` each, in the order given: one round trip, one
+    /// transaction. A save whose fence no longer holds writes nothing (`matchcast_save` checks it first) and fails
+    /// alone with `.leaseLost`; any error fails the statement as a whole, and nothing of it is written.
+    ///
+    /// Locks are taken in one order by every statement, so that none can deadlock with this one: each save takes its
+    /// match's rows (lease, fan-out state, activities), and the saves run in match id order, the order a lease renewal
+    /// locks leases in; each save also locks the queued chunks its deliveries replace, which the relay's removal locks
+    /// in chunk id order, so the statement first locks every queued chunk of its matches, in chunk id order.
+    static func save(
+        _ given: [GroupedSave], _ connection: PostgresConnection, logger: Logger
+    ) async throws -> [Result<Void, StoreError>] {
+        let order = given.indices.sorted { (given[$0].run?.matchId ?? "", $0) < (given[$1].run?.matchId ?? "", $1) }
+        let items = order.map { given[$0] }
+        let width = SaveStatement.parameterTypes.count
+        var bindings = PostgresBindings(capacity: width * items.count + 1)
+        var matches = Set<String>()
+        for item in items { if let run = item.run { matches.insert(run.matchId) } }
+        bindings.append(PostgresTextArray(matches.sorted()))
+        var sql = """
+            SELECT -1, (SELECT count(*) FROM (SELECT 1 FROM outbox_chunk WHERE match_id = ANY($1::text[])
+                ORDER BY id FOR UPDATE) AS locked)::text
+            """
+        for (position, item) in items.enumerated() {
+            sql += " UNION ALL SELECT \(position)::integer, matchcast_save(\(SaveStatement.parameters(from: 2 + position * width)))"
+            bind(item.batch, item.run, fence: item.fence, into: &bindings)
         }
-        if let lost, let fence {
-            throw StoreError.leaseLost("match '\(lost)' is no longer leased to '\(fence.owner)'")
+        var outcomes = [Result<Void, StoreError>](repeating: .success(()), count: given.count)
+        let rows = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
+        for try await (position, lost) in rows.decode((Int, String?).self) {
+            guard items.indices.contains(position) else { continue }  // -1: the lock
+            if let lost, let fence = items[position].fence { outcomes[order[position]] = .failure(leaseLost(lost, fence)) }
         }
+        return outcomes
     }
 
     /// `matchcast_save`, prepared once per connection: returns the first match whose lease the fence lost, if any.
     struct SaveStatement: PostgresPreparedStatement {
-        static let sql = """
-            SELECT matchcast_save($1::text, $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[],
-                $8::text[], $9::text[], $10::text[], $11::text[], $12::bigint[], $13::integer[], $14::bigint[],
-                $15::bigint[], $16::bigint[], $17::integer[], $18::bigint[], $19::boolean[], $20::integer[], $21::text[],
-                $22::timestamptz[], $23::text, $24::text, $25::text, $26::text[], $27::text[], $28::integer[],
-                $29::bigint[], $30::bytea[], $31::text[], $32::text[], $33::text[], $34::text[], $35::text[],
-                $36::integer[], $37::text, $38::text[], $39::bigint, $40::integer, $41::bigint, $42::bigint,
-                $43::integer, $44::bigint, $45::timestamptz, $46::text, $47::text)
-            """
+        static let sql = "SELECT matchcast_save(\(parameters(from: 1)))"
+        /// `matchcast_save`'s parameters, in order (its definition: `PostgresStore+MigrationV7.swift`).
+        static let parameterTypes = [
+            "text", "text[]", "bigint[]", "text[]", "text[]", "text[]", "text[]", "text[]", "text[]", "text[]",
+            "text[]", "bigint[]", "integer[]", "bigint[]", "bigint[]", "bigint[]", "integer[]", "bigint[]",
+            "boolean[]", "integer[]", "text[]", "timestamptz[]", "text", "text", "text", "text[]", "text[]",
+            "integer[]", "bigint[]", "bytea[]", "text[]", "text[]", "text[]", "text[]", "text[]", "integer[]",
+            "text", "text[]", "bigint", "integer", "bigint", "bigint", "integer", "bigint", "timestamptz", "text",
+            "text",
+        ]
         var bindings: PostgresBindings
 
         func makeBindings() -> PostgresBindings { bindings }
 
         func decodeRow(_ row: PostgresRow) throws -> String? { try row.decode(String?.self) }
+
+        /// `$first::type, ...`: one call's parameters, numbered from `first`.
+        static func parameters(from first: Int) -> String {
+            parameterTypes.enumerated().map { "$\(first + $0.offset)::\($0.element)" }.joined(separator: ", ")
+        }
     }
 
     /// The id of each distinct content's row, added when the match has no row with that text yet (the row-by-row

@@ -73,6 +73,10 @@ public final class PostgresStore: MatchcastStore {
             self.keepAlive = keepAlive
         }
 
+        /// How long a small write of polling or delivery waits for others of its kind when they come often
+        /// (`PostgresWriteGroup`); zero: each goes alone. How it was chosen: docs/performance.md.
+        var writeLinger: Duration = .milliseconds(10)
+
         /// Every setting but the password, for comparing two configurations.
         var identity: String {
             "\(endpoint) \(tls.rawValue) \(connectTimeout) \(leaseTimeout) \(schema ?? "") \(maximumConnections) "
@@ -94,6 +98,13 @@ public final class PostgresStore: MatchcastStore {
     let logger: Logger
     /// Whether the server was there at the last look: calls fail fast while it is not.
     let reachability: PostgresReachability
+    /// Small writes of polling and delivery, sent together when many come at once (`PostgresWriteGroup`).
+    let matchSaves: PostgresWriteGroup<MatchRow>
+    let removals: PostgresWriteGroup<[String]>
+    let saves: PostgresWriteGroup<GroupedSave>
+    /// The most rows of a write that may wait for others (as SQLite's `mayWait(activities:deliveries:)`): a fan-out
+    /// to a few activities, the removal of a few sent deliveries. A larger one goes at once.
+    static let smallWrite = 64
 
     /// Makes the store without connecting; call `migrate()` (or use `open`) before the first query.
     public init(configuration: Configuration, logger: Logger = Logger(label: "matchcast.postgres")) throws(StoreError) {
@@ -101,6 +112,9 @@ public final class PostgresStore: MatchcastStore {
         self.configuration = configuration
         self.logger = logger
         reachability = PostgresReachability(endpoint: configuration.endpoint, logger: logger)
+        matchSaves = PostgresWriteGroup(linger: configuration.writeLinger)
+        removals = PostgresWriteGroup(linger: configuration.writeLinger)
+        saves = PostgresWriteGroup(linger: configuration.writeLinger)
         var clientConfiguration = PostgresClient.Configuration(
             host: configuration.host, port: configuration.port, username: configuration.username,
             password: configuration.password, database: configuration.database,

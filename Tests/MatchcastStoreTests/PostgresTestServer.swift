@@ -30,8 +30,13 @@ enum PostgresTestServer {
     }
 
     /// Runs `body` on a migrated store in a fresh schema, with its pool running; drops the schema afterwards.
-    static func withFreshStore(_ body: (PostgresStore) async throws -> Void) async throws {
-        try await withStore(configuration: try freshConfiguration(), dropAfterwards: true, body)
+    /// `writeLinger`: how long its small writes wait for others of their kind (`PostgresWriteGroup`).
+    static func withFreshStore(
+        writeLinger: Duration? = nil, _ body: (PostgresStore) async throws -> Void
+    ) async throws {
+        var configuration = try freshConfiguration()
+        if let writeLinger { configuration.writeLinger = writeLinger }
+        try await withStore(configuration: configuration, dropAfterwards: true, body)
     }
 
     /// Runs `body` on a migrated store in a fresh schema to which a newer build has applied an expand migration this
