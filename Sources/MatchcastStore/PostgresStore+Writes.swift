@@ -1,6 +1,7 @@
 import Foundation
 import MatchcastCore
 import PostgresNIO
+import Synchronization
 
 // Saving activities with their deliveries: one statement, so one round trip and one transaction, whatever the size
 // (`matchcast_save`, schema v7): the lease fence, the contents, the activities and the outbox chunk, arrays bound once
@@ -142,15 +143,9 @@ extension PostgresStore {
         var matches = Set<String>()
         for item in items { if let run = item.run { matches.insert(run.matchId) } }
         bindings.append(PostgresTextArray(matches.sorted()))
-        var sql = """
-            SELECT -1, (SELECT count(*) FROM (SELECT 1 FROM outbox_chunk WHERE match_id = ANY($1::text[])
-                ORDER BY id FOR UPDATE) AS locked)::text
-            """
-        for (position, item) in items.enumerated() {
-            sql += " UNION ALL SELECT \(position)::integer, matchcast_save(\(SaveStatement.parameters(from: 2 + position * width)))"
-            bind(item.batch, item.run, fence: item.fence, into: &bindings)
-        }
+        for item in items { bind(item.batch, item.run, fence: item.fence, into: &bindings) }
         var outcomes = [Result<Void, StoreError>](repeating: .success(()), count: given.count)
+        let sql = groupedSaveSQL(count: items.count)
         let rows = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
         for try await (position, lost) in rows.decode((Int, String?).self) {
             guard items.indices.contains(position) else { continue }  // -1: the lock
@@ -158,6 +153,23 @@ extension PostgresStore {
         }
         return outcomes
     }
+
+    /// The statement of `count` grouped saves (`save(_:_:logger:)`), made once per count.
+    static func groupedSaveSQL(count: Int) -> String {
+        if let made = groupedSaveStatements.withLock({ $0[count] }) { return made }
+        let width = SaveStatement.parameterTypes.count
+        var sql = """
+            SELECT -1, (SELECT count(*) FROM (SELECT 1 FROM outbox_chunk WHERE match_id = ANY($1::text[])
+                ORDER BY id FOR UPDATE) AS locked)::text
+            """
+        for position in 0..<count {
+            sql += " UNION ALL SELECT \(position)::integer, matchcast_save(\(SaveStatement.parameters(from: 2 + position * width)))"
+        }
+        groupedSaveStatements.withLock { $0[count] = sql }
+        return sql
+    }
+
+    private static let groupedSaveStatements = Mutex<[Int: String]>([:])
 
     /// `matchcast_save`, prepared once per connection: returns the first match whose lease the fence lost, if any.
     struct SaveStatement: PostgresPreparedStatement {

@@ -75,7 +75,7 @@ public final class PostgresStore: MatchcastStore {
 
         /// How long a small write of polling or delivery waits for others of its kind when they come often
         /// (`PostgresWriteGroup`); zero: each goes alone. How it was chosen: docs/performance.md.
-        var writeLinger: Duration = .milliseconds(10)
+        var writeLinger: Duration = .milliseconds(20)
 
         /// Every setting but the password, for comparing two configurations.
         var identity: String {

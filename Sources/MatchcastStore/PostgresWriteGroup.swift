@@ -7,9 +7,10 @@ import Synchronization
 /// watched (`PostgresStore.withConnection`), a round trip, the hops between the caller's task and the connection's
 /// event loop. With many matches polled and delivered at once (a save of each changed match, a fan-out chunk of a few
 /// activities, the relay's removal of what it sent) those calls add up per poll. A write that may wait and that finds
-/// a write of its kind begun less than twice `linger` ago waits `linger` for others of its kind; the first of them
-/// (the leader) then sends them all in one call (`run`), and each caller resumes with its own outcome once that call
-/// ended. A write that may not wait, or that finds its kind idle of late, is run alone by its caller, as before.
+/// a write of its kind begun less than twice `linger` ago waits `linger` (the store's `writeLinger`) for others of
+/// its kind; the first of them (the leader) then sends them all in one call (`run`), and each caller resumes with its
+/// own outcome once that call ended. A write that may not wait, or that finds its kind idle of late, is run alone by
+/// its caller, as before.
 ///
 /// `run` gives each item its outcome. When it throws (the statement failed as a whole: nothing of it was written),
 /// each caller runs its item alone instead, so that one bad item fails alone and says what is wrong.
@@ -49,7 +50,7 @@ final class PostgresWriteGroup<Item: Sendable>: Sendable {
     private let calls = Atomic<Int>(0)
     private let groupedItems = Atomic<Int>(0)
 
-    init(linger: Duration = .milliseconds(10), limit: Int = 64) {
+    init(linger: Duration, limit: Int = 64) {
         self.linger = linger
         self.limit = max(1, limit)
     }
