@@ -70,6 +70,7 @@ struct LiveSurfaceRoutingTests {
         for (stale, ttl) in cases {
             surface.staleDate = stale
             #expect(surface.ttl(now: F.now) == ttl, "\(String(describing: stale))")
+            #expect(try surface.fcmMessage(now: F.now).ttl == ttl)
         }
         surface.staleDate = F.nowSeconds + 300
         #expect(surface.ttl(now: F.now.addingTimeInterval(0.5)) == 299)
