@@ -71,6 +71,7 @@ struct LiveSurfaceRoutingTests {
             surface.staleDate = stale
             #expect(surface.ttl(now: F.now) == ttl, "\(String(describing: stale))")
             #expect(try surface.fcmMessage(now: F.now).ttl == ttl)
+            #expect(try surface.webPushPayload(now: F.now).ttl == ttl)
         }
         surface.staleDate = F.nowSeconds + 300
         #expect(surface.ttl(now: F.now.addingTimeInterval(0.5)) == 299)
