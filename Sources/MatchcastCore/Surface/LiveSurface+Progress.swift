@@ -17,8 +17,9 @@ extension LiveSurface {
             case match
         }
 
-        /// Segments kept at most, and the longest one: a bar never needs more, and the total stays small.
+        /// Segments kept at most: no match has more, and the total stays small.
         public static let maxSegments = 100
+        /// The longest segment kept, in any unit.
         public static let maxSegmentLength = 100_000
 
         public var unit: Unit
@@ -70,7 +71,7 @@ extension LiveSurface {
         /// A finished match whose shape is not known.
         static let finishedMatch = finished(.match, [1])
 
-        /// `points` without the markers, kept for shortening.
+        /// Removes the points: step 2 of the shortening rule.
         mutating func dropPoints() { points = [] }
 
         private enum CodingKeys: String, CodingKey { case unit, segments, position, points }

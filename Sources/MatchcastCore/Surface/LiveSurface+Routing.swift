@@ -49,8 +49,8 @@ extension LiveSurface {
     public var isUrgent: Bool { event != .update || isKeyMoment }
 }
 
-/// Base64url without padding (RFC 4648 §5). MatchcastDelivery has its own on Foundation's base64; this module keeps
-/// its few lines rather than a dependency.
+/// Base64url without padding (RFC 4648 §5). MatchcastDelivery's `Base64URL` is out of reach here: that module
+/// depends on this one.
 private func base64URL(_ bytes: some Collection<UInt8>) -> String {
     let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
     let bytes = Array(bytes)
