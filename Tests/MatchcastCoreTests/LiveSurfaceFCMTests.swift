@@ -8,7 +8,6 @@ import Testing
 struct LiveSurfaceFCMTests {
     typealias F = SurfaceFixture
 
-    static let safe = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 
     @Test func chaseUpdateCarriesEveryDocumentedKey() throws {
         let state = try F.state(F.t20Chase)
@@ -37,7 +36,7 @@ struct LiveSurfaceFCMTests {
         #expect(!message.wasShortened)
         #expect(message.priority == .normal)
         #expect(message.ttl == 300)
-        #expect(message.collapseKey == "mc-" + LiveSurface.topic(forMatch: "ipl-2026-m41"))
+        #expect(message.collapseKey == "mc-ipl-2026-m41")
         #expect(message.byteCount == message.data.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count })
     }
 
@@ -157,13 +156,16 @@ struct LiveSurfaceFCMTests {
         #expect(error?.limit == 4096)
     }
 
-    @Test func collapseKeyUsesSafeCharactersOnly() throws {
+    @Test func collapseKeyIsTheMatchsTagWhateverTheId() throws {
+        var keys: Set<String> = []
         for id in ["ipl-2026-m41", "espn:401547439", "ünïcödé/ids?&=", ""] {
             var surface = try F.surface(F.t20Chase)
             surface.matchId = id
             let key = try surface.fcmMessage(now: F.now).collapseKey
-            #expect(key.hasPrefix("mc-"))
-            #expect(key.allSatisfy { Self.safe.contains($0) }, "\(key)")
+            #expect(key == "mc-" + id)
+            #expect(key == surface.tag)
+            keys.insert(key)
         }
+        #expect(keys.count == 4, "one key per match")
     }
 }

@@ -19,7 +19,7 @@ struct LiveSurfaceWebPushTests {
         #expect(Set(body.keys) == ["title", "body", "tag", "timestamp", "renotify", "requireInteraction", "silent", "data"])
         #expect(body["title"] as? String == "Mumbai Indians v Chennai Super Kings")
         #expect(body["body"] as? String == "CSK 87/6 (14.2) · Need 120 off 34")
-        #expect(body["tag"] as? String == "mc-" + LiveSurface.topic(forMatch: "ipl-2026-m41"))
+        #expect(body["tag"] as? String == "mc-ipl-2026-m41")
         #expect(body["timestamp"] as? Int == F.nowSeconds * 1000)
 
         let data = try #require(body["data"] as? [String: Any])
@@ -37,7 +37,6 @@ struct LiveSurfaceWebPushTests {
         #expect(progress["position"] as? Int == 206)
         #expect(progress["points"] as? [Int] == [120])
 
-        #expect(message.topic == LiveSurface.topic(forMatch: "ipl-2026-m41"))
         #expect(message.ttl == 300)
         #expect(message.urgency == .normal)
         #expect(!message.wasShortened)

@@ -35,6 +35,25 @@ struct WebPushMessageTests {
         #expect(untopical.headers["ttl"] == "0")
     }
 
+    @Test func aMatchsTopicIs32Base64URLCharactersOfItsIdsSHA256() throws {
+        // Computed apart from this code: base64url(sha256(id)[:24]) with Python's hashlib.
+        #expect(WebPushMessage.topic(forMatch: "ipl-2026-m41") == "BqbucVSBIvEld4Sw6gpgIS8O1Xd2uoZ9")
+        #expect(WebPushMessage.topic(forMatch: "espn:401547439") == "giNcsyrPFX2FcuptbXUd7cdaaUrNluVh")
+        #expect(WebPushMessage.topic(forMatch: "") == "47DEQpj8HBSa-_TImW-5JCeuQeRkm5NM")
+        // Any id, however long or odd, makes a topic a push service takes.
+        let subscription = WebPushMessage.Subscription(
+            endpoint: try #require(URL(string: "https://push.example.net/p/1")),
+            p256dh: P256.KeyAgreement.PrivateKey().publicKey.x963Representation, auth: Data(count: 16))
+        let vapid = try VAPIDCredentials(privateKey: P256.Signing.PrivateKey(), subject: "mailto:ops@example.com")
+        for id in ["ü/?&= ", String(repeating: "x", count: 10_000)] {
+            let topic = WebPushMessage.topic(forMatch: id)
+            #expect(topic.count == 32)
+            let message = try WebPushMessage(
+                payload: Data("{}".utf8), to: subscription, vapid: vapid, ttl: 60, urgency: .normal, topic: topic, now: Self.now)
+            #expect(message.headers["topic"] == topic)
+        }
+    }
+
     @Test func badTopicsTTLsAndEndpointsAreRefused() throws {
         let subscription = WebPushMessage.Subscription(
             endpoint: try #require(URL(string: "https://push.example.net/p/1")),

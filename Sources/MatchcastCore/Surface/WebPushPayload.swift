@@ -1,8 +1,9 @@
 import Foundation
 
 /// A live surface as a Web Push payload (docs/formats.md, "Live surface"): the JSON body a service worker
-/// receives in its `push` event and passes to `showNotification`, and the values of the headers a sink sends
-/// with it. MatchcastDelivery's `WebPushMessage` encrypts the body for one subscription and sets the headers.
+/// receives in its `push` event and passes to `showNotification`, and the values of the `TTL` and `Urgency`
+/// headers a sink sends with it. MatchcastDelivery's `WebPushMessage` encrypts the body for one subscription and
+/// sets the headers, the `Topic` among them (`WebPushMessage.topic(forMatch:)`).
 public struct WebPushPayload: Sendable, Hashable {
     /// The most plaintext a push fits: push services commonly accept 4096 bytes of encrypted payload, and
     /// RFC 8291's aes128gcm adds an 86-byte header (salt, record size, key id length, the sender's 65-byte
@@ -17,8 +18,6 @@ public struct WebPushPayload: Sendable, Hashable {
 
     /// The UTF-8 JSON body, keys sorted, before encryption.
     public let body: [UInt8]
-    /// The `Topic` header: `LiveSurface.topic`, 32 base64url characters.
-    public let topic: String
     /// The `TTL` header in seconds (`LiveSurface.ttl(now:)`).
     public let ttl: Int
     /// `high` for a start, an end or a key moment (`LiveSurface.isUrgent`), else `normal`.
@@ -26,9 +25,8 @@ public struct WebPushPayload: Sendable, Hashable {
     /// True when the shortening rule had to cut the surface to fit.
     public let wasShortened: Bool
 
-    init(body: [UInt8], topic: String, ttl: Int, urgency: Urgency, wasShortened: Bool) {
+    init(body: [UInt8], ttl: Int, urgency: Urgency, wasShortened: Bool) {
         self.body = body
-        self.topic = topic
         self.ttl = ttl
         self.urgency = urgency
         self.wasShortened = wasShortened
@@ -47,7 +45,7 @@ extension LiveSurface {
             return (body, body.count)
         }
         return WebPushPayload(
-            body: fitted.rendering, topic: topic, ttl: ttl(now: now), urgency: isUrgent ? .high : .normal,
+            body: fitted.rendering, ttl: ttl(now: now), urgency: isUrgent ? .high : .normal,
             wasShortened: fitted.shortened)
     }
 

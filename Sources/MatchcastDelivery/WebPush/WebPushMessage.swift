@@ -54,6 +54,14 @@ public struct WebPushMessage: Sendable, Hashable {
         self.headers = headers
     }
 
+    /// The `Topic` of every push of a match (RFC 8030 §5.4): the first 24 bytes of SHA-256 over the match id
+    /// (UTF-8), base64url, so exactly 32 characters of its alphabet whatever the id, the same in every process
+    /// and release, and different for two matches. A push service keeps only the newest undelivered push of a
+    /// topic, so a browser that was offline gets the latest score, not the backlog.
+    public static func topic(forMatch matchId: String) -> String {
+        Base64URL.encode(Array(SHA256.hash(data: Array(matchId.utf8))).prefix(24))
+    }
+
     private static let base64URLAlphabet = Set(Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8))
 
     /// What a push service's answer means (RFC 8030 §5, §6.2 and §7.3; RFC 8292 §4).
