@@ -21,7 +21,10 @@ public struct BenchCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "matchcast-bench",
         abstract: "Benchmarks of Matchcast's pipeline and of `matchcast serve` (outside the test suite).",
-        subcommands: [FanoutBenchCommand.self, ServeBenchCommand.self, PollsBenchCommand.self, SoakCommand.self, FakeAPNsBenchCommand.self]
+        subcommands: [
+            FanoutBenchCommand.self, ServeBenchCommand.self, PollsBenchCommand.self, SoakCommand.self, FakeAPNsBenchCommand.self,
+            WebPushCryptoBenchCommand.self,
+        ]
     )
 
     public init() {}

@@ -122,6 +122,17 @@ struct BenchCommandLineTests {
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/soak-memory.svg").path))
     }
 
+    @Test("webpush-crypto: a row per step, each a rate and a time per message", .timeLimit(.minutes(2)))
+    func webPushCrypto() async throws {
+        let run = try await BenchChild.run(["webpush-crypto", "--messages", "50", "--subscriptions", "5"])
+        #expect(run.status == 0, "\(run.errors)")
+        for step in ["surface → JSON body", "encrypt (RFC 8291)", "VAPID token (ES256)", "whole message"] {
+            let row = try #require(Self.lines(run.errors, startingWith: step).first, "\(run.errors)")
+            let figures = row.dropFirst(step.count).split(separator: " ").compactMap { Double($0) }
+            #expect(figures.count == 2 && figures.allSatisfy { $0 > 0 }, "\(row)")
+        }
+    }
+
     @Test("a bad option is refused before anything runs, naming the option")
     func badOptionsRefused() async throws {
         for (arguments, option) in [
@@ -130,6 +141,7 @@ struct BenchCommandLineTests {
             (["polls", "--poll-ms", "5"], "--poll-ms"),
             (["serve", "--apns-connections", "2"], "--apns-connections"),
             (["soak", "--recording", "x", "--minutes", "0"], "--minutes"),
+            (["webpush-crypto", "--messages", "0"], "--messages"),
         ] {
             let run = try await BenchChild.run(arguments)
             #expect(run.status == 64, "\(arguments): \(run.status) \(run.errors)")
