@@ -56,6 +56,10 @@ let package = Package(
                 "MatchcastCore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                // RSA (`_RSA.Signing`, PKCS#1 v1.5): the FCM sink signs its OAuth2 assertions (RS256) with the
+                // service account's RSA key; Crypto itself has no RSA. The underscored product, because only it
+                // exists in every swift-crypto this package accepts (3.x and 4.x).
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -115,6 +119,8 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                // The fake FCM's OAuth endpoint verifies RS256 assertions; test service accounts get fresh RSA keys.
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
@@ -188,6 +194,7 @@ let package = Package(
                 "MatchcastDelivery", "MatchcastCore", "MatchcastTesting", "APNsPeer",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
