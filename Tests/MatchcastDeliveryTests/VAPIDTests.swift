@@ -59,6 +59,9 @@ struct VAPIDTests {
         ("https://Push.Example.NET:8443/p/1", "https://push.example.net:8443"),
         ("https://push.example.net:443/p/1", "https://push.example.net"),
         ("https://[::1]:8443/p", "https://[::1]:8443"),
+        // A push service on this machine (a test's) may be plain http.
+        ("http://127.0.0.1:8080/push/1", "http://127.0.0.1:8080"),
+        ("http://localhost/push/1", "http://localhost"),
     ])
     func theAudienceIsTheEndpointsOrigin(_ endpoint: String, _ origin: String) throws {
         #expect(try VAPIDCredentials.origin(of: try #require(URL(string: endpoint))) == origin)
@@ -72,7 +75,7 @@ struct VAPIDTests {
             }
         }
         let credentials = try VAPIDCredentials(privateKey: key, subject: "mailto:push@example.com")
-        for endpoint in ["http://push.example.net/p", "https:///p", "file:///etc/passwd"] {
+        for endpoint in ["http://push.example.net/p", "http://10.0.0.1:8080/p", "https:///p", "file:///etc/passwd"] {
             let url = try #require(URL(string: endpoint))
             #expect(throws: VAPIDCredentials.Failure.badEndpoint, "\(endpoint)") {
                 try credentials.authorization(for: url, now: Self.now)

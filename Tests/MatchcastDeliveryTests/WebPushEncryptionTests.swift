@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import MatchcastTesting
 import Testing
 
 @testable import MatchcastDelivery
@@ -32,25 +33,12 @@ struct WebPushEncryptionTests {
         #expect(body == (try Self.bytes(Example.body)))
     }
 
-    /// The browser's side: the header read, the keys derived with its private key, the record opened, the delimiter
-    /// checked.
+    /// The browser's side (`WebPushDecryption`, which the fake push service opens every push with and which shares
+    /// no code with the encryption), with the record size this sink writes.
     static func decrypt(_ body: Data, userAgentKey: P256.KeyAgreement.PrivateKey, authSecret: Data) throws -> Data {
-        try #require(body.count > 86)
-        let salt = body.prefix(16)
-        let recordSize = body.dropFirst(16).prefix(4).reduce(0) { $0 << 8 | Int($1) }
-        #expect(recordSize == 4096)
-        let idLength = Int(body[body.startIndex + 20])
-        try #require(idLength == 65)
-        let senderPublicKey = Data(body.dropFirst(21).prefix(idLength))
-        let record = body.dropFirst(21 + idLength)
-        let shared = try userAgentKey.sharedSecretFromKeyAgreement(with: P256.KeyAgreement.PublicKey(x963Representation: senderPublicKey))
-        let (key, nonce) = WebPushEncryption.keys(
-            sharedSecret: shared.withUnsafeBytes { Data($0) }, authSecret: authSecret, salt: Data(salt),
-            userAgentPublicKey: userAgentKey.publicKey.x963Representation, senderPublicKey: senderPublicKey)
-        let box = try AES.GCM.SealedBox(nonce: nonce, ciphertext: record.dropLast(16), tag: record.suffix(16))
-        let padded = try AES.GCM.open(box, using: key)
-        try #require(padded.last == 0x02, "the last record ends with its delimiter")
-        return Data(padded.dropLast())
+        try #require(body.count > 20)
+        #expect(body.dropFirst(16).prefix(4).reduce(0) { $0 << 8 | Int($1) } == WebPushEncryption.recordSize)
+        return try WebPushDecryption.decrypt(body, userAgentKey: userAgentKey, authSecret: authSecret)
     }
 
     @Test func theRFCsExampleDecryptsWithTheBrowsersKey() throws {
@@ -94,5 +82,21 @@ struct WebPushEncryptionTests {
         #expect(throws: WebPushEncryption.Failure.badAuthSecret) {
             try WebPushEncryption.encrypt(Data("x".utf8), userAgentPublicKey: browser.x963Representation, authSecret: Data(repeating: 1, count: 12))
         }
+    }
+
+    @Test func theBrowsersSideOpensNothingElse() throws {
+        let browser = P256.KeyAgreement.PrivateKey()
+        let auth = Data(repeating: 9, count: 16)
+        let body = try WebPushEncryption.encrypt(Data("{}".utf8), userAgentPublicKey: browser.publicKey.x963Representation, authSecret: auth)
+        #expect(try WebPushDecryption.decrypt(body, userAgentKey: browser, authSecret: auth) == Data("{}".utf8))
+        // Another browser, another auth secret, one flipped bit of the record or the salt, a cut body: none opens.
+        #expect(throws: WebPushDecryption.Failure.self) { try WebPushDecryption.decrypt(body, userAgentKey: P256.KeyAgreement.PrivateKey(), authSecret: auth) }
+        #expect(throws: WebPushDecryption.Failure.self) { try WebPushDecryption.decrypt(body, userAgentKey: browser, authSecret: Data(repeating: 8, count: 16)) }
+        for index in [0, body.count - 1] {
+            var tampered = body
+            tampered[index] ^= 0x01
+            #expect(throws: WebPushDecryption.Failure.self) { try WebPushDecryption.decrypt(tampered, userAgentKey: browser, authSecret: auth) }
+        }
+        #expect(throws: WebPushDecryption.Failure.self) { try WebPushDecryption.decrypt(body.prefix(90), userAgentKey: browser, authSecret: auth) }
     }
 }

@@ -8,13 +8,13 @@ public struct VAPIDCredentials: Sendable {
     public enum Failure: Error, Equatable, CustomStringConvertible {
         /// The contact is not a `mailto:` or `https:` URI.
         case badSubject
-        /// The endpoint has no `https` scheme and host to take an origin from.
+        /// The endpoint has no `https` scheme and host to take an origin from (`http` only on a loopback host).
         case badEndpoint
 
         public var description: String {
             switch self {
             case .badSubject: "the VAPID subject must be a mailto: or https: URI (a contact for the push service)"
-            case .badEndpoint: "a Web Push endpoint must be an https URL with a host"
+            case .badEndpoint: "a Web Push endpoint must be an https URL with a host (http only for a local test server on 127.0.0.1 or localhost)"
             }
         }
     }
@@ -56,13 +56,23 @@ public struct VAPIDCredentials: Sendable {
         return ("vapid t=\(token), k=\(publicKey)", Date(timeIntervalSince1970: TimeInterval(expiry)))
     }
 
-    /// `https://host[:port]`, the port only when it is not 443 (an IPv6 host in brackets).
+    /// `https://host[:port]`, the port only when it is not the scheme's default (an IPv6 host in brackets).
+    ///
+    /// `http` is taken only for a loopback host (`127.0.0.1`, `localhost`, `::1`): a push service on the same
+    /// machine, as tests run one; a real push service is always https.
     static func origin(of endpoint: URL) throws(Failure) -> String {
-        guard endpoint.scheme?.lowercased() == "https", let host = endpoint.host, !host.isEmpty,
-              host.unicodeScalars.allSatisfy({ $0.isASCII && $0 != "\"" && $0 != "\\" })
+        guard let scheme = endpoint.scheme?.lowercased(), let host = endpoint.host, !host.isEmpty,
+              host.unicodeScalars.allSatisfy({ $0.isASCII && $0 != "\"" && $0 != "\\" }),
+              scheme == "https" || scheme == "http" && isLoopback(host)
         else { throw .badEndpoint }
-        let port = endpoint.port.flatMap { $0 == 443 ? nil : ":\($0)" } ?? ""
+        let defaultPort = scheme == "https" ? 443 : 80
+        let port = endpoint.port.flatMap { $0 == defaultPort ? nil : ":\($0)" } ?? ""
         let name = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
-        return "https://\(name.lowercased())\(port)"
+        return "\(scheme)://\(name.lowercased())\(port)"
+    }
+
+    /// `127.0.0.1`, `localhost` or `::1` (with or without brackets): hosts that never leave the machine.
+    static func isLoopback(_ host: String) -> Bool {
+        ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host.lowercased())
     }
 }
