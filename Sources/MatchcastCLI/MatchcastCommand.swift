@@ -16,7 +16,7 @@ public struct MatchcastCommand: AsyncParsableCommand {
             """,
         subcommands: [
             ServeCommand.self, FollowCommand.self, ReplayCommand.self, RecordCommand.self, ImportCommand.self, RenderCommand.self,
-            FakeFeedCommand.self, DevicesCommand.self, FeedsCommand.self,
+            FakeFeedCommand.self, DevicesCommand.self, FeedsCommand.self, WebPushKeysCommand.self,
         ]
     )
 

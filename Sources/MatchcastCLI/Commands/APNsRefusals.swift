@@ -74,6 +74,12 @@ final class ExplainingDeadLetters: DeadLetterRecorder {
             let target = deliveries.first.map { " (\($0.target.kind.rawValue) \($0.target.redacted))" } ?? ""
             StandardStreams.err("matchcast \(command): APNs refused a push\(target): "
                 + APNsRefusal.explain(status: status, reason: reason, configuration: configuration))
+        } else if sink == "webpush" {
+            // After a 404 or 410 every later push is dead-lettered too; the command says once that the subscription is gone.
+            guard !body.hasPrefix("not sent: the subscription is gone") else { return }
+            let what = deliveries.first.map { " (match \($0.matchId), \($0.payload.aps.event.rawValue))" } ?? ""
+            StandardStreams.err("matchcast \(command): a web push was not delivered\(what): "
+                + WebPushRefusal.explain(status: status, body: body))
         } else {
             StandardStreams.err("matchcast \(command): \(sink) refused \(deliveries.count) deliveries: HTTP \(status)")
         }

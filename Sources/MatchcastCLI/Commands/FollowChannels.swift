@@ -98,4 +98,8 @@ struct FanOutSink: DeliverySink {
     func deliver(_ batch: [Delivery]) async throws {
         for sink in sinks { try await sink.deliver(batch) }
     }
+
+    func flush() async throws {
+        for sink in sinks { try await sink.flush() }
+    }
 }

@@ -32,12 +32,18 @@ struct FollowCommand: AsyncParsableCommand {
             --update-token (an activity the app started itself) updates and end go to that token. \
             Ctrl-C ends the activity at once unless --leave-running. Refused tokens are explained on stderr.
 
+            In a browser (docs/webpush.md): with --sink webpush, every push goes to the one subscription in \
+            --webpush-subscription, signed with --vapid-key-file. If the push service says the subscription is \
+            gone (404, 410), follow stops and exits 1.
+
             Examples:
               matchcast follow cricket-t20 --feed "fake?speed=600"
               matchcast follow tennis-bo3 --feed http://127.0.0.1:8090 --pretty
               matchcast follow mlb:744914 --feed mlb
               matchcast follow mlb:744914 --feed mlb --sink apns --push-to-start-token <hex> --apns-topic com.example.app \
                 --apns-key-file AuthKey_ABC123DEFG.p8 --apns-key-id ABC123DEFG --apns-team-id DEF123GHIJ --apns-environment sandbox
+              matchcast follow football --feed "fake?speed=60" --sink webpush --webpush-subscription subscription.json \
+                --vapid-key-file vapid.pem --vapid-subject mailto:you@example.com
             """
     )
 
@@ -59,7 +65,7 @@ struct FollowCommand: AsyncParsableCommand {
     @OptionGroup(title: "Sinks (the same for follow, replay and serve)")
     var sinkOptions: SinkOptions
 
-    @Option(help: "A YAML configuration file; only its sink keys are read (sinks, bundleId, webhook.*, apns.*).")
+    @Option(help: "A YAML configuration file; only its sink keys are read (sinks, bundleId, webhook.*, apns.*, webpush.*).")
     var config: String?
 
     @Option(help: "The phone's push-to-start token (hex), for --sink apns: the activity starts when the match goes live.")
@@ -68,7 +74,7 @@ struct FollowCommand: AsyncParsableCommand {
     @Option(help: "The update token (hex) of an activity the app started itself: updates and end go to it.")
     var updateToken: String?
 
-    @Flag(help: "On Ctrl-C, leave the activity on the phone (and its channel) instead of ending it.")
+    @Flag(help: "On Ctrl-C, leave the activity on the phone (and its channel), or the browser's notification, instead of ending it.")
     var leaveRunning = false
 
     @Option(help: "Where follow notes the broadcast channel of a match, to delete it after a crash.")
@@ -193,6 +199,8 @@ struct FollowCommand: AsyncParsableCommand {
         }
         defer { SinkFactory.shutdown(sinks) }
         let sink: any DeliverySink = sinks.count == 1 ? sinks[0] : FanOutSink(sinks: sinks)
+        // A browser subscription that is gone can take nothing more: follow stops.
+        let webPush = sinks.lazy.compactMap { $0 as? WebPushSink }.first
         // The phone's route: its update token, or a broadcast channel made for this match (found again after a crash).
         var channels: FollowChannels?
         let route: FollowSession.UpdateRoute
@@ -232,7 +240,7 @@ struct FollowCommand: AsyncParsableCommand {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await poller.run() }
                 group.addTask {
-                    while !Task.isCancelled, !deadTokens.hasPending {
+                    while !Task.isCancelled, !deadTokens.hasPending, webPush?.subscriptionGone == nil {
                         if await session.isDone { break }
                         try? await Task.sleep(for: .milliseconds(50))
                     }
@@ -248,18 +256,21 @@ struct FollowCommand: AsyncParsableCommand {
         try await group.run()
         for report in deadTokens.take() { _ = try? await session.tokenRejected(report.token) }
         var failed = deadTokens.deadCount > 0
-        if await !session.isDone {
-            if phone != nil && !leaveRunning {
+        // A browser, as a phone, has its notification taken down on Ctrl-C (an `end`), unless --leave-running.
+        let endsOnStop = (phone != nil || webPush != nil) && !leaveRunning
+        let what = phone != nil ? "the activity" : "the browser's notification"
+        if webPush?.subscriptionGone == nil, await !session.isDone {
+            if endsOnStop {
                 do {
                     try await session.stop()
-                    StandardStreams.err("matchcast follow: stopped before the match ended; the activity was ended")
+                    StandardStreams.err("matchcast follow: stopped before the match ended; \(what) was ended")
                 } catch {
-                    StandardStreams.err("matchcast follow: stopped; could not end the activity: \(error)")
+                    StandardStreams.err("matchcast follow: stopped; could not end \(what): \(error)")
                     failed = true
                 }
             } else {
                 StandardStreams.err("matchcast follow: stopped before the match ended"
-                    + (phone != nil ? "; the activity was left running (--leave-running)" : ""))
+                    + (phone != nil || webPush != nil ? "; \(what) was left running (--leave-running)" : ""))
             }
         }
         let leftRunning = await !session.isDone
@@ -270,6 +281,21 @@ struct FollowCommand: AsyncParsableCommand {
                 StandardStreams.err("matchcast follow: \(error); it is deleted on the next run for this match")
                 failed = true
             }
+        }
+        // What the sinks still hold leaves before follow exits (the Web Push sink sends behind `deliver`).
+        for each in sinks {
+            do {
+                try await each.flush()
+            } catch is WebPushSubscriptionGone {
+                // Said below.
+            } catch {
+                StandardStreams.err("matchcast follow: \(each.name): \(error)")
+                failed = true
+            }
+        }
+        if let gone = webPush?.subscriptionGone {
+            StandardStreams.err("matchcast follow: \(gone)")
+            failed = true
         }
         if failed { throw ExitCode(1) }
     }

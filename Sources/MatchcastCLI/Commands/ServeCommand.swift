@@ -81,6 +81,13 @@ struct ServeCommand: AsyncParsableCommand {
         flags["replica.leaseSeconds"] = leaseTtl.map { String($0) }
         flags["log.format"] = logFormat
         flags["log.level"] = logLevel
-        return try ConfigurationLoader.load(fileText: fileText, environment: environment, flags: flags)
+        let configuration = try ConfigurationLoader.load(fileText: fileText, environment: environment, flags: flags)
+        if configuration.sinks.contains("webpush") {
+            throw ConfigurationError(
+                key: "sinks",
+                reason: "webpush sends to one browser subscription, for follow and replay; serve would need subscriptions "
+                    + "registered per device, which it does not take yet")
+        }
+        return configuration
     }
 }

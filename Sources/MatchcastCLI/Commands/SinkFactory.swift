@@ -6,8 +6,8 @@ import MatchcastDelivery
 import MatchcastService
 import MatchcastStore
 
-/// Builds the delivery sinks `sinks` names (`stdout`, `pretty`, `webhook`, `webhook:URL`, `apns`), in
-/// that order, for `serve`, `follow` and `replay` alike (the one place sinks are made from options). Whatever a sink reads at start (webhook secret, APNs key and CA files) is read here,
+/// Builds the delivery sinks `sinks` names (`stdout`, `pretty`, `webhook`, `webhook:URL`, `apns`, `webpush`), in
+/// that order, for `serve`, `follow` and `replay` alike (the one place sinks are made from options). Whatever a sink reads at start (webhook secret, APNs key and CA files, the Web Push subscription and VAPID key) is read here,
 /// before anything is served, so a bad file is a configuration error and not a failed first push.
 struct SinkFactory {
     let configuration: BrokerConfiguration
@@ -21,16 +21,18 @@ struct SinkFactory {
 
     /// Whether any of `sinks` sends over HTTP (and so needs the shared `HTTPClient`).
     static func needsHTTPClient(_ sinks: [String]) -> Bool {
-        sinks.contains { $0 == "apns" || SinkNames.isWebhook($0) }
+        sinks.contains { $0 == "apns" || $0 == "webpush" || SinkNames.isWebhook($0) }
     }
 
-    /// Closes what the sinks hold open (the APNs sink's connections); call after the last delivery.
+    /// Closes what the sinks hold open (the APNs sink's connections, the Web Push sink's sends); call after the
+    /// last delivery (and, for the Web Push sink, after `flush()`).
     static func shutdown(_ sinks: [any DeliverySink]) {
         for case let apns as APNsSink in sinks { apns.shutdown() }
+        for case let webPush as WebPushSink in sinks { webPush.shutdown() }
     }
 
     /// - Parameters:
-    ///   - deadLetters: where a sink (by name: `webhook`, `apns`) keeps what it cannot deliver.
+    ///   - deadLetters: where a sink (by name: `webhook`, `apns`, `webpush`) keeps what it cannot deliver.
     ///   - deadTokens: told of every token APNs calls dead; it ends or forgets the token.
     /// - Throws: `ConfigurationError` naming the key at fault; never quoting a key or secret.
     func makeSinks(
@@ -54,6 +56,8 @@ struct SinkFactory {
                 sinks.append(try webhookSink(url: configuration.webhookURL.trimmed, deadLetters: deadLetters("webhook")))
             } else if spec == "apns" {
                 sinks.append(try apnsSink(deadLetters: deadLetters("apns"), onInvalidToken: onInvalidToken))
+            } else if spec == "webpush" {
+                sinks.append(try webPushSink(deadLetters: deadLetters("webpush")))
             } else if spec.hasPrefix("webhook:") {
                 sinks.append(try webhookSink(url: String(spec.dropFirst("webhook:".count)), deadLetters: deadLetters("webhook")))
             } else {
@@ -142,6 +146,28 @@ struct SinkFactory {
                 client: client, deadLetters: deadLetters, logger: logger)
         } catch {
             throw ConfigurationError(key: "sinks", reason: "webhook:\(url.prefix(80)): \(error)")
+        }
+    }
+
+    /// The Web Push sink to the one subscription of the `webpush` section; its files are read and checked here.
+    private func webPushSink(deadLetters: any DeadLetterRecorder) throws(ConfigurationError) -> WebPushSink {
+        let client = try sharedClient(for: "webpush")
+        let settings = configuration.webPush
+        do {
+            let subscription = try WebPushMessage.Subscription.load(file: settings.subscriptionFile.trimmed)
+            let vapid = try VAPIDCredentials.load(keyFile: settings.vapidKeyFile.trimmed, subject: settings.vapidSubject)
+            return try WebPushSink(
+                configuration: WebPushSinkConfiguration(subscription: subscription, vapid: vapid), client: client,
+                deadLetters: deadLetters, logger: logger)
+        } catch {
+            // The messages name files and origins, never keys or the endpoint's path.
+            let key = switch error.part {
+            case .subscription: "webpush.subscriptionFile"
+            case .vapidKey: "webpush.vapidKeyFile"
+            case .vapidSubject: "webpush.vapidSubject"
+            case .limits: "webpush"
+            }
+            throw ConfigurationError(key: key, reason: error.message)
         }
     }
 

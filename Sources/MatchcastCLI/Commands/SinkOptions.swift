@@ -5,7 +5,7 @@ import Foundation
 /// environment variables (`MATCHCAST_` + the key path) for every command. `SinkFactory` builds the
 /// sinks from the configuration these make.
 struct SinkOptions: ParsableArguments {
-    @Option(help: "stdout, pretty, webhook (with --webhook-url), webhook:URL or apns; repeat for several.")
+    @Option(help: "stdout, pretty, webhook (with --webhook-url), webhook:URL, apns or webpush (follow and replay); repeat for several.")
     var sink: [String] = []
     @Option(help: "The URL the webhook sink posts to.") var webhookUrl: String?
     @Option(help: "whsec_<base64 key> for webhook sinks.") var webhookSecret: String?
@@ -20,6 +20,9 @@ struct SinkOptions: ParsableArguments {
     @Option(help: "HTTP/2 connections to APNs at most.") var apnsMaxConnections: Int?
     @Option(help: "APNs requests in flight per connection.") var apnsMaxConcurrentRequests: Int?
     @Option(help: "https://host:port instead of Apple's channel management endpoint.") var apnsChannelsEndpoint: String?
+    @Option(help: "The browser's PushSubscription JSON file (for --sink webpush: follow and replay).") var webpushSubscription: String?
+    @Option(help: "The VAPID private key file (PEM P-256) the web app's applicationServerKey belongs to.") var vapidKeyFile: String?
+    @Option(help: "The VAPID contact for the push service: mailto:you@example.com or an https URL.") var vapidSubject: String?
 
     /// Each flag by the configuration key it sets: the one table for flags, keys and error messages.
     static let flagsByKey: [String: String] = [
@@ -28,7 +31,8 @@ struct SinkOptions: ParsableArguments {
         "apns.teamId": "--apns-team-id", "apns.topic": "--apns-topic", "apns.environment": "--apns-environment",
         "apns.endpoint": "--apns-endpoint", "apns.caFile": "--apns-ca-file", "apns.maxConnections": "--apns-max-connections",
         "apns.maxConcurrentRequests": "--apns-max-concurrent-requests", "apns.channelsEndpoint": "--apns-channels-endpoint",
-        "bundleId": "--bundle-id",
+        "bundleId": "--bundle-id", "webpush.subscriptionFile": "--webpush-subscription", "webpush.vapidKeyFile": "--vapid-key-file",
+        "webpush.vapidSubject": "--vapid-subject",
     ]
 
     /// The flags given, by configuration key.
@@ -48,11 +52,14 @@ struct SinkOptions: ParsableArguments {
         flags["apns.maxConnections"] = apnsMaxConnections.map(String.init)
         flags["apns.maxConcurrentRequests"] = apnsMaxConcurrentRequests.map(String.init)
         flags["apns.channelsEndpoint"] = apnsChannelsEndpoint
+        flags["webpush.subscriptionFile"] = webpushSubscription
+        flags["webpush.vapidKeyFile"] = vapidKeyFile
+        flags["webpush.vapidSubject"] = vapidSubject
         return flags
     }
 
     /// The sink part of the configuration for `follow` and `replay`: defaults < `--config` file <
-    /// environment < flags, reading only the sink keys (`sinks`, `bundleId`, `webhook.*`, `apns.*`).
+    /// environment < flags, reading only the sink keys (`sinks`, `bundleId`, `webhook.*`, `apns.*`, `webpush.*`).
     /// - Parameter extra: the command's own flags by key (`bundleId`, or `sinks` for `--pretty`).
     func configuration(
         configFile: String?, extra: [String: String], environment: [String: String] = ProcessInfo.processInfo.environment

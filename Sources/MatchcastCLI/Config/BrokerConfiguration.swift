@@ -26,6 +26,7 @@ public struct BrokerConfiguration: Sendable, Hashable {
     public var webhookBatchSize = 500
     public var bundleId = "com.example.matchcast"
     public var apns = APNs()
+    public var webPush = WebPush()
     /// Broadcast channel mode: a live match with at least this many followers gets a channel; 0 is off.
     public var broadcastMinFollowers = 0
     public var defaultPollMs = 10000
@@ -77,6 +78,19 @@ public struct BrokerConfiguration: Sendable, Hashable {
         public var maxConnections = 4
         /// An https URL replacing Apple's channel management endpoint; empty for Apple's (or `endpoint`'s server).
         public var channelsEndpoint = ""
+
+        public init() {}
+    }
+
+    /// The `webpush` section: what the `webpush` sink needs (`follow` and `replay`: one browser subscription).
+    /// Only read when `sinks` names `webpush`; the files are read when the sink is built.
+    public struct WebPush: Sendable, Hashable {
+        /// The browser's `PushSubscription.toJSON()`, saved as a file.
+        public var subscriptionFile = ""
+        /// The VAPID private key (PEM P-256, or base64url), whose public key the web app subscribed with.
+        public var vapidKeyFile = ""
+        /// The VAPID contact, `mailto:` or `https:`.
+        public var vapidSubject = ""
 
         public init() {}
     }

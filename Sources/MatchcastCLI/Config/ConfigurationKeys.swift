@@ -91,6 +91,9 @@ struct ConfigurationKey: Sendable {
         },
         endpoint("apns.endpoint", \.apns.endpoint),
         endpoint("apns.channelsEndpoint", \.apns.channelsEndpoint),
+        text("webpush.subscriptionFile", \.webPush.subscriptionFile, allowEmpty: true),
+        text("webpush.vapidKeyFile", \.webPush.vapidKeyFile, allowEmpty: true),
+        text("webpush.vapidSubject", \.webPush.vapidSubject, allowEmpty: true),
         int("broadcast.minFollowers", \.broadcastMinFollowers, 0...10_000_000),
         text("apns.caFile", \.apns.caFile, allowEmpty: true),
         int("apns.maxConcurrentRequests", \.apns.maxConcurrentRequests, 1...10000),
@@ -124,7 +127,7 @@ struct ConfigurationKey: Sendable {
 
     /// The keys every command with sinks reads (`follow`, `replay`, `serve`): the sinks and their settings.
     static func isSinkKey(_ path: String) -> Bool {
-        path == "sinks" || path == "bundleId" || path.hasPrefix("webhook.") || path.hasPrefix("apns.")
+        path == "sinks" || path == "bundleId" || path.hasPrefix("webhook.") || path.hasPrefix("apns.") || path.hasPrefix("webpush.")
     }
 
     private static func text(
@@ -191,10 +194,10 @@ struct ConfigurationKey: Sendable {
 
 /// The `--sink` values every command takes.
 enum SinkNames {
-    static let choices = "stdout, pretty, apns, webhook or webhook:URL"
+    static let choices = "stdout, pretty, apns, webpush, webhook or webhook:URL"
 
     static func isKnown(_ sink: String) -> Bool {
-        ["stdout", "pretty", "apns", "webhook"].contains(sink) || sink.hasPrefix("webhook:")
+        ["stdout", "pretty", "apns", "webpush", "webhook"].contains(sink) || sink.hasPrefix("webhook:")
     }
 
     static func isWebhook(_ sink: String) -> Bool { sink == "webhook" || sink.hasPrefix("webhook:") }

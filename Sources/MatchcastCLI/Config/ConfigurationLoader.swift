@@ -114,6 +114,16 @@ public enum ConfigurationLoader {
         if config.sinks.contains("apns") {
             try validateAPNs(config.apns)
         }
+        if config.sinks.contains("webpush") {
+            let required: [(key: String, value: String, flag: String, what: String)] = [
+                ("webpush.subscriptionFile", config.webPush.subscriptionFile, "--webpush-subscription", "the browser's subscription file (PushSubscription JSON)"),
+                ("webpush.vapidKeyFile", config.webPush.vapidKeyFile, "--vapid-key-file", "the VAPID private key file"),
+                ("webpush.vapidSubject", config.webPush.vapidSubject, "--vapid-subject", "a VAPID contact (mailto:you@example.com)"),
+            ]
+            for item in required where item.value.trimmingCharacters(in: .whitespaces).isEmpty {
+                throw ConfigurationError(key: item.key, reason: "the webpush sink needs \(item.what) (\(item.flag))")
+            }
+        }
         if config.broadcastMinFollowers > 0, !config.sinks.contains("apns") {
             throw ConfigurationError(
                 key: "broadcast.minFollowers",
