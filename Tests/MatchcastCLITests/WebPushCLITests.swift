@@ -64,7 +64,7 @@ struct WebPushCLITests {
         }
     }
 
-    @Test("Ctrl-C mid-match sends the end that closes the browser's notification", .timeLimit(.minutes(2)))
+    @Test("Ctrl-C mid-match sends the end that releases the browser's notification", .timeLimit(.minutes(2)))
     func ctrlC() async throws {
         try await FakePushService.with { service in
             let (_, folder, flags) = try Self.setUp(service)
@@ -109,6 +109,22 @@ struct WebPushCLITests {
             try await ReplayCommand.parse([ReplayAPNsTests.goldenRecording.path, "--fast"] + flags).run()
             let matchId = try #require((service.deliveredMessages.first?["data"] as? [String: Any])?["match"] as? String)
             try Self.expectAMatch(service, matchId: matchId)
+        }
+    }
+
+    @Test("replay to a subscription the browser left fails with exit 1 after one push", .timeLimit(.minutes(2)))
+    func replayToAGoneSubscription() async throws {
+        try await FakePushService.with { service in
+            let (subscriber, folder, flags) = try Self.setUp(service)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            service.unsubscribe(subscriber)
+            do {
+                try await ReplayCommand.parse([ReplayAPNsTests.goldenRecording.path, "--fast"] + flags).run()
+                Issue.record("replay succeeded with a gone subscription")
+            } catch let exit as ExitCode {
+                #expect(exit.rawValue == 1)
+            }
+            #expect(service.log.map(\.status) == [410], "nothing is sent after the 410")
         }
     }
 
