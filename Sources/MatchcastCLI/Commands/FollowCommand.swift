@@ -65,7 +65,7 @@ struct FollowCommand: AsyncParsableCommand {
     @OptionGroup(title: "Sinks (the same for follow, replay and serve)")
     var sinkOptions: SinkOptions
 
-    @Option(help: "A YAML configuration file; only its sink keys are read (sinks, bundleId, webhook.*, apns.*, webpush.*).")
+    @Option(help: "A YAML configuration file; only its sink keys are read (sinks, bundleId, webhook.*, apns.*, webpush.*, fcm.*).")
     var config: String?
 
     @Option(help: "The phone's push-to-start token (hex), for --sink apns: the activity starts when the match goes live.")
@@ -189,6 +189,11 @@ struct FollowCommand: AsyncParsableCommand {
                 deadLetters: { ExplainingDeadLetters(sink: $0, configuration: configuration, command: "follow") },
                 onInvalidToken: { token, reason in
                     await deadTokens.report(token, reason)
+                    if reason.hasPrefix("fcm:") {
+                        StandardStreams.err("matchcast follow: FCM calls the registration token \(Redact.token(token)) dead "
+                            + "(\(reason.dropFirst(4))): the app was uninstalled or its token changed; give the app's current one")
+                        return
+                    }
                     let status = reason == "Unregistered" || reason == "ExpiredToken" ? 410 : 400
                     StandardStreams.err("matchcast follow: APNs refused token \(Redact.token(token)): "
                         + APNsRefusal.explain(status: status, reason: reason, configuration: configuration))

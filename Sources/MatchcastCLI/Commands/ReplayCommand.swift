@@ -48,7 +48,7 @@ struct ReplayCommand: AsyncParsableCommand {
     @OptionGroup(title: "Sinks (the same for follow, replay and serve)")
     var sinkOptions: SinkOptions
 
-    @Option(help: "A YAML configuration file; only its sink keys are read (sinks, bundleId, webhook.*, apns.*, webpush.*).")
+    @Option(help: "A YAML configuration file; only its sink keys are read (sinks, bundleId, webhook.*, apns.*, webpush.*, fcm.*).")
     var config: String?
 
     @Option(help: "Seed of activity and delivery ids.")

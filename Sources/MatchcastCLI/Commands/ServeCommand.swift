@@ -82,6 +82,12 @@ struct ServeCommand: AsyncParsableCommand {
         flags["log.format"] = logFormat
         flags["log.level"] = logLevel
         let configuration = try ConfigurationLoader.load(fileText: fileText, environment: environment, flags: flags)
+        if configuration.sinks.contains("fcm") {
+            throw ConfigurationError(
+                key: "sinks",
+                reason: "fcm sends to one device's registration token, for follow and replay; serve would need FCM tokens "
+                    + "registered per device, which it does not take yet")
+        }
         if configuration.sinks.contains("webpush") {
             throw ConfigurationError(
                 key: "sinks",

@@ -21,7 +21,7 @@ struct SinkFactory {
 
     /// Whether any of `sinks` sends over HTTP (and so needs the shared `HTTPClient`).
     static func needsHTTPClient(_ sinks: [String]) -> Bool {
-        sinks.contains { $0 == "apns" || $0 == "webpush" || SinkNames.isWebhook($0) }
+        sinks.contains { $0 == "apns" || $0 == "fcm" || $0 == "webpush" || SinkNames.isWebhook($0) }
     }
 
     /// Closes what the sinks hold open (the APNs sink's connections, the Web Push sink's sends); call after the
@@ -56,6 +56,8 @@ struct SinkFactory {
                 sinks.append(try webhookSink(url: configuration.webhookURL.trimmed, deadLetters: deadLetters("webhook")))
             } else if spec == "apns" {
                 sinks.append(try apnsSink(deadLetters: deadLetters("apns"), onInvalidToken: onInvalidToken))
+            } else if spec == "fcm" {
+                sinks.append(try fcmSink(deadLetters: deadLetters("fcm"), onInvalidToken: onInvalidToken))
             } else if spec == "webpush" {
                 sinks.append(try webPushSink(deadLetters: deadLetters("webpush")))
             } else if spec.hasPrefix("webhook:") {
@@ -168,6 +170,30 @@ struct SinkFactory {
             case .limits: "webpush"
             }
             throw ConfigurationError(key: key, reason: error.message)
+        }
+    }
+
+    /// The FCM sink to the one device of the `fcm` section; its service account file is read and checked here.
+    /// A token FCM calls dead reaches `onInvalidToken` with its reason prefixed `fcm:`, apart from APNs' reasons.
+    private func fcmSink(
+        deadLetters: any DeadLetterRecorder, onInvalidToken: @escaping @Sendable (_ token: String, _ reason: String) async -> Void
+    ) throws(ConfigurationError) -> FCMSink {
+        let client = try sharedClient(for: "fcm")
+        let settings = configuration.fcm
+        do {
+            return try FCMSink(
+                configuration: FCMSinkConfiguration(
+                    serviceAccount: .file(settings.serviceAccountFile.trimmed),
+                    recipient: .registrationToken(settings.registrationToken.trimmed), endpoint: settings.endpoint.trimmed),
+                client: client, deadLetters: deadLetters, onInvalidToken: { await onInvalidToken($0, "fcm:" + $1) },
+                logger: logger)
+        } catch {
+            // FCMError's messages name the file and the field, never the key.
+            let key = switch error.reason {
+            case "service_account": "fcm.serviceAccountFile"
+            default: "fcm"
+            }
+            throw ConfigurationError(key: key, reason: "\(error)")
         }
     }
 

@@ -5,7 +5,7 @@ import Foundation
 /// environment variables (`MATCHCAST_` + the key path) for every command. `SinkFactory` builds the
 /// sinks from the configuration these make.
 struct SinkOptions: ParsableArguments {
-    @Option(help: "stdout, pretty, webhook (with --webhook-url), webhook:URL, apns or webpush (follow and replay); repeat for several.")
+    @Option(help: "stdout, pretty, webhook (with --webhook-url), webhook:URL, apns, or fcm or webpush (follow and replay); repeat for several.")
     var sink: [String] = []
     @Option(help: "The URL the webhook sink posts to.") var webhookUrl: String?
     @Option(help: "whsec_<base64 key> for webhook sinks.") var webhookSecret: String?
@@ -20,6 +20,9 @@ struct SinkOptions: ParsableArguments {
     @Option(help: "HTTP/2 connections to APNs at most.") var apnsMaxConnections: Int?
     @Option(help: "APNs requests in flight per connection.") var apnsMaxConcurrentRequests: Int?
     @Option(help: "https://host:port instead of Apple's channel management endpoint.") var apnsChannelsEndpoint: String?
+    @Option(help: "The Firebase project's service account key file (for --sink fcm: follow and replay).") var fcmServiceAccount: String?
+    @Option(help: "The Android device's FCM registration token (for --sink fcm).") var fcmToken: String?
+    @Option(help: "http(s)://host:port instead of FCM's endpoint (a test server).") var fcmEndpoint: String?
     @Option(help: "The browser's PushSubscription JSON file (for --sink webpush: follow and replay).") var webpushSubscription: String?
     @Option(help: "The VAPID private key file (PEM P-256) the web app's applicationServerKey belongs to.") var vapidKeyFile: String?
     @Option(help: "The VAPID contact for the push service: mailto:you@example.com or an https URL.") var vapidSubject: String?
@@ -32,7 +35,8 @@ struct SinkOptions: ParsableArguments {
         "apns.endpoint": "--apns-endpoint", "apns.caFile": "--apns-ca-file", "apns.maxConnections": "--apns-max-connections",
         "apns.maxConcurrentRequests": "--apns-max-concurrent-requests", "apns.channelsEndpoint": "--apns-channels-endpoint",
         "bundleId": "--bundle-id", "webpush.subscriptionFile": "--webpush-subscription", "webpush.vapidKeyFile": "--vapid-key-file",
-        "webpush.vapidSubject": "--vapid-subject",
+        "webpush.vapidSubject": "--vapid-subject", "fcm.serviceAccountFile": "--fcm-service-account",
+        "fcm.registrationToken": "--fcm-token", "fcm.endpoint": "--fcm-endpoint",
     ]
 
     /// The flags given, by configuration key.
@@ -55,11 +59,14 @@ struct SinkOptions: ParsableArguments {
         flags["webpush.subscriptionFile"] = webpushSubscription
         flags["webpush.vapidKeyFile"] = vapidKeyFile
         flags["webpush.vapidSubject"] = vapidSubject
+        flags["fcm.serviceAccountFile"] = fcmServiceAccount
+        flags["fcm.registrationToken"] = fcmToken
+        flags["fcm.endpoint"] = fcmEndpoint
         return flags
     }
 
     /// The sink part of the configuration for `follow` and `replay`: defaults < `--config` file <
-    /// environment < flags, reading only the sink keys (`sinks`, `bundleId`, `webhook.*`, `apns.*`, `webpush.*`).
+    /// environment < flags, reading only the sink keys (`sinks`, `bundleId`, `webhook.*`, `apns.*`, `webpush.*`, `fcm.*`).
     /// - Parameter extra: the command's own flags by key (`bundleId`, or `sinks` for `--pretty`).
     func configuration(
         configFile: String?, extra: [String: String], environment: [String: String] = ProcessInfo.processInfo.environment

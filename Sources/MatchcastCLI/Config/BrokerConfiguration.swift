@@ -27,6 +27,7 @@ public struct BrokerConfiguration: Sendable, Hashable {
     public var bundleId = "com.example.matchcast"
     public var apns = APNs()
     public var webPush = WebPush()
+    public var fcm = FCM()
     /// Broadcast channel mode: a live match with at least this many followers gets a channel; 0 is off.
     public var broadcastMinFollowers = 0
     public var defaultPollMs = 10000
@@ -91,6 +92,19 @@ public struct BrokerConfiguration: Sendable, Hashable {
         public var vapidKeyFile = ""
         /// The VAPID contact, `mailto:` or `https:`.
         public var vapidSubject = ""
+
+        public init() {}
+    }
+
+    /// The `fcm` section: what the `fcm` sink needs (`follow` and `replay`: one Android device's registration token).
+    /// Only read when `sinks` names `fcm`; the service account file is read when the sink is built.
+    public struct FCM: Sendable, Hashable {
+        /// The Firebase project's service account key (JSON, from the console).
+        public var serviceAccountFile = ""
+        /// The device's FCM registration token, as the app's `FirebaseMessaging.getToken()` gives it.
+        public var registrationToken = ""
+        /// FCM's HTTP v1 endpoint; another only for a test server.
+        public var endpoint = "https://fcm.googleapis.com"
 
         public init() {}
     }

@@ -94,6 +94,9 @@ struct ConfigurationKey: Sendable {
         text("webpush.subscriptionFile", \.webPush.subscriptionFile, allowEmpty: true),
         text("webpush.vapidKeyFile", \.webPush.vapidKeyFile, allowEmpty: true),
         text("webpush.vapidSubject", \.webPush.vapidSubject, allowEmpty: true),
+        text("fcm.serviceAccountFile", \.fcm.serviceAccountFile, allowEmpty: true),
+        text("fcm.registrationToken", \.fcm.registrationToken, allowEmpty: true),
+        text("fcm.endpoint", \.fcm.endpoint),
         int("broadcast.minFollowers", \.broadcastMinFollowers, 0...10_000_000),
         text("apns.caFile", \.apns.caFile, allowEmpty: true),
         int("apns.maxConcurrentRequests", \.apns.maxConcurrentRequests, 1...10000),
@@ -128,6 +131,7 @@ struct ConfigurationKey: Sendable {
     /// The keys every command with sinks reads (`follow`, `replay`, `serve`): the sinks and their settings.
     static func isSinkKey(_ path: String) -> Bool {
         path == "sinks" || path == "bundleId" || path.hasPrefix("webhook.") || path.hasPrefix("apns.") || path.hasPrefix("webpush.")
+            || path.hasPrefix("fcm.")
     }
 
     private static func text(
@@ -194,10 +198,10 @@ struct ConfigurationKey: Sendable {
 
 /// The `--sink` values every command takes.
 enum SinkNames {
-    static let choices = "stdout, pretty, apns, webpush, webhook or webhook:URL"
+    static let choices = "stdout, pretty, apns, fcm, webpush, webhook or webhook:URL"
 
     static func isKnown(_ sink: String) -> Bool {
-        ["stdout", "pretty", "apns", "webpush", "webhook"].contains(sink) || sink.hasPrefix("webhook:")
+        ["stdout", "pretty", "apns", "fcm", "webpush", "webhook"].contains(sink) || sink.hasPrefix("webhook:")
     }
 
     static func isWebhook(_ sink: String) -> Bool { sink == "webhook" || sink.hasPrefix("webhook:") }

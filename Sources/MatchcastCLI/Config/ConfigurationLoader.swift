@@ -124,6 +124,15 @@ public enum ConfigurationLoader {
                 throw ConfigurationError(key: item.key, reason: "the webpush sink needs \(item.what) (\(item.flag))")
             }
         }
+        if config.sinks.contains("fcm") {
+            let required: [(key: String, value: String, flag: String, what: String)] = [
+                ("fcm.serviceAccountFile", config.fcm.serviceAccountFile, "--fcm-service-account", "the Firebase project's service account key file"),
+                ("fcm.registrationToken", config.fcm.registrationToken, "--fcm-token", "the device's FCM registration token"),
+            ]
+            for item in required where item.value.trimmingCharacters(in: .whitespaces).isEmpty {
+                throw ConfigurationError(key: item.key, reason: "the fcm sink needs \(item.what) (\(item.flag))")
+            }
+        }
         if config.broadcastMinFollowers > 0, !config.sinks.contains("apns") {
             throw ConfigurationError(
                 key: "broadcast.minFollowers",
