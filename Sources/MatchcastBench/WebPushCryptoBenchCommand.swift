@@ -23,7 +23,8 @@ struct WebPushCryptoBenchCommand: ParsableCommand {
             secrets made up front), each carrying the live surface of a real rendered update (docs/formats.md, \
             "Live surface"), and prints per second of that thread's CPU: the surface rendered to its JSON body, the \
             body encrypted (RFC 8291), a VAPID token signed (RFC 8292, ES256), and a whole message as \
-            WebPushMessage makes it (encryption and a token each). See docs/performance.md.
+            WebPushMessage makes it (encryption and a token each), and the same with the push service's VAPID token \
+            reused (VAPIDTokenCache, as the Web Push sink sends). See docs/performance.md.
 
             Example:
               .build/release/matchcast-bench webpush-crypto --messages 20000
@@ -69,12 +70,19 @@ struct WebPushCryptoBenchCommand: ParsableCommand {
                 now: now)
             bytes &+= message.body.count
         }
+        let tokens = VAPIDTokenCache(vapid: vapid)
+        let reusing = try Self.measureThrowing(messages) { index in
+            let message = try WebPushMessage(
+                payload: body, to: browsers[index % browsers.count], vapid: vapid, ttl: 300, urgency: .high, topic: topic,
+                now: now, vapidTokens: tokens)
+            bytes &+= message.body.count
+        }
         var report = "webpush-crypto: \(messages) messages a step, \(subscriptions) subscriptions, a \(body.count)-byte body "
         report += "(\(bytes) bytes made in all)\n"
         report += "step                          per s of one core   µs each (thread CPU)\n"
         for (name, seconds) in [
             ("surface → JSON body", rendered), ("encrypt (RFC 8291)", encrypted), ("VAPID token (ES256)", signed),
-            ("whole message", whole),
+            ("whole message", whole), ("whole message, token reused", reusing),
         ] {
             let each = seconds / Double(messages)
             report += name.padding(toLength: 30, withPad: " ", startingAt: 0)

@@ -47,6 +47,40 @@ struct VAPIDTests {
         #expect(!named.isValidSignature(signature, for: Data("\(jwt[0]).\(jwt[0])".utf8)))
     }
 
+    @Test func aCachedTokenServesItsOriginUntilAnHourBeforeItExpires() throws {
+        let credentials = try VAPIDCredentials(privateKey: P256.Signing.PrivateKey(), subject: "mailto:push@example.com")
+        let cache = VAPIDTokenCache(vapid: credentials)
+        let mozilla = try #require(URL(string: "https://updates.push.services.mozilla.com/wpush/v2/a"))
+        let mozillaOther = try #require(URL(string: "https://updates.push.services.mozilla.com/wpush/v2/b"))
+        let apple = try #require(URL(string: "https://web.push.apple.com/QGuQ"))
+        let first = try cache.authorization(for: mozilla, now: Self.now)
+        // Another subscription of the same push service, later: the same token.
+        #expect(try cache.authorization(for: mozillaOther, now: Self.now.addingTimeInterval(10 * 3600)) == first)
+        #expect(cache.tokensSigned == 1)
+        // Another push service: a token of its own, for its origin.
+        let forApple = try cache.authorization(for: apple, now: Self.now)
+        #expect(forApple != first && cache.tokensSigned == 2)
+        // Under an hour left of the 12: a new token, valid for 12 hours from then.
+        let renewed = try cache.authorization(for: mozilla, now: Self.now.addingTimeInterval(11.5 * 3600))
+        #expect(renewed != first && cache.tokensSigned == 3)
+        let claims = try #require(Self.claims(of: renewed))
+        #expect(claims["aud"] as? String == "https://updates.push.services.mozilla.com")
+        #expect(claims["exp"] as? Int == 1_800_000_000 + Int(11.5 * 3600) + 12 * 3600)
+        #expect(try cache.authorization(for: mozilla, now: Self.now.addingTimeInterval(12 * 3600)) == renewed)
+        // A bad endpoint is refused as without the cache.
+        #expect(throws: VAPIDCredentials.Failure.badEndpoint) {
+            try cache.authorization(for: try #require(URL(string: "http://push.example.com/x")), now: Self.now)
+        }
+    }
+
+    /// The claims of the JWT in an `Authorization: vapid t=…, k=…` value.
+    static func claims(of value: String) -> [String: Any]? {
+        guard let token = value.split(separator: " ").first(where: { $0.hasPrefix("t=") })?.dropFirst(2).split(separator: ","),
+              let jwt = token.first?.split(separator: "."), jwt.count == 3, let bytes = Base64URL.decode(jwt[1])
+        else { return nil }
+        return try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any]
+    }
+
     @Test func aTokenNeverLivesLongerThanADay() throws {
         let credentials = try VAPIDCredentials(privateKey: P256.Signing.PrivateKey(), subject: "https://example.com/contact")
         let endpoint = try #require(URL(string: "https://web.push.apple.com/QGuQyavXutnMH"))

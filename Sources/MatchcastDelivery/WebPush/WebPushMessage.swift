@@ -33,9 +33,11 @@ public struct WebPushMessage: Sendable, Hashable {
     /// service keeps it for an offline device (seconds, 0: deliver now or drop). `topic`: pushes with the same topic
     /// replace one another while undelivered (RFC 8030 §5.4: at most 32 base64url characters); an update replaces
     /// the last one this way.
+    /// `vapidTokens`, when given, supplies the VAPID token (one per push service origin, reused: `VAPIDTokenCache`);
+    /// without it a token is signed for this message alone.
     public init(
         payload: some DataProtocol, to subscription: Subscription, vapid: VAPIDCredentials, ttl: Int, urgency: Urgency,
-        topic: String?, now: Date
+        topic: String?, now: Date, vapidTokens: VAPIDTokenCache? = nil
     ) throws {
         guard ttl >= 0 else { throw WebPushMessageError("TTL must not be negative") }
         if let topic {
@@ -48,7 +50,8 @@ public struct WebPushMessage: Sendable, Hashable {
         var headers = [
             "content-encoding": "aes128gcm", "content-type": "application/octet-stream", "ttl": String(ttl),
             "urgency": urgency.rawValue,
-            "authorization": try vapid.authorization(for: subscription.endpoint, now: now).value,
+            "authorization": try vapidTokens?.authorization(for: subscription.endpoint, now: now)
+                ?? vapid.authorization(for: subscription.endpoint, now: now).value,
         ]
         if let topic { headers["topic"] = topic }
         self.headers = headers

@@ -16,6 +16,8 @@ struct WebPushSender: Sendable {
     let metrics: WebPushMetrics
     let logger: Logger
     let state: WebPushSinkState
+    /// The subscription's push service gets one VAPID token, reused until shortly before it expires.
+    let vapidTokens: VAPIDTokenCache
 
     enum Result: Sendable {
         case delivered
@@ -49,7 +51,7 @@ struct WebPushSender: Sendable {
                 message = try WebPushMessage(
                     payload: payload.body, to: configuration.subscription, vapid: configuration.vapid, ttl: payload.ttl,
                     urgency: payload.urgency == .high ? .high : .normal,
-                    topic: WebPushMessage.topic(forMatch: item.matchId), now: now())
+                    topic: WebPushMessage.topic(forMatch: item.matchId), now: now(), vapidTokens: vapidTokens)
             } catch {
                 await deadLetter(item, status: 0, body: "not sent: \(error)", logger: logger)
                 return .deadLettered

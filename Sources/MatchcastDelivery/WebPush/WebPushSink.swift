@@ -74,7 +74,8 @@ public struct WebPushSink: DeliverySink {
         logger[metadataKey: "webpush.endpoint"] = "\(configuration.subscription.origin)"
         queue = WebPushQueue(sender: WebPushSender(
             configuration: configuration, client: client, deadLetters: deadLetters, clock: clock, now: now,
-            metrics: WebPushMetrics(factory: metricsFactory), logger: logger, state: state))
+            metrics: WebPushMetrics(factory: metricsFactory), logger: logger, state: state,
+            vapidTokens: VAPIDTokenCache(vapid: configuration.vapid)))
     }
 
     /// Queues `batch` (see the type's description) and returns; never throws. Deliveries handed over once the
