@@ -147,8 +147,9 @@ struct FCMSinkTests {
             #expect(server.problems.allSatisfy { $0 == "access token revoked" })
             // Accepted, refused for good, the six scripted failures retried, and any refused with the revoked token.
             #expect(server.sendStatuses.count == 37 + 3 + 6 + server.problems.count)
-            // A Retry-After of 2 s was waited out (the backoff alone would have been 100 ms).
-            #expect(clock.sleeps.contains(.seconds(2)))
+            // A Retry-After of 2 s was waited out (the backoffs are 100 to 800 ms). The queues share the clock, which
+            // records a sleep from the moment it is asked, so another queue's sleep just before may shorten the record.
+            #expect(clock.sleeps.contains { $0 >= .seconds(1) }, "\(clock.sleeps)")
             #expect(sink.answers.last(token: F.registrationToken) != nil)
         }
         #expect(metrics.counter("matchcast_deliveries_total", [("sink", "fcm"), ("outcome", "delivered")]) == 37)

@@ -195,16 +195,7 @@ public struct WebhookSink: DeliverySink {
         }
         request.body = .bytes(batch.body)
         let response = try await client.execute(request, timeout: .nanoseconds(configuration.requestTimeout.wholeNanoseconds))
-        let status = Int(response.status.code)
-        let keep = (200..<300).contains(status) ? 0 : configuration.maxErrorBodyBytes
-        var body: [UInt8] = []
-        var read = 0
-        for try await chunk in response.body {
-            if body.count < keep { body.append(contentsOf: chunk.readableBytesView.prefix(keep - body.count)) }
-            read += chunk.readableBytes
-            // Past this, drop the connection rather than read an endless body.
-            if read > 1 << 20 { break }
-        }
-        return Answer(status: status, retryAfter: response.headers.first(name: "retry-after"), body: body)
+        let body = try await response.keptBody(ofRefusalUpTo: configuration.maxErrorBodyBytes)
+        return Answer(status: Int(response.status.code), retryAfter: response.headers.first(name: "retry-after"), body: body)
     }
 }
