@@ -33,8 +33,8 @@ extension PostgresStore {
             let item = GroupedSave(batch: batch, run: queued.runs.first, fence: fence)
             // A few activities of one match with their deliveries (a fan-out to a match's few followers, a follow's
             // start): what `save(_:_:logger:)` orders its locks by.
-            let oneMatch = queued.runs.first.map { run in records.allSatisfy { $0.matchId == run.matchId } } ?? false
-            let mayWait = oneMatch && records.count <= Self.smallWrite && deliveries.count <= Self.smallWrite
+            let mayWait = records.count <= Self.smallWrite && deliveries.count <= Self.smallWrite
+                && queued.runs.first.map { run in records.allSatisfy { $0.matchId == run.matchId } } == true
             let turn = await saves.turn(for: item, mayWait: mayWait) { items async throws(StoreError) in
                 try await self.withConnection("saving \(items.count) groups of activities with deliveries") { connection in
                     try await Self.save(items, connection, logger: logger)

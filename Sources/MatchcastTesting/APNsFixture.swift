@@ -53,19 +53,7 @@ public enum APNsFixture {
         let server = try await FakeAPNsServer.start(
             publicKey: key.publicKey, keyId: keyId, teamId: teamId, now: now, maxConcurrentStreams: maxConcurrentStreams,
             receiveWindow: receiveWindow)
-        var configuration = HTTPClient.Configuration()
-        configuration.timeout = .init(connect: .seconds(10), read: .seconds(15))
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        do {
-            let value = try await body(server, client)
-            try await client.shutdown()
-            await server.stop()
-            return value
-        } catch {
-            try? await client.shutdown()
-            await server.stop()
-            throw error
-        }
+        return try await withTestHTTPClient(read: .seconds(15), stopping: server.stop) { try await body(server, $0) }
     }
 
     /// A sink sending to `server`, trusting its CA, with fast retries unless told otherwise.

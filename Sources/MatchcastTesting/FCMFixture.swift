@@ -53,19 +53,7 @@ public enum FCMFixture {
     ) async throws -> T {
         let server = try await FakeFCMServer.start(
             publicKey: key.publicKey, clientEmail: clientEmail, projectId: projectId, expiresIn: expiresIn, now: now)
-        var configuration = HTTPClient.Configuration()
-        configuration.timeout = .init(connect: .seconds(10), read: .seconds(60))
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        do {
-            let value = try await body(server, client)
-            try await client.shutdown()
-            await server.stop()
-            return value
-        } catch {
-            try? await client.shutdown()
-            await server.stop()
-            throw error
-        }
+        return try await withTestHTTPClient(read: .seconds(60), stopping: server.stop) { try await body(server, $0) }
     }
 
     /// A sink sending to `server` as `key`'s service account, with quick retries unless told otherwise.

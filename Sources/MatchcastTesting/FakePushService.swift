@@ -182,16 +182,7 @@ public final class FakePushService: Sendable {
     /// How many pushes have arrived, answered or not yet.
     public var arrivals: Int { state.locked { $0.arrivals } }
 
-    /// The request context: the connection's channel, so that `Answer.drop` can close it.
-    struct Context: RequestContext {
-        var coreContext: CoreRequestContextStorage
-        let channel: any Channel
-
-        init(source: ApplicationRequestContextSource) {
-            coreContext = CoreRequestContextStorage(source: source)
-            channel = source.channel
-        }
-    }
+    typealias Context = ChannelRequestContext
 }
 
 extension FakePushService {

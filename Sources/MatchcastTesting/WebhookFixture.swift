@@ -36,17 +36,7 @@ public enum WebhookFixture {
     public static func withClient<T>(
         connectTimeout: Duration = .seconds(2), _ body: (HTTPClient) async throws -> T
     ) async throws -> T {
-        var configuration = HTTPClient.Configuration()
-        configuration.timeout = .init(connect: .init(connectTimeout), read: .seconds(60))
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        do {
-            let value = try await body(client)
-            try await client.shutdown()
-            return value
-        } catch {
-            try? await client.shutdown()
-            throw error
-        }
+        try await withTestHTTPClient(connect: .init(connectTimeout), read: .seconds(60), body)
     }
 
     /// A sink posting to `url`, fast retries unless told otherwise. Its requests (and `withClient`'s reads) may take a

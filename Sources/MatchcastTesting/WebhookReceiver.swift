@@ -131,17 +131,7 @@ public final class WebhookReceiver: Sendable {
     /// The deliveries of each accepted request, one array per request, in arrival order.
     public var acceptedBatches: [[DeliveryRecord]] { state.locked { $0.batches } }
 
-    /// The request context: the connection's channel, so that `Fault.down` can drop it.
-    struct Context: RequestContext {
-        var coreContext: CoreRequestContextStorage
-        let channel: any Channel
-
-        init(source: ApplicationRequestContextSource) {
-            coreContext = CoreRequestContextStorage(source: source)
-            channel = source.channel
-        }
-    }
-
+    typealias Context = ChannelRequestContext
 }
 
 extension WebhookReceiver {
