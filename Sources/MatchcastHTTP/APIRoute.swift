@@ -8,6 +8,8 @@ public struct APIRoute: Sendable, Hashable, CustomStringConvertible {
     enum Operation: String, CaseIterable, Sendable {
         case registerDevice
         case putPushToStartToken
+        case putFCMToken
+        case putWebPushSubscription
         case followMatch
         case unfollowMatch
         case listFollows
@@ -43,6 +45,8 @@ public struct APIRoute: Sendable, Hashable, CustomStringConvertible {
     public static let all: [APIRoute] = [
         APIRoute(.post, "/v1/devices", .registerDevice),
         APIRoute(.put, "/v1/devices/{deviceId}/push-to-start-token", .putPushToStartToken),
+        APIRoute(.put, "/v1/devices/{deviceId}/fcm-token", .putFCMToken),
+        APIRoute(.put, "/v1/devices/{deviceId}/webpush-subscription", .putWebPushSubscription),
         APIRoute(.put, "/v1/devices/{deviceId}/follows/{matchId}", .followMatch),
         APIRoute(.delete, "/v1/devices/{deviceId}/follows/{matchId}", .unfollowMatch),
         APIRoute(.get, "/v1/devices/{deviceId}/follows", .listFollows),

@@ -24,6 +24,8 @@ struct APIRoutes: Sendable {
         switch operation {
         case .registerDevice: return { try await registerDevice($0, $1) }
         case .putPushToStartToken: return { try await putPushToStartToken($0, $1) }
+        case .putFCMToken: return { try await putFCMToken($0, $1) }
+        case .putWebPushSubscription: return { try await putWebPushSubscription($0, $1) }
         case .followMatch: return { try await followMatch($0, $1) }
         case .unfollowMatch: return { try await unfollowMatch($0, $1) }
         case .listFollows: return { try await listFollows($0, $1) }
@@ -57,6 +59,15 @@ extension APIRoutes {
     /// The request body as `T`, or 400 naming the field at fault.
     func body<T: Decodable>(_ type: T.Type, _ request: Request, _ context: APIRequestContext) async throws -> T {
         try await context.requestDecoder.decode(type, from: request, context: context)
+    }
+
+    /// The request's body as sent, for a call that checks it as a whole (a Web Push subscription).
+    func rawBody(_ request: Request, _ context: APIRequestContext) async throws -> ByteBuffer {
+        do {
+            return try await request.body.collect(upTo: context.maxUploadSize)
+        } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
+            throw APIError.contentTooLarge(limit: context.maxUploadSize)
+        }
     }
 
     /// `value` as a JSON response with `status`.

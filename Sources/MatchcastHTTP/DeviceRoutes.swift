@@ -2,11 +2,16 @@ import Hummingbird
 import MatchcastService
 import MatchcastCore
 
-/// `/v1/devices`: registration, the push-to-start token and follows.
+/// `/v1/devices`: registration, the push-to-start token (iOS), the FCM token (Android), the Web Push subscription
+/// (browsers), and follows.
 extension APIRoutes {
     struct PushToStartTokenBody: Decodable {
         var token: String
         var environment: APNsEnvironment
+    }
+
+    struct FCMTokenBody: Decodable {
+        var token: String
     }
 
     struct FollowsBody: Encodable {
@@ -26,6 +31,24 @@ extension APIRoutes {
         let deviceId = try await auth.device(request, owning: parameter("deviceId", context))
         let body = try await body(PushToStartTokenBody.self, request, context)
         try await service.setPushToStartToken(deviceId: deviceId, token: body.token, environment: body.environment)
+        return Response(status: .noContent)
+    }
+
+    /// `PUT /v1/devices/{deviceId}/fcm-token`: `{"token": "<FCM registration token>"}`; replaces the device's
+    /// address; 204.
+    func putFCMToken(_ request: Request, _ context: APIRequestContext) async throws -> Response {
+        let deviceId = try await auth.device(request, owning: parameter("deviceId", context))
+        let body = try await body(FCMTokenBody.self, request, context)
+        try await service.setFCMToken(deviceId: deviceId, token: body.token)
+        return Response(status: .noContent)
+    }
+
+    /// `PUT /v1/devices/{deviceId}/webpush-subscription`: the browser's `PushSubscription.toJSON()`; replaces the
+    /// device's address; 204.
+    func putWebPushSubscription(_ request: Request, _ context: APIRequestContext) async throws -> Response {
+        let deviceId = try await auth.device(request, owning: parameter("deviceId", context))
+        let json = try await rawBody(request, context)
+        try await service.setWebPushSubscription(deviceId: deviceId, json: json.readableBytesView)
         return Response(status: .noContent)
     }
 

@@ -56,10 +56,12 @@ public enum FCMFixture {
         return try await withTestHTTPClient(read: .seconds(60), stopping: server.stop) { try await body(server, $0) }
     }
 
-    /// A sink sending to `server` as `key`'s service account, with quick retries unless told otherwise.
+    /// A sink sending to `server` as `key`'s service account, with quick retries unless told otherwise; to `token`
+    /// unless another `recipient` is given.
     public static func sink(
         server: FakeFCMServer, client: HTTPClient, key: _RSA.Signing.PrivateKey = FCMFixture.key,
-        token: String = FCMFixture.registrationToken, clock: any Clock<Duration> = InstantClock(),
+        token: String = FCMFixture.registrationToken, recipient: FCMSinkConfiguration.Recipient? = nil,
+        clock: any Clock<Duration> = InstantClock(),
         wallClock: WallClock = WallClock(), deadLetters: any DeadLetterRecorder = InMemoryDeadLetters(),
         invalidTokens: InvalidTokens = InvalidTokens(), metrics: any MetricsFactory = NOOPMetricsHandler.instance,
         retry: RetryPolicy = RetryPolicy(maxAttempts: 5, initialBackoff: .milliseconds(100), jitter: 0),
@@ -70,7 +72,7 @@ public enum FCMFixture {
         try FCMSink(
             configuration: FCMSinkConfiguration(
                 serviceAccount: .json(serviceAccountJSON(key: key, tokenURI: server.tokenURI)),
-                recipient: .registrationToken(token), endpoint: server.url, maxConcurrentRequests: maxConcurrentRequests,
+                recipient: recipient ?? .registrationToken(token), endpoint: server.url, maxConcurrentRequests: maxConcurrentRequests,
                 requestTimeout: .seconds(60), retry: retry, tokenRetry: tokenRetry),
             client: client, deadLetters: deadLetters,
             onInvalidToken: { token, reason in await invalidTokens.record(token, reason) },

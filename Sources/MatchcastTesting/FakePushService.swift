@@ -31,6 +31,13 @@ public final class FakePushService: Sendable {
         /// The VAPID public key the subscription was made with (base64url); pushes signed with another are refused.
         public let applicationServerKey: String?
 
+        /// A subscription no push service knows, at `endpoint`: for tests that only register it.
+        public static func unattached(endpoint: URL = URL(string: "https://push.example.com/push/\(UUID().uuidString)")!) -> Subscriber {
+            Subscriber(
+                id: endpoint.lastPathComponent, endpoint: endpoint, key: P256.KeyAgreement.PrivateKey(),
+                auth: Data(SymmetricKey(size: .bits128).withUnsafeBytes { Array($0) }), applicationServerKey: nil)
+        }
+
         /// `PushSubscription.toJSON()`, as the browser gives it to the web app.
         public var json: Data {
             let object: [String: Any] = [

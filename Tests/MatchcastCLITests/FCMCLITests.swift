@@ -8,7 +8,7 @@ import Testing
 
 /// Issue 20: `--sink fcm` sends a match to one Android device from `follow` and `replay`, through the same flags, keys
 /// and variables as the other sinks, against the fake FCM (the service account's assertion, the access token and every
-/// message checked). `serve` refuses it.
+/// message checked). `serve` takes it without a token: it sends to the tokens devices register.
 @Suite("follow and replay --sink fcm: a match on one Android device, through the fake FCM", .serialized)
 struct FCMCLITests {
     /// A folder with a service account key file whose token endpoint is `server`'s, and the flags naming it.
@@ -107,14 +107,17 @@ struct FCMCLITests {
                     return SinkOptions.message(error).hasPrefix("--fcm-token (fcm.registrationToken): the fcm sink needs")
                 }
             }
+            // serve sends to the tokens devices register: one token is refused, and none is needed.
             for arguments in [flags, []] {
                 #expect {
                     _ = try SinkOptionsTests.configuration("serve", arguments, environment: arguments.isEmpty ? environment : [:])
                 } throws: { error in
                     guard let error = error as? ConfigurationError else { return false }
-                    return SinkOptions.message(error).hasPrefix("--sink (sinks): fcm sends to one device's registration token")
+                    return SinkOptions.message(error).hasPrefix("--fcm-token (fcm.registrationToken): serve sends each message to the FCM token its device registered")
                 }
             }
+            let serving = try SinkOptionsTests.configuration("serve", Array(flags.prefix(4)) + Array(flags.suffix(2)))
+            #expect(serving.sinks == ["fcm"] && serving.fcm.registrationToken.isEmpty)
             // A service account file that is not one: the sink is refused at start, naming the flag, never the key.
             let bad = folder.appendingPathComponent("bad.json")
             try FCMFixture.serviceAccountJSON(tokenURI: server.tokenURI, changes: ["client_email": NSNull()]).write(to: bad)

@@ -3,7 +3,9 @@ import Hummingbird
 import HummingbirdTesting
 import MatchcastHTTP
 import MatchcastService
+import MatchcastCore
 import MatchcastStore
+import MatchcastTesting
 import Testing
 
 @Suite("HTTP API: devices, tokens, follows")
@@ -105,6 +107,64 @@ struct HTTPDeviceRoutesTests {
                 .put, "/v1/devices/\(device.deviceId)/push-to-start-token", bearer: device.deviceSecret, json: body)
             #expect(response.status == .badRequest)
             #expect(response.isJSON)
+            let error = try #require(response.apiError)
+            #expect(error.code == "invalid_request")
+            #expect(error.message.contains(expected), "\(error.message)")
+        }
+    }
+
+    @Test("PUT fcm-token and PUT webpush-subscription store the device's address: 204, and a later one replaces it")
+    func directAddresses() async throws {
+        let harness = HTTPHarness()
+        let fcmToken = "dQw4w9WgXcQ:APA91bF" + String(repeating: "k2_Lp-9z", count: 16)
+        let browser = FakePushService.Subscriber.unattached()
+        let (android, web) = try await harness.run { client in
+            let android = try await client.register()
+            let response = try await client.call(
+                .put, "/v1/devices/\(android.deviceId)/fcm-token", bearer: android.deviceSecret, json: #"{"token": "\#(fcmToken)"}"#)
+            #expect(response.status == .noContent)
+            let web = try await client.register()
+            let subscribed = try await client.call(
+                .put, "/v1/devices/\(web.deviceId)/webpush-subscription", bearer: web.deviceSecret,
+                json: String(decoding: browser.json, as: UTF8.self))
+            #expect(subscribed.status == .noContent, "\(subscribed.text)")
+            // Another device's address is not this one's to set.
+            let other = try await client.call(
+                .put, "/v1/devices/\(web.deviceId)/fcm-token", bearer: android.deviceSecret, json: #"{"token": "\#(fcmToken)"}"#)
+            #expect(other.status == .forbidden)
+            return (android.deviceId, web.deviceId)
+        }
+        let stored = await harness.store.pushToStartToken(deviceId: android)
+        #expect(stored.map { DirectAddress(stored: $0.token) } == .fcm(fcmToken))
+        let subscription = await harness.store.pushToStartToken(deviceId: web)
+        guard case .webPush(let json)? = subscription.flatMap({ DirectAddress(stored: $0.token) }) else {
+            Issue.record("no subscription stored: \(String(describing: subscription))")
+            return
+        }
+        let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
+        #expect(object?["endpoint"] as? String == browser.endpoint.absoluteString)
+        #expect(json.hasPrefix(#"{"endpoint":""#) && !json.contains(" "), "stored in its one canonical form: \(json)")
+    }
+
+    /// Bodies refused by `PUT fcm-token` and `PUT webpush-subscription`, and what the message must say.
+    static let badAddressBodies: [(path: String, body: String, expected: String)] = [
+        ("fcm-token", #"{"token": ""}"#, "field 'token'"),
+        ("fcm-token", #"{"token": "has spaces in it"}"#, "field 'token'"),
+        ("fcm-token", #"{"token": "\#(String(repeating: "a", count: 4097))"}"#, "field 'token'"),
+        ("fcm-token", #"{}"#, "field 'token': missing"),
+        ("webpush-subscription", #"{"keys": {"p256dh": "AAAA", "auth": "AAAA"}}"#, "endpoint"),
+        ("webpush-subscription", #"{"endpoint": "http://push.example.com/x", "keys": {"p256dh": "AAAA", "auth": "AAAA"}}"#, "https"),
+        ("webpush-subscription", #"{"endpoint": "https://push.example.com/x", "keys": {"p256dh": "AAAA", "auth": "AAAA"}}"#, "p256dh"),
+        ("webpush-subscription", #"{"endpoint": "https://push.example.com/x"}"#, "keys"),
+        ("webpush-subscription", "not json", "JSON"),
+    ]
+
+    @Test("A bad FCM token or Web Push subscription is 400 invalid_request saying what is wrong", arguments: badAddressBodies)
+    func directAddressValidation(path: String, body: String, expected: String) async throws {
+        try await HTTPHarness().run { client in
+            let device = try await client.register()
+            let response = try await client.call(.put, "/v1/devices/\(device.deviceId)/\(path)", bearer: device.deviceSecret, json: body)
+            #expect(response.status == .badRequest)
             let error = try #require(response.apiError)
             #expect(error.code == "invalid_request")
             #expect(error.message.contains(expected), "\(error.message)")

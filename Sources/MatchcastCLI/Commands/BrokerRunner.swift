@@ -91,8 +91,9 @@ struct BrokerRunner {
         let deadTokens = DeadTokenRelay()
         let sinks: [any DeliverySink]
         do {
-            sinks = try SinkFactory(configuration: config, client: client, logger: logger)
-                .makeSinks(deadLetters: { StoreDeadLetters(store: store, sink: $0, logger: logger) }, deadTokens: deadTokens)
+            var factory = SinkFactory(configuration: config, client: client, logger: logger)
+            factory.routesByTarget = true
+            sinks = try factory.makeSinks(deadLetters: { StoreDeadLetters(store: store, sink: $0, logger: logger) }, deadTokens: deadTokens)
         } catch {
             StandardStreams.err("matchcast serve: \(error)")
             throw ExitCode(2)

@@ -81,13 +81,7 @@ struct ServeCommand: AsyncParsableCommand {
         flags["replica.leaseSeconds"] = leaseTtl.map { String($0) }
         flags["log.format"] = logFormat
         flags["log.level"] = logLevel
-        let configuration = try ConfigurationLoader.load(fileText: fileText, environment: environment, flags: flags)
-        if configuration.sinks.contains("fcm") {
-            throw ConfigurationError(
-                key: "sinks",
-                reason: "fcm sends to one device's registration token, for follow and replay; serve would need FCM tokens "
-                    + "registered per device, which it does not take yet")
-        }
+        let configuration = try ConfigurationLoader.load(fileText: fileText, environment: environment, flags: flags, serving: true)
         if configuration.sinks.contains("webpush") {
             throw ConfigurationError(
                 key: "sinks",

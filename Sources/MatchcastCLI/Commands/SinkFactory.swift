@@ -18,6 +18,9 @@ struct SinkFactory {
     /// `deliver` returns, for `serve` and `follow`, whose outboxes must not let go of a delivery before it is written;
     /// `replay` sets it, since its deliveries live only in its own memory.
     var stdoutWriteBehind = 0
+    /// Whether the FCM sink sends each delivery to the token it carries (`serve`: Android devices register theirs
+    /// through the API) rather than to the `fcm` section's one token (`follow`, `replay`).
+    var routesByTarget = false
 
     /// Whether any of `sinks` sends over HTTP (and so needs the shared `HTTPClient`).
     static func needsHTTPClient(_ sinks: [String]) -> Bool {
@@ -173,19 +176,26 @@ struct SinkFactory {
         }
     }
 
-    /// The FCM sink to the one device of the `fcm` section; its service account file is read and checked here.
-    /// A token FCM calls dead reaches `onInvalidToken` with its reason prefixed `fcm:`, apart from APNs' reasons.
+    /// The FCM sink: to the one device of the `fcm` section, or (`routesByTarget`) to each delivery's own FCM token.
+    /// Its service account file is read and checked here. A token FCM calls dead reaches `onInvalidToken` with its
+    /// reason prefixed `fcm:`, apart from APNs' reasons; routed by target, the token comes as the device's stored
+    /// address (`DirectAddress.stored`), which is how the broker finds the device.
     private func fcmSink(
         deadLetters: any DeadLetterRecorder, onInvalidToken: @escaping @Sendable (_ token: String, _ reason: String) async -> Void
     ) throws(ConfigurationError) -> FCMSink {
         let client = try sharedClient(for: "fcm")
         let settings = configuration.fcm
+        let routed = routesByTarget
         do {
             return try FCMSink(
                 configuration: FCMSinkConfiguration(
                     serviceAccount: .file(settings.serviceAccountFile.trimmed),
-                    recipient: .registrationToken(settings.registrationToken.trimmed), endpoint: settings.endpoint.trimmed),
-                client: client, deadLetters: deadLetters, onInvalidToken: { await onInvalidToken($0, "fcm:" + $1) },
+                    recipient: routed ? .deliveryTargets : .registrationToken(settings.registrationToken.trimmed),
+                    endpoint: settings.endpoint.trimmed),
+                client: client, deadLetters: deadLetters,
+                onInvalidToken: { token, reason in
+                    await onInvalidToken(routed ? DirectAddress.fcm(token).stored : token, "fcm:" + reason)
+                },
                 logger: logger)
         } catch {
             // FCMError's messages name the file and the field, never the key.

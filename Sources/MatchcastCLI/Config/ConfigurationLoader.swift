@@ -10,9 +10,11 @@ public enum ConfigurationLoader {
     ///   - flags: values from the command line, by key path (`http.port`).
     ///   - only: when given, keys of the file and the environment it refuses are ignored (`follow` and
     ///     `replay` read the sink keys only); unknown keys are errors still.
+    ///   - serving: `serve`'s: the fcm sink sends to the tokens devices register, so `fcm.registrationToken` (one
+    ///     device's, for `follow` and `replay`) is refused rather than required.
     public static func load(
         fileText: String?, environment: [String: String], flags: [String: String],
-        only: (@Sendable (String) -> Bool)? = nil
+        only: (@Sendable (String) -> Bool)? = nil, serving: Bool = false
     ) throws(ConfigurationError) -> BrokerConfiguration {
         var values: [String: String] = [:]
         let knownPaths = Set(ConfigurationKey.all.map(\.path))
@@ -33,7 +35,7 @@ public enum ConfigurationLoader {
         }
         // A provider group alone: the default feed is not polled beside it unless asked for.
         if values["feed"] == nil, !config.providers.isEmpty { config.feed = "" }
-        try validate(config)
+        try validate(config, serving: serving)
         return config
     }
 
@@ -98,7 +100,7 @@ public enum ConfigurationLoader {
         return text
     }
 
-    private static func validate(_ config: BrokerConfiguration) throws(ConfigurationError) {
+    private static func validate(_ config: BrokerConfiguration, serving: Bool) throws(ConfigurationError) {
         if config.feed.trimmingCharacters(in: .whitespaces).isEmpty && config.providers.isEmpty {
             throw ConfigurationError(key: "feed", reason: "no feed given: set feed, or the feeds of a provider group")
         }
@@ -125,10 +127,19 @@ public enum ConfigurationLoader {
             }
         }
         if config.sinks.contains("fcm") {
-            let required: [(key: String, value: String, flag: String, what: String)] = [
+            var required: [(key: String, value: String, flag: String, what: String)] = [
                 ("fcm.serviceAccountFile", config.fcm.serviceAccountFile, "--fcm-service-account", "the Firebase project's service account key file"),
-                ("fcm.registrationToken", config.fcm.registrationToken, "--fcm-token", "the device's FCM registration token"),
             ]
+            if serving {
+                guard config.fcm.registrationToken.trimmingCharacters(in: .whitespaces).isEmpty else {
+                    throw ConfigurationError(
+                        key: "fcm.registrationToken",
+                        reason: "serve sends each message to the FCM token its device registered (PUT /v1/devices/{id}/fcm-token); "
+                            + "one token (--fcm-token) is for follow and replay")
+                }
+            } else {
+                required.append(("fcm.registrationToken", config.fcm.registrationToken, "--fcm-token", "the device's FCM registration token"))
+            }
             for item in required where item.value.trimmingCharacters(in: .whitespaces).isEmpty {
                 throw ConfigurationError(key: item.key, reason: "the fcm sink needs \(item.what) (\(item.flag))")
             }

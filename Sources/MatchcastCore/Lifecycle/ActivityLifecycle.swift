@@ -157,6 +157,29 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     /// the activity is on the device.
     public mutating func startRejected() -> [ActivityAction] {
         guard phase == .starting, updateToken == nil else { return [] }
+        return takeBack()
+    }
+
+    /// The start just sent went to a device's `DirectAddress` (FCM, Web Push), which updates and ends the activity
+    /// through the same address: the activity is active at once, on `token` (`DirectAddress.activityToken(for:)`),
+    /// with no token to wait for. Such a device listens on no broadcast channel, so the activity takes none.
+    public mutating func startedDirect(token: String) {
+        guard phase == .starting else { return }
+        phase = .active
+        updateToken = token
+        channelId = nil
+    }
+
+    /// The device's `DirectAddress` is dead (FCM `UNREGISTERED`, Web Push 404/410): an activity started through it is
+    /// no longer on any screen. It waits again, to start afresh with the device's next address; or it ends, if the
+    /// match ended meanwhile.
+    public mutating func addressLost() -> [ActivityAction] {
+        guard phase == .starting || phase == .active, let updateToken, DirectAddress.isDirect(updateToken) else { return [] }
+        return takeBack()
+    }
+
+    /// Back to waiting, as if never started (ended instead when the match is over).
+    private mutating func takeBack() -> [ActivityAction] {
         let matchOver = endHeld
         sentBox = nil
         sentAt = nil
@@ -167,6 +190,7 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
         endHeld = false
         finalBox = nil
         channelId = nil
+        updateToken = nil
         if matchOver {
             phase = .ended
             return [.finished]

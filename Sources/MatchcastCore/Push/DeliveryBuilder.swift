@@ -18,7 +18,8 @@ public struct DeliveryBuilder: Sendable {
         rng = SeededGenerator(seed: seed)
     }
 
-    /// The delivery for `intent`, or nil when it goes to a push-to-start token the device does not have.
+    /// The delivery for `intent`, or nil when it goes to a push-to-start token the device does not have. A
+    /// push-to-start token or update token on a `DirectAddress` goes to that address (FCM, Web Push).
     public mutating func build(
         _ intent: PushIntent, matchId: String, activityId: String, pushToStartToken: String?, now: Date
     ) throws(PayloadTooLarge) -> Delivery? {
@@ -26,9 +27,9 @@ public struct DeliveryBuilder: Sendable {
         switch intent.recipient {
         case .pushToStart:
             guard let token = pushToStartToken else { return nil }
-            target = PushTarget(kind: .pushToStartToken, value: token)
+            target = DirectAddress(stored: token)?.target ?? PushTarget(kind: .pushToStartToken, value: token)
         case .updateToken(let token):
-            target = PushTarget(kind: .updateToken, value: token)
+            target = DirectAddress(activityToken: token)?.target ?? PushTarget(kind: .updateToken, value: token)
         case .channel(let channelId):
             target = PushTarget(kind: .channel, value: channelId)
         }

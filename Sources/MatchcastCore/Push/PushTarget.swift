@@ -1,14 +1,27 @@
-/// Where one delivery goes: an activity's update token, a device's push-to-start token, or a broadcast channel.
+/// Where one delivery goes: an activity's update token, a device's push-to-start token or a broadcast channel (APNs),
+/// an Android device's FCM registration token, or a browser's Web Push subscription.
 public struct PushTarget: Sendable, Hashable, Codable {
     /// The kind of address.
-    public enum Kind: String, Sendable, Hashable, Codable {
+    public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
         case updateToken
         case pushToStartToken
         case channel
+        /// An FCM registration token (`DirectAddress.fcm`): every message of the device's activities goes to it.
+        case fcmToken
+        /// A Web Push subscription as the browser's `PushSubscription.toJSON()` gives it (`DirectAddress.webPush`).
+        case webPushSubscription
+
+        /// Whether APNs is where deliveries of this kind go.
+        public var isAPNs: Bool {
+            switch self {
+            case .updateToken, .pushToStartToken, .channel: true
+            case .fcmToken, .webPushSubscription: false
+            }
+        }
     }
 
     public var kind: Kind
-    /// A hex token or a channel id.
+    /// A hex token, a channel id, an FCM registration token, or a subscription's JSON.
     public var value: String
 
     public init(kind: Kind, value: String) {

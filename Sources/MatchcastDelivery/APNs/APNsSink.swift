@@ -133,7 +133,7 @@ public struct APNsSink: DeliverySink {
     }
 
     /// Returns once every delivery in `batch` is accepted, reported as going to a dead token, or
-    /// dead-lettered.
+    /// dead-lettered. Deliveries to other push services' targets (`PushTarget.Kind.isAPNs` false) are left alone.
     ///
     /// Throws `APNsError` (`retries_exhausted`) when some token used up its attempts: its deliveries
     /// not yet accepted, and those of tokens not started because APNs looked down, are in
@@ -201,6 +201,8 @@ public struct APNsSink: DeliverySink {
         var last: (bytes: [UInt8], buffer: ByteBuffer)?
         var malformed: [String: Int] = [:]
         for delivery in batch {
+            // An Android or web device's delivery is another sink's (FCM, Web Push): not APNs's to send, nor to call malformed.
+            guard delivery.target.kind.isAPNs else { continue }
             let target = delivery.target.value
             let isChannel = delivery.target.kind == .channel
             guard isChannel || Self.isHexToken(target) else {

@@ -22,7 +22,7 @@ extension FCMSink {
         var messages: [Message]
     }
 
-    /// Turns the batch into queues, remembering each `start`'s attributes on the way (so an update later in the same
+    /// Turns the batch into queues (of this sink's deliveries: `FCMSinkConfiguration.Recipient`), remembering each `start`'s attributes on the way (so an update later in the same
     /// batch has them). A delivery whose surface does not fit FCM is dead-lettered here.
     func prepare(_ batch: [Delivery]) async -> [Queue] {
         var queues: [Queue] = []
@@ -31,6 +31,7 @@ extension FCMSink {
         var tooLarge: [(Delivery, SurfaceTooLarge)] = []
         let sentAt = now()
         for (index, delivery) in batch.enumerated() {
+            guard let token = configuration.recipient.token(for: delivery) else { continue }
             let aps = delivery.payload.aps
             if let carried = aps.attributes, attributes.value(for: delivery.matchId) != carried {
                 attributes.set(carried, for: delivery.matchId)
@@ -50,7 +51,6 @@ extension FCMSink {
             case .failure(let error):
                 tooLarge.append((delivery, error))
             case .success(let fcm):
-                let token = configuration.recipient.token(for: delivery)
                 let body = FCMSendRequest.body(token: token, message: fcm)
                 let key = token + "\u{0}" + delivery.matchId
                 let placed = Placed(delivery: delivery, index: index)

@@ -21,25 +21,27 @@ public struct FCMSinkConfiguration: Sendable, CustomStringConvertible {
     }
 
     /// Which registration token each delivery's message goes to.
-    ///
-    /// Only one mode exists now; sending to the token a delivery carries (`delivery.target.value`, once devices
-    /// register FCM tokens) is one more case here and in `token(for:)`: the sink already groups, orders and settles
-    /// messages per token.
     public enum Recipient: Sendable, Hashable, CustomStringConvertible {
         /// Every delivery to this one token: the command line's "straight to my own phone" mode, as `follow --sink
         /// apns --update-token` is for iOS. Deliveries of one update to several targets become one message.
         case registrationToken(String)
+        /// Each delivery to the token it carries (`PushTarget.Kind.fcmToken`), the broker's mode: Android devices
+        /// register their tokens through the API. Deliveries to other targets (APNs, Web Push) are not this sink's and
+        /// are left alone.
+        case deliveryTargets
 
-        /// The registration token `delivery` is sent to.
-        func token(for delivery: Delivery) -> String {
+        /// The registration token `delivery` is sent to; nil when it is not this sink's to send.
+        func token(for delivery: Delivery) -> String? {
             switch self {
             case .registrationToken(let token): token
+            case .deliveryTargets: delivery.target.kind == .fcmToken ? delivery.target.value : nil
             }
         }
 
         public var description: String {
             switch self {
             case .registrationToken(let token): "registrationToken(\(Redact.token(token)))"
+            case .deliveryTargets: "deliveryTargets"
             }
         }
     }
@@ -118,12 +120,9 @@ public struct FCMSinkConfiguration: Sendable, CustomStringConvertible {
         guard let url = URL(string: base), url.path.isEmpty, url.query == nil else {
             throw .invalidConfiguration("endpoint must not have a path or query; /v1/projects/<project>/messages:send is added")
         }
-        switch recipient {
-        case .registrationToken(let token):
-            guard Self.isRegistrationToken(token) else {
-                throw .invalidConfiguration(
-                    "registration token must be 1 to 4096 ASCII letters, digits, '-', '_', ':' or '.', as FCM issues them")
-            }
+        if case .registrationToken(let token) = recipient, !Self.isRegistrationToken(token) {
+            throw .invalidConfiguration(
+                "registration token must be 1 to 4096 ASCII letters, digits, '-', '_', ':' or '.', as FCM issues them")
         }
         guard maxConcurrentRequests > 0, requestTimeout > .zero, maxErrorBodyBytes >= 0, rememberedMatches > 0 else {
             throw .invalidConfiguration("maxConcurrentRequests, requestTimeout and rememberedMatches must be positive")
@@ -139,7 +138,7 @@ public struct FCMSinkConfiguration: Sendable, CustomStringConvertible {
     }
 
     /// What FCM registration tokens are made of; anything else is a paste gone wrong.
-    static func isRegistrationToken(_ token: String) -> Bool {
+    public static func isRegistrationToken(_ token: String) -> Bool {
         !token.isEmpty && token.utf8.count <= 4096 && token.unicodeScalars.allSatisfy {
             $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_:.".unicodeScalars.contains($0))
         }

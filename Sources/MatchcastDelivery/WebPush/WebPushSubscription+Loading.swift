@@ -107,3 +107,18 @@ extension WebPushMessage.Subscription {
         return self
     }
 }
+
+extension WebPushMessage.Subscription {
+    /// `{"endpoint":"…","keys":{"auth":"…","p256dh":"…"}}`, the keys in unpadded base64url: one text per subscription,
+    /// however the browser's JSON was spaced or ordered. The broker stores a device's subscription this way, and a
+    /// delivery to it carries it as its target's value (`PushTarget.Kind.webPushSubscription`); `init(json:)` reads it back.
+    public var canonicalJSON: String {
+        struct Keys: Encodable { var p256dh: String; var auth: String }
+        struct Form: Encodable { var endpoint: String; var keys: Keys }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let form = Form(endpoint: endpoint.absoluteString, keys: Keys(p256dh: Base64URL.encode(p256dh), auth: Base64URL.encode(auth)))
+        // Strings and nothing else: encoding cannot fail.
+        return (try? encoder.encode(form)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+    }
+}

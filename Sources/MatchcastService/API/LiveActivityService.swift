@@ -106,6 +106,18 @@ public final class LiveActivityService: Sendable {
         try await tokens.setPushToStartToken(deviceId: deviceId, token: token, environment: environment)
     }
 
+    /// Sets an Android device's FCM registration token (tokens rotate): its activities start, update and end through
+    /// it, and those already started move to it.
+    public func setFCMToken(deviceId: String, token: String) async throws(ServiceError) {
+        try await tokens.setDirectAddress(deviceId: deviceId, .fcm(try Validation.fcmToken(token, field: "token")))
+    }
+
+    /// Sets a browser's Web Push subscription, as its `PushSubscription.toJSON()` gives it: its activities start,
+    /// update and end through it, and those already started move to it.
+    public func setWebPushSubscription(deviceId: String, json: some DataProtocol) async throws(ServiceError) {
+        try await tokens.setDirectAddress(deviceId: deviceId, .webPush(try Validation.webPushSubscription(json)))
+    }
+
     /// A downstream push service reports a dead token: whatever depended on it ends.
     public func reportDeadToken(_ token: String, reason: String) async throws(ServiceError) -> Bool {
         try await tokens.invalidate(token, reason: reason)

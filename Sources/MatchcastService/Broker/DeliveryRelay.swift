@@ -71,7 +71,7 @@ public actor DeliveryRelay {
         self.dispatcher = dispatcher
         self.mode = mode
         self.metrics = metrics
-        highPriority = Dictionary(uniqueKeysWithValues: [PushTarget.Kind.updateToken, .channel, .pushToStartToken].map {
+        highPriority = Dictionary(uniqueKeysWithValues: PushTarget.Kind.allCases.map {
             ($0, metrics.highPriorityPushes(target: $0))
         })
         self.clock = clock
@@ -115,17 +115,19 @@ public actor DeliveryRelay {
 
     /// Counts the priority-10 deliveries among new ones by target kind (`matchcast_high_priority_pushes_total`).
     private func countHighPriority(_ deliveries: [Delivery]) {
-        var (updates, channels, starts) = (0, 0, 0)
+        var (updates, channels, starts, others) = (0, 0, 0, [PushTarget.Kind: Int]())
         for index in deliveries.indices where deliveries[index].priority == 10 {
             switch deliveries[index].target.kind {
             case .updateToken: updates += 1
             case .channel: channels += 1
             case .pushToStartToken: starts += 1
+            case let kind: others[kind, default: 0] += 1
             }
         }
         for (kind, count) in [(PushTarget.Kind.updateToken, updates), (.channel, channels), (.pushToStartToken, starts)] where count > 0 {
             highPriority[kind]?.increment(by: count)
         }
+        for (kind, count) in others { highPriority[kind]?.increment(by: count) }
     }
 
     /// After a restart, before anything new is submitted: what the store still has queued, oldest first.

@@ -144,9 +144,13 @@ extension LifecycleManager {
                 var pushToStart: String?
                 if case .pushToStart = intent.recipient {
                     pushToStart = token
-                    startGate[record.deviceId] = now().addingTimeInterval(settings.pushToStartSpacing.seconds)
+                    // The spacing is APNs's (iOS throttles push-to-start); FCM and Web Push have none.
+                    if !DirectAddress.isDirect(token) {
+                        startGate[record.deviceId] = now().addingTimeInterval(settings.pushToStartSpacing.seconds)
+                    }
                 }
                 build(intent, for: record, pushToStartToken: pushToStart, now: moment, into: &deliveries)
+                if let pushToStart { Self.started(&record, through: pushToStart) }
             }
             record.updatedAt = moment
             return record

@@ -239,38 +239,71 @@ public actor LifecycleManager {
         return true
     }
 
-    /// A device's push-to-start token arrived or changed: its waiting activities of live matches may start.
+    /// A device's push-to-start token arrived or changed: its waiting activities of live matches may start. For an
+    /// Android or web device (a `DirectAddress`), its started activities move to the new address, and what they held
+    /// back goes there.
     public func pushToStartTokenChanged(deviceId: String) async throws(ServiceError) {
-        for matchId in try await knownMatches(followedBy: deviceId) {
+        let matchIds = try await knownMatches(followedBy: deviceId)
+        guard !matchIds.isEmpty else { return }
+        let address = try await directAddress(deviceId: deviceId)
+        for matchId in matchIds {
             await gates.enter(matchId)
             defer { gates.leave(matchId) }
-            guard let latest = latest(matchId: matchId), latest.status.isInProgress else { continue }
             var deliveries: [Delivery] = []
             var changed = ChangeSet()
             try await loadActivities(matchId: matchId)
-            for var record in matches[matchId]?.cache?.records(deviceId: deviceId) ?? [] where record.phase == .waiting {
-                guard try await mayAct(on: record) else { continue }
-                try await execute(record.lifecycle.matchChanged(latest, now: now(), policy: policy),
-                                  on: &record, into: &deliveries, changed: &changed)
+            let latest = latest(matchId: matchId)
+            for var record in matches[matchId]?.cache?.records(deviceId: deviceId) ?? [] {
+                switch record.phase {
+                case .waiting:
+                    guard let latest, latest.status.isInProgress, try await mayAct(on: record) else { continue }
+                    try await execute(record.lifecycle.matchChanged(latest, now: now(), policy: policy),
+                                      on: &record, into: &deliveries, changed: &changed)
+                case .starting, .active:
+                    guard let address, let token = record.updateToken, DirectAddress.isDirect(token),
+                          !address.holds(activityToken: token)
+                    else { continue }
+                    let moved = address.activityToken(for: record.activityId)
+                    try await execute(record.lifecycle.updateTokenRegistered(moved, now: now(), policy: policy),
+                                      on: &record, into: &deliveries, changed: &changed)
+                case .ended:
+                    continue
+                }
             }
             try await finish(deliveries, changed)
         }
     }
 
-    /// APNs refused a device's push-to-start token: its activities whose start went there and never arrived
-    /// (`starting`, no update token yet) wait again for the device's next token (`ActivityLifecycle.startRejected`).
+    /// A device's push-to-start token was refused (dead). APNs: its activities whose start went there and never
+    /// arrived (`starting`, no update token yet) wait again for the device's next token
+    /// (`ActivityLifecycle.startRejected`). An Android or web device's dead address takes every activity on it off the
+    /// screen: those wait again too (`ActivityLifecycle.addressLost`), all but any already on the device's next address.
     public func pushToStartTokenRejected(deviceId: String) async throws(ServiceError) {
-        for matchId in try await knownMatches(followedBy: deviceId) {
+        let matchIds = try await knownMatches(followedBy: deviceId)
+        guard !matchIds.isEmpty else { return }
+        let current = try await directAddress(deviceId: deviceId)
+        for matchId in matchIds {
             await gates.enter(matchId)
             defer { gates.leave(matchId) }
             try await loadActivities(matchId: matchId)
             var deliveries: [Delivery] = []
             var changed = ChangeSet()
-            for var record in matches[matchId]?.cache?.records(deviceId: deviceId) ?? [] where record.phase == .starting {
-                try await execute(record.lifecycle.startRejected(), on: &record, into: &deliveries, changed: &changed)
+            for var record in matches[matchId]?.cache?.records(deviceId: deviceId) ?? [] where record.isOpen {
+                if let token = record.updateToken, DirectAddress.isDirect(token) {
+                    if current?.holds(activityToken: token) == true { continue }
+                    try await execute(record.lifecycle.addressLost(), on: &record, into: &deliveries, changed: &changed)
+                } else if record.phase == .starting {
+                    try await execute(record.lifecycle.startRejected(), on: &record, into: &deliveries, changed: &changed)
+                }
             }
             try await finish(deliveries, changed)
         }
+    }
+
+    /// The device's Android or web address, if that is what it has in place of a push-to-start token.
+    private func directAddress(deviceId: String) async throws(ServiceError) -> DirectAddress? {
+        let token = try await persist { try await self.store.pushToStartToken(deviceId: deviceId) }
+        return token.flatMap { DirectAddress(stored: $0.token) }
     }
 
     /// The matches this manager knows that the device follows, sorted: where its activities are (an open activity
@@ -547,8 +580,11 @@ public actor LifecycleManager {
                     // Set before the read: an operation on another match runs meanwhile (`mayAct`).
                     startGate[deviceId] = now().addingTimeInterval(settings.pushToStartSpacing.seconds)
                     pushToStart = try await persist { try await self.store.pushToStartToken(deviceId: deviceId) }?.token
+                    // The spacing is APNs's (iOS throttles push-to-start); FCM and Web Push have none.
+                    if let pushToStart, DirectAddress.isDirect(pushToStart) { startGate[deviceId] = nil }
                 }
                 build(intent, for: record, pushToStartToken: pushToStart, now: now(), into: &deliveries)
+                if let pushToStart { Self.started(&record, through: pushToStart) }
             case .finished:
                 break
             case .restart:
@@ -566,6 +602,13 @@ public actor LifecycleManager {
                                   on: &fresh, into: &deliveries, changed: &changed)
             }
         }
+    }
+
+    /// A start just went to `token`, the device's push-to-start token: when that is a `DirectAddress` (FCM, Web Push),
+    /// the activity is active on it at once (`ActivityLifecycle.startedDirect`); an APNs one waits for its update token.
+    static func started(_ record: inout ActivityRecord, through token: String) {
+        guard let address = DirectAddress(stored: token) else { return }
+        record.lifecycle.startedDirect(token: address.activityToken(for: record.activityId))
     }
 
     /// The delivery of one intent of `record`, appended to `deliveries` (nothing when there is no token to send to).

@@ -17,7 +17,21 @@ struct TokenManager: Sendable {
         let record = PushToStartTokenRecord(deviceId: deviceId, token: token, environment: environment, updatedAt: now())
         try await access { try await $0.setPushToStartToken(record) }
         logger.info("push-to-start token set", metadata: ["device": "\(deviceId)", "token": "\(Redact.token(token))"])
-        // Starts what waits for it.
+        try await startAddressChanged(deviceId: deviceId)
+    }
+
+    /// An Android or web device's address (`DirectAddress`), kept in the place of a push-to-start token: it replaces
+    /// the device's token or address, and a device that held the same address before loses it.
+    func setDirectAddress(deviceId: String, _ address: DirectAddress) async throws(ServiceError) {
+        // No environment: APNs is not where it goes.
+        let record = PushToStartTokenRecord(deviceId: deviceId, token: address.stored, environment: .production, updatedAt: now())
+        try await access { try await $0.setPushToStartToken(record) }
+        logger.info("device address set", metadata: ["device": "\(deviceId)", "address": "\(address.redacted)"])
+        try await startAddressChanged(deviceId: deviceId)
+    }
+
+    private func startAddressChanged(deviceId: String) async throws(ServiceError) {
+        // Starts what waits for it; an Android or web device's started activities move to the new address.
         try await tellMatches(.pushToStartTokenChanged, deviceId: deviceId) { lifecycle throws(ServiceError) in
             try await lifecycle.pushToStartTokenChanged(deviceId: deviceId)
         }
@@ -30,7 +44,8 @@ struct TokenManager: Sendable {
 
     /// A dead token (APNs 410/400, or a downstream service's feedback): true if anything used it.
     func invalidate(_ token: String, reason: String) async throws(ServiceError) -> Bool {
-        let token = try Validation.token(token, field: "token")
+        // An Android or web device's address comes as stored (`fcm:…`, `webpush:…`): its activities hold none of it.
+        let token = DirectAddress.isDirect(token) ? token : try Validation.token(token, field: "token")
         var endedActivity = false
         if let holder = try await access({ try await $0.activity(updateToken: token) }), holder.isOpen {
             _ = try await router.perform(MatchCommand(.invalidateUpdateToken, matchId: holder.matchId, token: token))
