@@ -128,7 +128,7 @@ struct WebPushCLITests {
         }
     }
 
-    @Test("the flags, keys and variables of --sink webpush mean the same to follow and replay; serve refuses it")
+    @Test("the flags, keys and variables of --sink webpush mean the same to follow and replay; serve takes it without a subscription file")
     func configuration() async throws {
         try await FakePushService.with { service in
             let (_, folder, flags) = try Self.setUp(service)
@@ -162,19 +162,39 @@ struct WebPushCLITests {
                             .makeSinks(deadLetters: { _ in InMemoryDeadLetters() }, onInvalidToken: { _, _ in })
                         defer { SinkFactory.shutdown(sinks) }
                         let sink = try #require(sinks.first as? WebPushSink)
-                        #expect(sink.configuration.subscription.origin == service.origin)
+                        guard case .subscription(let subscription) = sink.configuration.recipient else {
+                            Issue.record("follow and replay send to the configured subscription")
+                            return
+                        }
+                        #expect(subscription.origin == service.origin && !sink.configuration.waitsForSends)
                         #expect(sink.configuration.vapid.subject == Self.subject)
                     }
                 }
             }
+            // serve sends to the subscriptions browsers register: one subscription file is refused, and none is needed.
             for arguments in [flags, []] {
                 #expect {
                     _ = try SinkOptionsTests.configuration("serve", arguments, environment: arguments.isEmpty ? environment : [:])
                 } throws: { error in
                     guard let error = error as? ConfigurationError else { return false }
                     let line = SinkOptions.message(error)
-                    return line.hasPrefix("--sink (sinks): webpush sends to one browser subscription") && !line.contains("\n")
+                    return line.hasPrefix("--webpush-subscription (webpush.subscriptionFile): serve sends each message to the subscription its browser registered")
+                        && !line.contains("\n")
                 }
+            }
+            let serving = try SinkOptionsTests.configuration("serve", Array(flags.prefix(2)) + Array(flags.dropFirst(4)))
+            #expect(serving.sinks == ["webpush"] && serving.webPush.subscriptionFile.isEmpty)
+            try await ServeAPNsTests.withClient { client in
+                var factory = SinkFactory(configuration: serving, client: client, logger: ServeAPNsTests.quiet)
+                factory.routesByTarget = true
+                let sinks = try factory.makeSinks(deadLetters: { _ in InMemoryDeadLetters() }, onInvalidToken: { _, _ in })
+                defer { SinkFactory.shutdown(sinks) }
+                let sink = try #require(sinks.first as? WebPushSink)
+                guard case .deliveryTargets = sink.configuration.recipient else {
+                    Issue.record("serve's webpush sink sends to each delivery's subscription")
+                    return
+                }
+                #expect(sink.configuration.waitsForSends)
             }
         }
     }

@@ -62,7 +62,8 @@ struct DirectDeviceTests {
                 try await h.service.setWebPushSubscription(deviceId: web, json: browser.json)
                 var activity: [String: String] = [:]
                 for device in [ios, android, web] {
-                    activity[device] = try #require(try await h.service.follow(deviceId: device, matchId: "m").activityId)
+                    let id: String = try #require(try await h.service.follow(deviceId: device, matchId: "m").activityId)
+                    activity[device] = id
                 }
 
                 // Kick-off: three starts, each to its device's address.

@@ -82,12 +82,6 @@ struct ServeCommand: AsyncParsableCommand {
         flags["log.format"] = logFormat
         flags["log.level"] = logLevel
         let configuration = try ConfigurationLoader.load(fileText: fileText, environment: environment, flags: flags, serving: true)
-        if configuration.sinks.contains("webpush") {
-            throw ConfigurationError(
-                key: "sinks",
-                reason: "webpush sends to one browser subscription, for follow and replay; serve would need subscriptions "
-                    + "registered per device, which it does not take yet")
-        }
         return configuration
     }
 }

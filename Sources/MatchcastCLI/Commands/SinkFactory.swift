@@ -22,6 +22,10 @@ struct SinkFactory {
     /// through the API) rather than to the `fcm` section's one token (`follow`, `replay`).
     var routesByTarget = false
 
+    /// Web Push sends in flight at once when routed by target: each lane (a match on one browser) sends one at a
+    /// time, so this is how many browsers are being sent to at once.
+    static let routedWebPushConcurrency = 64
+
     /// Whether any of `sinks` sends over HTTP (and so needs the shared `HTTPClient`).
     static func needsHTTPClient(_ sinks: [String]) -> Bool {
         sinks.contains { $0 == "apns" || $0 == "fcm" || $0 == "webpush" || SinkNames.isWebhook($0) }
@@ -62,7 +66,7 @@ struct SinkFactory {
             } else if spec == "fcm" {
                 sinks.append(try fcmSink(deadLetters: deadLetters("fcm"), onInvalidToken: onInvalidToken))
             } else if spec == "webpush" {
-                sinks.append(try webPushSink(deadLetters: deadLetters("webpush")))
+                sinks.append(try webPushSink(deadLetters: deadLetters("webpush"), onInvalidToken: onInvalidToken))
             } else if spec.hasPrefix("webhook:") {
                 sinks.append(try webhookSink(url: String(spec.dropFirst("webhook:".count)), deadLetters: deadLetters("webhook")))
             } else {
@@ -154,16 +158,27 @@ struct SinkFactory {
         }
     }
 
-    /// The Web Push sink to the one subscription of the `webpush` section; its files are read and checked here.
-    private func webPushSink(deadLetters: any DeadLetterRecorder) throws(ConfigurationError) -> WebPushSink {
+    /// The Web Push sink: to the one subscription of the `webpush` section, or (`routesByTarget`) to each delivery's
+    /// own, returning from a delivery only once it is settled (the broker's outbox lets go of it then). Its files are
+    /// read and checked here. Routed, a subscription the push service calls gone reaches `onInvalidToken` as the
+    /// device's stored address (`DirectAddress.stored`), with a reason prefixed `webpush:`.
+    private func webPushSink(
+        deadLetters: any DeadLetterRecorder, onInvalidToken: @escaping @Sendable (_ token: String, _ reason: String) async -> Void
+    ) throws(ConfigurationError) -> WebPushSink {
         let client = try sharedClient(for: "webpush")
         let settings = configuration.webPush
         do {
-            let subscription = try WebPushMessage.Subscription.load(file: settings.subscriptionFile.trimmed)
             let vapid = try VAPIDCredentials.load(keyFile: settings.vapidKeyFile.trimmed, subject: settings.vapidSubject)
+            let sinkConfiguration = routesByTarget
+                ? WebPushSinkConfiguration(
+                    recipient: .deliveryTargets, vapid: vapid, waitsForSends: true,
+                    maxConcurrentRequests: Self.routedWebPushConcurrency)
+                : WebPushSinkConfiguration(
+                    subscription: try WebPushMessage.Subscription.load(file: settings.subscriptionFile.trimmed), vapid: vapid)
             return try WebPushSink(
-                configuration: WebPushSinkConfiguration(subscription: subscription, vapid: vapid), client: client,
-                deadLetters: deadLetters, logger: logger)
+                configuration: sinkConfiguration, client: client, deadLetters: deadLetters,
+                onGone: { subscription, reason in await onInvalidToken(DirectAddress.webPush(subscription).stored, reason) },
+                logger: logger)
         } catch {
             // The messages name files and origins, never keys or the endpoint's path.
             let key = switch error.part {

@@ -10,8 +10,9 @@ public enum ConfigurationLoader {
     ///   - flags: values from the command line, by key path (`http.port`).
     ///   - only: when given, keys of the file and the environment it refuses are ignored (`follow` and
     ///     `replay` read the sink keys only); unknown keys are errors still.
-    ///   - serving: `serve`'s: the fcm sink sends to the tokens devices register, so `fcm.registrationToken` (one
-    ///     device's, for `follow` and `replay`) is refused rather than required.
+    ///   - serving: `serve`'s: the fcm and webpush sinks send to the tokens and subscriptions devices register, so
+    ///     `fcm.registrationToken` and `webpush.subscriptionFile` (one device's, for `follow` and `replay`) are refused
+    ///     rather than required.
     public static func load(
         fileText: String?, environment: [String: String], flags: [String: String],
         only: (@Sendable (String) -> Bool)? = nil, serving: Bool = false
@@ -117,11 +118,20 @@ public enum ConfigurationLoader {
             try validateAPNs(config.apns)
         }
         if config.sinks.contains("webpush") {
-            let required: [(key: String, value: String, flag: String, what: String)] = [
-                ("webpush.subscriptionFile", config.webPush.subscriptionFile, "--webpush-subscription", "the browser's subscription file (PushSubscription JSON)"),
+            var required: [(key: String, value: String, flag: String, what: String)] = [
                 ("webpush.vapidKeyFile", config.webPush.vapidKeyFile, "--vapid-key-file", "the VAPID private key file"),
                 ("webpush.vapidSubject", config.webPush.vapidSubject, "--vapid-subject", "a VAPID contact (mailto:you@example.com)"),
             ]
+            if serving {
+                guard config.webPush.subscriptionFile.trimmingCharacters(in: .whitespaces).isEmpty else {
+                    throw ConfigurationError(
+                        key: "webpush.subscriptionFile",
+                        reason: "serve sends each message to the subscription its browser registered (PUT /v1/devices/{id}/webpush-subscription); "
+                            + "one subscription file (--webpush-subscription) is for follow and replay")
+                }
+            } else {
+                required.insert(("webpush.subscriptionFile", config.webPush.subscriptionFile, "--webpush-subscription", "the browser's subscription file (PushSubscription JSON)"), at: 0)
+            }
             for item in required where item.value.trimmingCharacters(in: .whitespaces).isEmpty {
                 throw ConfigurationError(key: item.key, reason: "the webpush sink needs \(item.what) (\(item.flag))")
             }

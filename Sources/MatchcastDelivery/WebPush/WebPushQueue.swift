@@ -2,8 +2,13 @@ import Foundation
 import Logging
 import MatchcastCore
 
-/// The deliveries handed to the Web Push sink and not yet settled, one lane per match: a match's pushes go one
-/// after another in the order they came; pushes of different matches go at once, up to `maxConcurrentRequests`.
+/// The deliveries handed to the Web Push sink and not yet settled, one lane per match and subscription: a match's
+/// pushes to a subscription go one after another in the order they came; pushes of different lanes go at once, up to
+/// `maxConcurrentRequests`.
+///
+/// Routed by target (`WebPushSinkConfiguration.Recipient.deliveryTargets`), a subscription the push service calls gone
+/// is reported (`WebPushSender.onGone`) and what waits for it, or comes for it later, is dead-lettered; the other
+/// subscriptions carry on.
 ///
 /// Latest state wins: an `update` still waiting in its lane is replaced by the next `update` or `end` of its match
 /// (settled as superseded), and an update waiting to be retried gives way to whatever of its match came after it.
@@ -28,6 +33,12 @@ actor WebPushQueue {
     private var idleWaiters: [CheckedContinuation<Void, Never>] = []
     private var attributes: RememberedAttributes
     private var nextTaskId = 0
+    /// Routed: subscriptions read from delivery targets (reading checks the key), by target value.
+    private var subscriptions: [String: WebPushMessage.Subscription] = [:]
+    /// Routed: subscriptions the push service called gone, by target value.
+    private var gone: [String: WebPushSubscriptionGone] = [:]
+    /// Past this many, the remembered subscriptions and gone ones are forgotten and read again as they come.
+    private static let rememberedSubscriptions = 100_000
 
     init(sender: WebPushSender) {
         self.sender = sender
@@ -38,19 +49,36 @@ actor WebPushQueue {
     /// Queues `batch` in order and starts what can start; returns once every delivery is queued or settled.
     func enqueue(_ batch: [Delivery]) async {
         var superseded = 0
-        var unsendable: [WebPushItem] = []
+        var unsendable: [Unsendable] = []
         for delivery in batch {
+            let subscription: WebPushMessage.Subscription
+            var address: String?
+            switch sender.configuration.recipient {
+            case .subscription(let configured):
+                subscription = configured
+            case .deliveryTargets:
+                guard delivery.target.kind == .webPushSubscription else { continue }  // another sink's
+                address = delivery.target.value
+                switch self.subscription(delivery.target.value) {
+                case .success(let read): subscription = read
+                case .failure(let error):
+                    pending += 1
+                    unsendable.append(Unsendable(delivery: delivery, status: 0, body: "not sent: \(error.message)"))
+                    continue
+                }
+            }
             pending += 1
             let aps = delivery.payload.aps
             if let carried = aps.attributes { attributes.remember(carried, for: delivery.matchId) }
             let item = WebPushItem(
-                delivery: delivery, surface: LiveSurface(delivery: delivery, attributes: attributes[delivery.matchId]))
+                delivery: delivery, surface: LiveSurface(delivery: delivery, attributes: attributes[delivery.matchId]),
+                subscription: subscription, address: address)
             if aps.event == .end { attributes.forget(delivery.matchId) }
-            if sender.state.gone != nil || sender.state.closed {
-                unsendable.append(item)
+            if let reason = unsendableReason(item) {
+                unsendable.append(Unsendable(delivery: delivery, status: reason.status, body: reason.body))
                 continue
             }
-            var lane = lanes[delivery.matchId] ?? Lane()
+            var lane = lanes[item.lane] ?? Lane()
             if item.event != .start, let last = lane.waiting.last, last.event == .update {
                 lane.waiting[lane.waiting.count - 1] = item
                 superseded += 1
@@ -59,9 +87,9 @@ actor WebPushQueue {
             }
             if !lane.busy, !lane.scheduled {
                 lane.scheduled = true
-                ready.append(delivery.matchId)
+                ready.append(item.lane)
             }
-            lanes[delivery.matchId] = lane
+            lanes[item.lane] = lane
         }
         if superseded > 0 {
             sender.settle(.superseded, count: superseded)
@@ -69,6 +97,34 @@ actor WebPushQueue {
         }
         pump()
         await deadLetter(unsendable)
+    }
+
+    /// A delivery that will not be sent, and why.
+    private struct Unsendable {
+        var delivery: Delivery
+        var status: Int
+        var body: String
+    }
+
+    /// Why `item` cannot be sent now, if it cannot: the sink shut down, or its subscription is gone.
+    private func unsendableReason(_ item: WebPushItem) -> (status: Int, body: String)? {
+        if let gone = sender.state.gone ?? item.address.flatMap({ gone[$0] }) {
+            return (gone.status, WebPushSender.goneBody(gone))
+        }
+        return sender.state.closed ? (0, WebPushSender.shutDownBody) : nil
+    }
+
+    /// The subscription a delivery's target carries, read once.
+    private func subscription(_ value: String) -> Result<WebPushMessage.Subscription, WebPushSetupError> {
+        if let known = subscriptions[value] { return .success(known) }
+        let read = Result { () throws(WebPushSetupError) in
+            try WebPushMessage.Subscription(json: Data(value.utf8), source: "the delivery's subscription", now: sender.now())
+        }
+        if case .success(let subscription) = read {
+            if subscriptions.count >= Self.rememberedSubscriptions { subscriptions.removeAll() }
+            subscriptions[value] = subscription
+        }
+        return read
     }
 
     /// Returns once everything handed over is settled.
@@ -80,20 +136,20 @@ actor WebPushQueue {
     /// How many matches' start attributes are kept (tests).
     var rememberedMatches: Int { attributes.count }
 
-    /// Whether a push of `matchId` waits behind the one being sent.
-    private func hasWaiting(_ matchId: String) -> Bool {
-        lanes[matchId]?.waiting.isEmpty == false
+    /// Whether a push waits in `lane` behind the one being sent.
+    private func hasWaiting(_ lane: String) -> Bool {
+        lanes[lane]?.waiting.isEmpty == false
     }
 
-    /// Starts sends while there are free ones and matches ready.
+    /// Starts sends while there are free ones and lanes ready.
     private func pump() {
         while running < maxConcurrent, !ready.isEmpty {
-            let matchId = ready.removeFirst()
-            guard var lane = lanes[matchId], !lane.waiting.isEmpty else { continue }
+            let key = ready.removeFirst()
+            guard var lane = lanes[key], !lane.waiting.isEmpty else { continue }
             let item = lane.waiting.removeFirst()
             lane.scheduled = false
             lane.busy = true
-            lanes[matchId] = lane
+            lanes[key] = lane
             running += 1
             let id = nextTaskId
             nextTaskId += 1
@@ -103,8 +159,8 @@ actor WebPushQueue {
     }
 
     private nonisolated func run(_ item: WebPushItem, taskId: Int) async {
-        let matchId = item.matchId
-        let result = await sender.send(item) { await self.hasWaiting(matchId) }
+        let lane = item.lane
+        let result = await sender.send(item) { await self.hasWaiting(lane) }
         await finished(item, result: result, taskId: taskId)
     }
 
@@ -112,7 +168,22 @@ actor WebPushQueue {
         sender.state.locked { $0.tasks[taskId] = nil }
         running -= 1
         var orphans: [WebPushItem] = []
-        if case .gone(let gone) = result {
+        if case .gone(let gone) = result, let address = item.address {
+            // Routed: this subscription alone is gone. What waits for it is dead-lettered; the broker is told.
+            if self.gone[address] == nil {
+                if self.gone.count >= Self.rememberedSubscriptions { self.gone.removeAll() }
+                self.gone[address] = gone
+                sender.logger.notice("the push service says a subscription is gone; nothing more is sent to it", metadata: [
+                    "webpush.status": "\(gone.status)", "webpush.endpoint": "\(gone.origin)",
+                ])
+                await sender.onGone(address, "webpush:HTTP \(gone.status)")
+            }
+            for (key, lane) in lanes where lane.waiting.first?.address == address {
+                orphans += lane.waiting
+                // A lane still sending keeps its place (its send's end clears it); an idle one goes.
+                if lane.busy { lanes[key]?.waiting = [] } else { lanes[key] = nil }
+            }
+        } else if case .gone(let gone) = result {
             let first = sender.state.locked { values in
                 defer { if values.gone == nil { values.gone = gone } }
                 return values.gone == nil
@@ -125,35 +196,38 @@ actor WebPushQueue {
         if sender.state.gone != nil || sender.state.closed {
             // Nothing waiting can be sent: every lane's pushes become dead letters now, not one by one.
             for (_, lane) in lanes { orphans += lane.waiting }
-            lanes = lanes.filter { $0.value.busy && $0.key != item.matchId }.mapValues { lane in
+            lanes = lanes.filter { $0.value.busy && $0.key != item.lane }.mapValues { lane in
                 var lane = lane
                 lane.waiting = []
                 lane.scheduled = false
                 return lane
             }
             ready = []
-        } else if var lane = lanes[item.matchId] {
+        } else if var lane = lanes[item.lane] {
             lane.busy = false
             if lane.waiting.isEmpty {
-                lanes[item.matchId] = nil
+                lanes[item.lane] = nil
             } else {
                 lane.scheduled = true
-                lanes[item.matchId] = lane
-                ready.append(item.matchId)
+                lanes[item.lane] = lane
+                ready.append(item.lane)
             }
         }
         pump()
-        await deadLetter(orphans)
+        await deadLetter(orphans.map { orphan in
+            let reason = unsendableReason(orphan) ?? (0, WebPushSender.shutDownBody)
+            return Unsendable(delivery: orphan.delivery, status: reason.status, body: reason.body)
+        })
         settled(1)
     }
 
-    /// Dead-letters pushes that cannot be sent (the subscription is gone, or the sink shut down), then counts them settled.
-    private func deadLetter(_ items: [WebPushItem]) async {
+    /// Dead-letters pushes that cannot be sent (the subscription is gone or unreadable, or the sink shut down), then
+    /// counts them settled.
+    private func deadLetter(_ items: [Unsendable]) async {
         guard !items.isEmpty else { return }
-        let body = sender.state.gone.map(WebPushSender.goneBody) ?? WebPushSender.shutDownBody
-        let status = sender.state.gone?.status ?? 0
         for item in items {
-            await sender.deadLetter(item, status: status, body: body, logger: sender.logger)
+            await sender.deadLetter(item.delivery, event: item.delivery.payload.aps.event, status: item.status, body: item.body,
+                                    logger: sender.logger)
         }
         settled(items.count)
     }

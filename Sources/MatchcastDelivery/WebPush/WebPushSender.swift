@@ -18,6 +18,8 @@ struct WebPushSender: Sendable {
     let state: WebPushSinkState
     /// The subscription's push service gets one VAPID token, reused until shortly before it expires.
     let vapidTokens: VAPIDTokenCache
+    /// Routed by target: told of each subscription the push service calls gone (its target value, and why).
+    let onGone: @Sendable (_ subscription: String, _ reason: String) async -> Void
 
     enum Result: Sendable {
         case delivered
@@ -49,7 +51,7 @@ struct WebPushSender: Sendable {
             do {
                 let payload = try item.surface.webPushPayload(now: now())
                 message = try WebPushMessage(
-                    payload: payload.body, to: configuration.subscription, vapid: configuration.vapid, ttl: payload.ttl,
+                    payload: payload.body, to: item.subscription, vapid: configuration.vapid, ttl: payload.ttl,
                     urgency: payload.urgency == .high ? .high : .normal,
                     topic: WebPushMessage.topic(forMatch: item.matchId), now: now(), vapidTokens: vapidTokens)
             } catch {
@@ -73,7 +75,7 @@ struct WebPushSender: Sendable {
                     return .delivered
                 case .subscriptionGone:
                     metrics.request(outcome: "gone")
-                    let gone = WebPushSubscriptionGone(status: answer.status, origin: configuration.subscription.origin)
+                    let gone = WebPushSubscriptionGone(status: answer.status, origin: item.subscription.origin)
                     await deadLetter(item, status: answer.status, body: body.isEmpty ? Self.goneBody(gone) : body, logger: logger)
                     return .gone(gone)
                 case .tooLarge:
@@ -154,10 +156,14 @@ struct WebPushSender: Sendable {
     /// Hands `item` to the dead-letter recorder with the status (0: no answer) and the body (the push service's was
     /// cut to `maxErrorBodyBytes` when read), and counts it.
     func deadLetter(_ item: WebPushItem, status: Int, body: String, logger: Logger) async {
-        await deadLetters.record([item.delivery], status: status, body: body)
+        await deadLetter(item.delivery, event: item.event, status: status, body: body, logger: logger)
+    }
+
+    func deadLetter(_ delivery: Delivery, event: ActivityEvent, status: Int, body: String, logger: Logger) async {
+        await deadLetters.record([delivery], status: status, body: body)
         settle(.deadLetter)
         logger.warning("web push not delivered; dead-lettered", metadata: [
-            "webpush.status": "\(status)", "delivery.event": "\(item.event.rawValue)",
+            "webpush.status": "\(status)", "delivery.event": "\(event.rawValue)",
         ])
     }
 

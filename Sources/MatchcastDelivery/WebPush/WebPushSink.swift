@@ -4,9 +4,10 @@ import Foundation
 import Logging
 import MatchcastCore
 
-/// Sends every delivery to one browser's Web Push subscription: the command line's "straight to my own browser"
-/// mode (`follow --sink webpush`), as `--sink apns --update-token` sends to one phone. A delivery's target is not
-/// read; the subscription is the configuration's.
+/// Sends deliveries to browsers' Web Push subscriptions (`WebPushSinkConfiguration.Recipient`): all to one
+/// subscription, the command line's "straight to my own browser" mode (`follow --sink webpush`), as `--sink apns
+/// --update-token` sends to one phone; or each to the subscription its target carries, the broker's mode (`serve`),
+/// where browsers register theirs through the API and deliveries to other targets are left alone.
 ///
 /// Each delivery becomes its live surface (`LiveSurface`, with the attributes its match's `start` carried, kept per
 /// match so updates show the full names), rendered as the documented Web Push JSON
@@ -20,8 +21,10 @@ import MatchcastCore
 /// - 201 (any 2xx): delivered;
 /// - 429, 5xx, connection failures and timeouts: retried with `RetryPolicy` (jittered exponential backoff, never
 ///   sooner than a `Retry-After`), then dead-lettered when its attempts or total deadline run out;
-/// - 404, 410: the subscription is gone: dead-lettered, `subscriptionGone` set, nothing more is sent, and every
-///   delivery waiting or handed over later is dead-lettered with that reason; `flush()` then throws it;
+/// - 404, 410: the subscription is gone: dead-lettered, and every delivery for it waiting or handed over later is
+///   dead-lettered with that reason. To one subscription, `subscriptionGone` is set, nothing more is sent, and
+///   `flush()` throws it; routed by target, `onGone` is told (the broker forgets the device's subscription) and the
+///   other subscriptions carry on;
 /// - 413, and any other status (400, 401, 403): dead-lettered with the status and the start of the answer's body.
 ///
 /// The endpoint appears in logs and errors only as its origin (`https://host`); keys never.
@@ -54,6 +57,8 @@ public struct WebPushSink: DeliverySink {
     ///   - deadLetters: where deliveries go that could not be sent (the same recorder the webhook sink uses).
     ///   - clock: what retries sleep on; an instant or manual clock in tests.
     ///   - now: wall time, for the VAPID token's expiry, the TTL, HTTP-date `Retry-After` values and health.
+    ///   - onGone: routed by target, told once of each subscription the push service calls gone: its target value and
+    ///     the reason (`webpush:HTTP 410`).
     /// - Throws: `WebPushSetupError` for a subscription whose endpoint or keys cannot be used, or limits that are not
     ///   positive.
     public init(
@@ -63,6 +68,7 @@ public struct WebPushSink: DeliverySink {
         clock: any Clock<Duration> = ContinuousClock(),
         now: @escaping @Sendable () -> Date = { Date() },
         metricsFactory: any MetricsFactory = MetricsSystem.factory,
+        onGone: @escaping @Sendable (_ subscription: String, _ reason: String) async -> Void = { _, _ in },
         logger: Logger = Logger(label: "matchcast.webpush")
     ) throws(WebPushSetupError) {
         try configuration.validate()
@@ -71,18 +77,22 @@ public struct WebPushSink: DeliverySink {
         let state = WebPushSinkState()
         self.state = state
         var logger = logger
-        logger[metadataKey: "webpush.endpoint"] = "\(configuration.subscription.origin)"
+        if case .subscription(let subscription) = configuration.recipient {
+            logger[metadataKey: "webpush.endpoint"] = "\(subscription.origin)"
+        }
         queue = WebPushQueue(sender: WebPushSender(
             configuration: configuration, client: client, deadLetters: deadLetters, clock: clock, now: now,
             metrics: WebPushMetrics(factory: metricsFactory), logger: logger, state: state,
-            vapidTokens: VAPIDTokenCache(vapid: configuration.vapid)))
+            vapidTokens: VAPIDTokenCache(vapid: configuration.vapid), onGone: onGone))
     }
 
-    /// Queues `batch` (see the type's description) and returns; never throws. Deliveries handed over once the
-    /// subscription is gone or the sink shut down are dead-lettered at once.
+    /// Queues `batch` (see the type's description) and returns, or with `waitsForSends`, returns once all of it is
+    /// settled; never throws. Deliveries handed over once their subscription is gone or the sink shut down are
+    /// dead-lettered at once.
     public func deliver(_ batch: [Delivery]) async throws {
         guard !batch.isEmpty else { return }
         await queue.enqueue(batch)
+        if configuration.waitsForSends { await queue.idle() }
     }
 
     /// Returns once every delivery handed over is settled; throws `WebPushSubscriptionGone` when the subscription

@@ -1,9 +1,23 @@
 import Foundation
 
-/// Where and how the Web Push sink sends: the one browser subscription, the VAPID credentials, and the limits.
+/// Where and how the Web Push sink sends: the one browser subscription (or each delivery's own), the VAPID
+/// credentials, and the limits.
 public struct WebPushSinkConfiguration: Sendable {
-    public var subscription: WebPushMessage.Subscription
+    /// Which subscription each delivery goes to.
+    public enum Recipient: Sendable {
+        /// Every delivery to this one subscription: the command line's "straight to my own browser" mode.
+        case subscription(WebPushMessage.Subscription)
+        /// Each delivery to the subscription it carries (`PushTarget.Kind.webPushSubscription`, as the broker stores
+        /// it: `WebPushMessage.Subscription.canonicalJSON`), the broker's mode: browsers register theirs through the
+        /// API. Deliveries to other targets are not this sink's and are left alone.
+        case deliveryTargets
+    }
+
+    public var recipient: Recipient
     public var vapid: VAPIDCredentials
+    /// Whether `deliver(_:)` returns only once every delivery it was handed is settled (the broker's mode: its
+    /// outbox lets go of a delivery once every sink took it), rather than once queued.
+    public var waitsForSends: Bool
     public var retry: RetryPolicy
     /// One attempt's whole exchange, the answer's body included.
     public var requestTimeout: Duration
@@ -18,6 +32,7 @@ public struct WebPushSinkConfiguration: Sendable {
     /// is forgotten past this.
     public var rememberedMatches: Int
 
+    /// To one subscription, `deliver(_:)` returning once queued (`follow`, `replay`).
     public init(
         subscription: WebPushMessage.Subscription,
         vapid: VAPIDCredentials,
@@ -28,8 +43,26 @@ public struct WebPushSinkConfiguration: Sendable {
         unhealthyAfter: Duration = .seconds(60),
         rememberedMatches: Int = 1024
     ) {
-        self.subscription = subscription
+        self.init(
+            recipient: .subscription(subscription), vapid: vapid, waitsForSends: false, retry: retry,
+            requestTimeout: requestTimeout, maxConcurrentRequests: maxConcurrentRequests,
+            maxErrorBodyBytes: maxErrorBodyBytes, unhealthyAfter: unhealthyAfter, rememberedMatches: rememberedMatches)
+    }
+
+    public init(
+        recipient: Recipient,
+        vapid: VAPIDCredentials,
+        waitsForSends: Bool,
+        retry: RetryPolicy = .webPush,
+        requestTimeout: Duration = .seconds(30),
+        maxConcurrentRequests: Int = 4,
+        maxErrorBodyBytes: Int = 200,
+        unhealthyAfter: Duration = .seconds(60),
+        rememberedMatches: Int = 1024
+    ) {
+        self.recipient = recipient
         self.vapid = vapid
+        self.waitsForSends = waitsForSends
         self.retry = retry
         self.requestTimeout = requestTimeout
         self.maxConcurrentRequests = maxConcurrentRequests
@@ -40,7 +73,7 @@ public struct WebPushSinkConfiguration: Sendable {
 
     /// Checks the subscription's keys and the limits.
     func validate() throws(WebPushSetupError) {
-        _ = try subscription.validated()
+        if case .subscription(let subscription) = recipient { _ = try subscription.validated() }
         guard maxConcurrentRequests > 0, maxErrorBodyBytes >= 0, rememberedMatches > 0 else {
             throw WebPushSetupError(.limits, "maxConcurrentRequests and rememberedMatches must be positive")
         }

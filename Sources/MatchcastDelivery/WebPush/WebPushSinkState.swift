@@ -40,9 +40,14 @@ final class WebPushSinkState: Sendable {
 struct WebPushItem: Sendable {
     let delivery: Delivery
     let surface: LiveSurface
+    let subscription: WebPushMessage.Subscription
+    /// Routed by target: the delivery's target value, how the broker knows the subscription; nil for the configured one.
+    let address: String?
 
     var matchId: String { delivery.matchId }
     var event: ActivityEvent { surface.event }
+    /// Its lane: pushes of one match to one subscription go one after another.
+    var lane: String { address.map { $0 + "\u{0}" + matchId } ?? matchId }
 }
 
 /// The attributes of the matches' `start`s, for their updates (which do not carry them): at most `capacity`
