@@ -18,11 +18,15 @@ public protocol DeliverySink: Sendable {
     /// The last answer its push service gave per device token, for sinks that send to devices one token at a time
     /// (APNs); nil for the others.
     var tokenAnswers: TokenAnswers? { get }
+    /// Whether deliveries to targets of `kind` are this sink's to deliver: the push-service sinks take their own
+    /// service's (APNs, FCM and Web Push routed by target), the others take every delivery.
+    func takes(_ kind: PushTarget.Kind) -> Bool
 }
 
 extension DeliverySink {
     public var countsDeliveries: Bool { false }
     public var isHealthy: Bool { true }
     public var tokenAnswers: TokenAnswers? { nil }
+    public func takes(_ kind: PushTarget.Kind) -> Bool { true }
     public func flush() async throws {}
 }

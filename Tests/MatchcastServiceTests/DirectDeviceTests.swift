@@ -163,6 +163,25 @@ struct DirectDeviceTests {
         }
         #expect(try await h.store.pushToStartToken(deviceId: device) == nil)
     }
+
+    @Test("a server whose sinks reach only APNs refuses an FCM token and a subscription, saying which sink it lacks")
+    func noSinkForTheAddress() async throws {
+        let h = ManagerHarness(sinksTake: { $0.isAPNs })
+        let device = try await h.device()
+        do {
+            try await h.service.setFCMToken(deviceId: device, token: FCMFixture.registrationToken)
+            Issue.record("an FCM token was taken with no sink to send to it")
+        } catch {
+            #expect(error.code == .invalidRequest && error.message.contains("without the fcm sink"), "\(error)")
+        }
+        do {
+            try await h.service.setWebPushSubscription(deviceId: device, json: FakePushService.Subscriber.unattached().json)
+            Issue.record("a subscription was taken with no sink to send to it")
+        } catch {
+            #expect(error.code == .invalidRequest && error.message.contains("without the webpush sink"), "\(error)")
+        }
+        #expect(try await h.store.pushToStartToken(deviceId: device) == nil)
+    }
 }
 
 extension Array {

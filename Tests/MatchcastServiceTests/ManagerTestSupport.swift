@@ -52,7 +52,8 @@ struct ManagerHarness: Sendable {
         store: any MatchcastStore = InMemoryStore(), clock: ManagerTestClock = ManagerTestClock(),
         policy: ActivityPolicy = ActivityPolicy(coalesceInterval: .seconds(10)),
         spacing: Duration = .seconds(5), seed: UInt64 = 7, metrics: BrokerMetrics = BrokerMetrics(),
-        deviceSecretCapacity: Int = DeviceSecretCache.defaultCapacity, besides: [any DeliverySink] = []
+        deviceSecretCapacity: Int = DeviceSecretCache.defaultCapacity, besides: [any DeliverySink] = [],
+        sinksTake: @escaping @Sendable (PushTarget.Kind) -> Bool = { _ in true }
     ) {
         let logger = Logger(label: "test.lifecycle", factory: { _ in SwiftLogNoOpLogHandler() })
         let sink = CapturingSink()
@@ -64,7 +65,7 @@ struct ManagerHarness: Sendable {
         self.sink = sink
         self.clock = clock
         service = LiveActivityService(
-            store: store, lifecycle: manager, now: clock.reader, metrics: metrics,
+            store: store, lifecycle: manager, sinksTake: sinksTake, now: clock.reader, metrics: metrics,
             deviceSecretCapacity: deviceSecretCapacity, logger: logger)
     }
 

@@ -126,6 +126,9 @@ public struct APNsSink: DeliverySink {
             failedSetups: statistics.failedSetups, resent: statistics.resent, peakInFlight: statistics.peakInFlight)
     }
 
+    /// APNs's own: update and push-to-start tokens, and broadcast channels.
+    public func takes(_ kind: PushTarget.Kind) -> Bool { kind.isAPNs }
+
     /// Closes the connections and fails whatever is still waiting; a later `deliver` fails at once
     /// (its deliveries come back undelivered). Every copy of the sink shares the connections.
     public func shutdown() {

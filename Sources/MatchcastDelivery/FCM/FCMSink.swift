@@ -124,6 +124,12 @@ public struct FCMSink: DeliverySink {
         throw FCMError(code: .retriesExhausted(queues: total.failedQueues, last: total.problem ?? "-"), undelivered: undelivered)
     }
 
+    /// Every delivery when sending all to one token; routed by target, the FCM tokens' alone.
+    public func takes(_ kind: PushTarget.Kind) -> Bool {
+        if case .deliveryTargets = configuration.recipient { return kind == .fcmToken }
+        return true
+    }
+
     /// Returns once every `deliver` call in progress has returned.
     public func flush() async throws {
         await inFlight.idle()

@@ -102,6 +102,12 @@ public struct WebPushSink: DeliverySink {
         if let gone = state.gone { throw gone }
     }
 
+    /// Every delivery when sending all to one subscription; routed by target, the subscriptions' alone.
+    public func takes(_ kind: PushTarget.Kind) -> Bool {
+        if case .deliveryTargets = configuration.recipient { return kind == .webPushSubscription }
+        return true
+    }
+
     /// Set once the push service answered 404 or 410: the browser's subscription is no more.
     public var subscriptionGone: WebPushSubscriptionGone? { state.gone }
 

@@ -187,8 +187,9 @@ public struct DeviceDiagnostics: Sendable, Hashable, Codable {
         if token == nil, activities.contains(where: { $0.phase == .waiting }) {
             attention.append(Attention(
                 code: "no-push-to-start-token",
-                message: "activities wait to start but the device has no push-to-start token: the app must send one "
-                    + "(PUT /v1/devices/{id}/push-to-start-token) before anything can start remotely"))
+                message: "activities wait to start but the device has no push-to-start token (nor an FCM token or Web Push "
+                    + "subscription): the app must send one (PUT /v1/devices/{id}/push-to-start-token, /fcm-token or "
+                    + "/webpush-subscription) before anything can start remotely"))
         }
         self.attention = attention
     }

@@ -19,6 +19,8 @@ public final class LiveActivityService: Sendable {
     private let feeds: @Sendable () -> [String: Bool]
     private let providers: @Sendable () -> [ProviderStatus]
     private let sinksHealthy: @Sendable () -> Bool
+    /// Whether some sink delivers to targets of a kind: an address no sink can reach is refused when registered.
+    private let sinksTake: @Sendable (PushTarget.Kind) -> Bool
     private let now: @Sendable () -> Date
     private let logger: Logger
     private let metrics: BrokerMetrics
@@ -37,6 +39,7 @@ public final class LiveActivityService: Sendable {
         feeds: @escaping @Sendable () -> [String: Bool] = { [:] },
         providers: @escaping @Sendable () -> [ProviderStatus] = { [] },
         sinksHealthy: @escaping @Sendable () -> Bool = { true },
+        sinksTake: @escaping @Sendable (PushTarget.Kind) -> Bool = { _ in true },
         now: @escaping @Sendable () -> Date = { Date() },
         metrics: BrokerMetrics = BrokerMetrics(),
         commandAnswerTimeout: Duration = .seconds(5),
@@ -59,6 +62,7 @@ public final class LiveActivityService: Sendable {
         self.feeds = feeds
         self.providers = providers
         self.sinksHealthy = sinksHealthy
+        self.sinksTake = sinksTake
         self.now = now
         self.logger = logger
     }
@@ -109,13 +113,25 @@ public final class LiveActivityService: Sendable {
     /// Sets an Android device's FCM registration token (tokens rotate): its activities start, update and end through
     /// it, and those already started move to it.
     public func setFCMToken(deviceId: String, token: String) async throws(ServiceError) {
-        try await tokens.setDirectAddress(deviceId: deviceId, .fcm(try Validation.fcmToken(token, field: "token")))
+        let token = try Validation.fcmToken(token, field: "token")
+        try reachable(.fcmToken, sink: "fcm")
+        try await tokens.setDirectAddress(deviceId: deviceId, .fcm(token))
     }
 
     /// Sets a browser's Web Push subscription, as its `PushSubscription.toJSON()` gives it: its activities start,
     /// update and end through it, and those already started move to it.
     public func setWebPushSubscription(deviceId: String, json: some DataProtocol) async throws(ServiceError) {
-        try await tokens.setDirectAddress(deviceId: deviceId, .webPush(try Validation.webPushSubscription(json)))
+        let subscription = try Validation.webPushSubscription(json)
+        try reachable(.webPushSubscription, sink: "webpush")
+        try await tokens.setDirectAddress(deviceId: deviceId, .webPush(subscription))
+    }
+
+    /// Refuses an address no configured sink delivers to: its pushes would be made and go nowhere.
+    private func reachable(_ kind: PushTarget.Kind, sink: String) throws(ServiceError) {
+        guard sinksTake(kind) else {
+            throw ServiceError(.invalidRequest, "this server sends nothing to \(sink == "fcm" ? "FCM" : "Web Push"): "
+                + "it runs without the \(sink) sink (nor a webhook or stdout sink passing deliveries on)")
+        }
     }
 
     /// A downstream push service reports a dead token: whatever depended on it ends.
