@@ -53,7 +53,14 @@ struct FanoutBenchCommand: AsyncParsableCommand {
             request (getrusage: this process, and the fake's own when it runs apart), connections, answers, \
             and duplicates (requests for an apns-id that already had a final answer; must be 0). --apns-error-mix makes 10 % \
             of update tokens answer 410 and 1 % answer 429 to the first try of each notification (retried \
-            after the sink's backoff, 1 s). The table goes to stderr. Build with -c release for meaningful figures.
+            after the sink's backoff, 1 s). \
+            fcm and webpush: Android or web devices, each registering an FCM token or a Web Push subscription in \
+            the place of a push-to-start token (no update tokens: the start leaves each activity active), their \
+            pushes sent by the FCM sink or the Web Push sink (routed by target, as serve runs them; each push \
+            encrypted for its browser and VAPID-signed) to the fake FCM or the fake push service of MatchcastTesting \
+            in this process (the push service decrypts every push), with a line saying what the fake took and \
+            whether each device got each push exactly once (must be). --concurrency: requests in flight (64). \
+            The table goes to stderr. Build with -c release for meaningful figures.
 
             Stores: memory (InMemoryStore), sqlite (a temporary file), postgres (a scratch database created on the \
             server of --postgres-url or MATCHCAST_POSTGRES_URL and dropped afterwards). A comma list (or all) runs \
@@ -67,12 +74,14 @@ struct FanoutBenchCommand: AsyncParsableCommand {
               .build/release/matchcast-bench fanout --sink webhook --batch 1000
               .build/release/matchcast-bench fanout --sink apns
               .build/release/matchcast-bench fanout --sink apns --apns-error-mix
+              .build/release/matchcast-bench fanout --sink fcm --activities 20000 --store all
+              .build/release/matchcast-bench fanout --sink webpush --activities 5000
               .build/release/matchcast-bench fanout --store all --postgres-url postgres://postgres@127.0.0.1:5432/postgres
             """
     )
 
     enum SinkKind: String, ExpressibleByArgument, CaseIterable {
-        case devnull, stdout, webhook, apns
+        case devnull, stdout, webhook, apns, fcm, webpush
     }
 
     @Option(help: "Activities following the match.")
@@ -136,6 +145,10 @@ struct FanoutBenchCommand: AsyncParsableCommand {
         guard (1...1000).contains(updates) else { throw ValidationError("--updates must be 1...1000") }
         if let batch, batch < 1 { throw ValidationError("--batch must be positive") }
         if batch != nil, sink == .apns { throw ValidationError("--batch does not apply to apns (one request per delivery)") }
+        if batch != nil, sink == .fcm || sink == .webpush { throw ValidationError("--batch does not apply to fcm and webpush (one request per delivery)") }
+        if sink == .fcm || sink == .webpush, activities > 200_000 {
+            throw ValidationError("--sink \(sink.rawValue) keeps every message its fake received: use --activities ≤ 200000")
+        }
         if let concurrency, !(1...(sink == .apns ? 1000 : 256)).contains(concurrency) {
             throw ValidationError("--concurrency must be 1...256 (1...1000 for apns)")
         }
@@ -168,7 +181,7 @@ struct FanoutBenchCommand: AsyncParsableCommand {
             do {
                 resources = try await BenchResources.make(
                     sink: sink, store: kind, postgresServer: postgresServer, batch: batch, concurrency: concurrency,
-                    apnsConnections: apnsConnections, apnsFake: apnsFake, logger: logger)
+                    apnsConnections: apnsConnections, apnsFake: apnsFake, activities: activities, logger: logger)
             } catch {
                 StandardStreams.err("matchcast-bench fanout: store \(kind.rawValue): \(error)")
                 throw ExitCode(1)
@@ -185,7 +198,8 @@ struct FanoutBenchCommand: AsyncParsableCommand {
                             if errorMix { report?.server.failShare(invalid: 0.10, throttled: 0.01) }
                             report?.begin()
                         },
-                        afterUpdate: { update, started in report?.updateDone(update, started: started) }),
+                        afterUpdate: { update, started in report?.updateDone(update, started: started) },
+                        addresses: resources.addresses),
                     store: resources.store, sink: resources.sink, logger: logger)
                 // A PostgreSQL store's pool runs for as long as the benchmark does.
                 result = try await withStoreRunning(resources.store) { try await benchmark.run() }
@@ -196,6 +210,10 @@ struct FanoutBenchCommand: AsyncParsableCommand {
             }
             let received = resources.receiver?.totals
             duplicates += report?.close().duplicates ?? 0
+            if let direct = resources.directCheck() {
+                StandardStreams.err(direct.line)
+                duplicates += direct.wrong
+            }
             await resources.close()
             runs.append((kind, result.setup, result.rows))
             if store.kinds.count > 1 {
@@ -215,7 +233,7 @@ struct FanoutBenchCommand: AsyncParsableCommand {
         }
         StandardStreams.err("load average (1, 5, 15 min) at the end: \(BenchTable.loadAverage) on \(ProcessInfo.processInfo.activeProcessorCount) cores")
         if duplicates > 0 {
-            StandardStreams.err("matchcast-bench fanout: \(duplicates) duplicate APNs requests")
+            StandardStreams.err("matchcast-bench fanout: \(duplicates) duplicate or missing pushes at the fake push service")
             throw ExitCode(1)
         }
         let rows = runs.flatMap(\.rows)
@@ -239,16 +257,24 @@ private struct BenchResources {
     var descriptor: Int32?
     var storePath: String?
     var scratch: ScratchPostgresDatabase?
+    /// `--sink fcm` / `webpush`: each device's address, and the fake that takes its pushes.
+    var addresses: [String]?
+    var fcmServer: FakeFCMServer?
+    var pushService: FakePushService?
+    var webPushSink: WebPushSink?
+    /// Timed updates plus the kick-off: what each device should have got, exactly once each.
+    var expectedPerDevice = 0
 
     static func make(
         sink kind: FanoutBenchCommand.SinkKind, store storeKind: BenchStoreKind, postgresServer: String?,
-        batch: Int?, concurrency: Int?, apnsConnections: Int?, apnsFake: FanoutBenchCommand.FakePlace, logger: Logger
+        batch: Int?, concurrency: Int?, apnsConnections: Int?, apnsFake: FanoutBenchCommand.FakePlace, activities: Int,
+        logger: Logger
     ) async throws -> BenchResources {
         var resources = BenchResources(sink: MeasuringSink(inner: StdoutSink(), chunk: nil), store: InMemoryStore())
         do {
             try await resources.start(
                 sink: kind, store: storeKind, postgresServer: postgresServer, batch: batch, concurrency: concurrency,
-                apnsConnections: apnsConnections, apnsFake: apnsFake, logger: logger)
+                apnsConnections: apnsConnections, apnsFake: apnsFake, activities: activities, logger: logger)
             return resources
         } catch {
             // Whatever was started (a server, a client) is stopped before the error goes up.
@@ -260,7 +286,8 @@ private struct BenchResources {
     /// Opens the store and the sink (and what the sink talks to), noting each as it is made.
     private mutating func start(
         sink kind: FanoutBenchCommand.SinkKind, store storeKind: BenchStoreKind, postgresServer: String?,
-        batch: Int?, concurrency: Int?, apnsConnections: Int?, apnsFake: FanoutBenchCommand.FakePlace, logger: Logger
+        batch: Int?, concurrency: Int?, apnsConnections: Int?, apnsFake: FanoutBenchCommand.FakePlace, activities: Int,
+        logger: Logger
     ) async throws {
         switch storeKind {
         case .memory:
@@ -329,11 +356,69 @@ private struct BenchResources {
             let webhook = try WebhookSink(
                 configuration: configuration, client: client, deadLetters: InMemoryDeadLetters(), logger: logger)
             self.sink = MeasuringSink(inner: webhook, chunk: nil)
+        case .fcm:
+            // The fake FCM in this process: it checks each message's access token and records it.
+            let server = try await FakeFCMServer.start(
+                publicKey: FCMFixture.key.publicKey, clientEmail: FCMFixture.clientEmail, projectId: FCMFixture.projectId)
+            let client = HTTPClient(eventLoopGroupProvider: .singleton)
+            self.fcmServer = server
+            self.client = client
+            addresses = (0..<activities).map { DirectAddress.fcm(String(format: "bench-fcm:%07d", $0)).stored }
+            let fcm = try FCMSink(
+                configuration: FCMSinkConfiguration(
+                    serviceAccount: .json(try FCMFixture.serviceAccountJSON(key: FCMFixture.key, tokenURI: server.tokenURI)),
+                    recipient: .deliveryTargets, endpoint: server.url, maxConcurrentRequests: concurrency ?? 64),
+                client: client, deadLetters: InMemoryDeadLetters(), logger: logger)
+            self.sink = MeasuringSink(inner: fcm, chunk: nil)
+        case .webpush:
+            // The fake push service in this process: it checks each VAPID token and decrypts each push.
+            let service = try await FakePushService.start()
+            let client = HTTPClient(eventLoopGroupProvider: .singleton)
+            self.pushService = service
+            self.client = client
+            let vapidKey = P256.Signing.PrivateKey()
+            let publicKey = Base64URL.encode(vapidKey.publicKey.x963Representation)
+            addresses = try (0..<activities).map { _ in
+                let json = service.subscribe(applicationServerKey: publicKey).json
+                return DirectAddress.webPush(try WebPushMessage.Subscription(json: json).canonicalJSON).stored
+            }
+            let webPush = try WebPushSink(
+                configuration: WebPushSinkConfiguration(
+                    recipient: .deliveryTargets, vapid: try VAPIDCredentials(privateKey: vapidKey, subject: "mailto:bench@example.com"),
+                    waitsForSends: true, maxConcurrentRequests: concurrency ?? WebPushSinkConfiguration.routedConcurrency),
+                client: client, deadLetters: InMemoryDeadLetters(), logger: logger)
+            self.webPushSink = webPush
+            self.sink = MeasuringSink(inner: webPush, chunk: nil)
         }
+    }
+
+    /// `--sink fcm` / `webpush`: what the fake took, and how many devices did not get each push exactly once.
+    func directCheck() -> (line: String, wrong: Int)? {
+        if let fcmServer {
+            let perToken = Dictionary(grouping: fcmServer.messages, by: \.token)
+            let wrong = perToken.count(where: { Set($0.value.map { $0.data["mc_ts"] ?? "" }).count != $0.value.count })
+                + max(0, (addresses?.count ?? 0) - perToken.count)
+            return ("fake FCM: \(fcmServer.messages.count) messages to \(perToken.count) tokens, "
+                + "\(fcmServer.problems.count) refused, \(wrong) tokens without exactly one of each push", wrong)
+        }
+        if let pushService {
+            let delivered = pushService.delivered
+            let perBrowser = Dictionary(grouping: delivered, by: { $0.subscriberId ?? "" })
+            let wrong = perBrowser.count(where: { pushes in
+                Set(pushes.value.compactMap { ($0.json?["data"] as? [String: Any])?["ts"] as? Int }).count != pushes.value.count
+            }) + max(0, (addresses?.count ?? 0) - perBrowser.count)
+            let problems = pushService.log.count(where: { !$0.problems.isEmpty })
+            return ("fake push service: \(delivered.count) pushes decrypted for \(perBrowser.count) browsers, "
+                + "\(problems) refused, \(wrong) browsers without exactly one of each push", wrong)
+        }
+        return nil
     }
 
     func close() async {
         apnsReport?.sink.shutdown()
+        webPushSink?.shutdown()
+        await fcmServer?.stop()
+        await pushService?.stop()
         try? await client?.shutdown()
         await receiver?.stop()
         await apnsServer?.stop()

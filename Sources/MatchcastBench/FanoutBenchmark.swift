@@ -36,6 +36,9 @@ struct FanoutBenchmark: Sendable {
         var beforeTimedUpdates: (@Sendable () -> Void)?
         /// Called after each timed update with its number and the instant `ingest` was called.
         var afterUpdate: (@Sendable (_ update: Int, _ started: ContinuousClock.Instant) -> Void)?
+        /// Android or web devices: each device's address (`DirectAddress.stored`, one per activity) in the place of
+        /// its push-to-start token. The kick-off's starts leave their activities active: no update tokens to register.
+        var addresses: [String]?
     }
 
     /// How the waiting activities come to be.
@@ -129,14 +132,15 @@ struct FanoutBenchmark: Sendable {
                 + "one Delivery \(MemoryLayout<Delivery>.stride), one MatchUpdate \(MemoryLayout<MatchUpdate>.stride)")
         }
         let deviceIds = (0..<n).map { String(format: "bench-device-%07d", $0) }
-        let pushToStartTokens = deviceIds.map { SyntheticToken.make(for: "push-to-start:" + $0) }
+        let pushToStartTokens = options.addresses ?? deviceIds.map { SyntheticToken.make(for: "push-to-start:" + $0) }
+        guard pushToStartTokens.count == n else { throw CommandFailure("setup: \(pushToStartTokens.count) addresses for \(n) devices") }
         let created = now()
         try await Self.concurrently(Array(zip(deviceIds, pushToStartTokens))) { deviceId, token in
             try await store.createDevice(DeviceRecord(id: deviceId, secretHash: "", createdAt: created))
             try await store.setPushToStartToken(PushToStartTokenRecord(
                 deviceId: deviceId, token: token, environment: .production, updatedAt: created))
         }
-        phase("\(n) devices with push-to-start tokens")
+        phase("\(n) devices with \(options.addresses == nil ? "push-to-start tokens" : "FCM tokens or Web Push subscriptions")")
         switch options.setup {
         case .follow:
             for deviceId in deviceIds {
@@ -168,13 +172,16 @@ struct FanoutBenchmark: Sendable {
         clock.advance(by: 60)
         try await manager.ingest(match.kickOff(at: now()), pollInterval: .seconds(5))
         let started = sink.takeStarted()
-        setup.kickOff = phase("kick-off: \(started.count) push-to-start starts")
+        setup.kickOff = phase("kick-off: \(started.count) \(options.addresses == nil ? "push-to-start starts" : "starts to the devices' addresses")")
         guard started.count == n else {
             throw CommandFailure("setup: \(started.count) of \(n) activities started")
         }
 
         clock.advance(by: 1)
         switch options.setup {
+        case _ where options.addresses != nil:
+            // Started on their devices' addresses, active at once: nothing for the apps to report.
+            break
         case .follow:
             // Each start went to its device's push-to-start token: that names the device, with no read.
             let deviceByToken = Dictionary(uniqueKeysWithValues: zip(pushToStartTokens, deviceIds))
@@ -213,7 +220,8 @@ struct FanoutBenchmark: Sendable {
                 throw CommandFailure("setup: \(records.count) of \(started.count) update tokens saved, \(sent) starts again")
             }
         }
-        setup.updateTokens = phase("\(started.count) update tokens registered")
+        setup.updateTokens = phase(options.addresses == nil
+            ? "\(started.count) update tokens registered" : "no update tokens: \(started.count) activities active on their addresses")
 
         var rows: [Row] = []
         options.beforeTimedUpdates?()

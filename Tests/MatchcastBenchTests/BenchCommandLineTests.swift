@@ -133,11 +133,29 @@ struct BenchCommandLineTests {
         }
     }
 
+    @Test("fanout to Android and web devices through the FCM and Web Push sinks: each device gets each push exactly once",
+          .timeLimit(.minutes(3)))
+    func fanoutFCMAndWebPush() async throws {
+        let fcm = try await BenchChild.run(["fanout", "--activities", "40", "--updates", "2", "--sink", "fcm", "--store", "memory,sqlite"])
+        #expect(fcm.status == 0, "\(fcm.errors)")
+        // Per store: 40 starts and 2 × 40 updates, to 40 tokens.
+        #expect(Self.lines(fcm.errors, startingWith: "fake FCM: 120 messages to 40 tokens, 0 refused, 0 tokens without").count == 2,
+                "\(fcm.errors)")
+        // A row per store and update, in each store's table and again side by side.
+        #expect(Self.lines(fcm.errors, startingWith: "fcm ").count == 8)
+        let webPush = try await BenchChild.run(["fanout", "--activities", "20", "--updates", "1", "--sink", "webpush"])
+        #expect(webPush.status == 0, "\(webPush.errors)")
+        #expect(webPush.errors.contains("fake push service: 40 pushes decrypted for 20 browsers, 0 refused, 0 browsers without"),
+                "\(webPush.errors)")
+    }
+
     @Test("a bad option is refused before anything runs, naming the option")
     func badOptionsRefused() async throws {
         for (arguments, option) in [
             (["fanout", "--activities", "0"], "--activities"),
             (["fanout", "--batch", "5", "--sink", "apns"], "--batch"),
+            (["fanout", "--batch", "5", "--sink", "fcm"], "--batch"),
+            (["fanout", "--sink", "webpush", "--activities", "300000"], "--activities"),
             (["polls", "--poll-ms", "5"], "--poll-ms"),
             (["serve", "--apns-connections", "2"], "--apns-connections"),
             (["soak", "--recording", "x", "--minutes", "0"], "--minutes"),

@@ -22,10 +22,6 @@ struct SinkFactory {
     /// through the API) rather than to the `fcm` section's one token (`follow`, `replay`).
     var routesByTarget = false
 
-    /// Web Push sends in flight at once when routed by target: each lane (a match on one browser) sends one at a
-    /// time, so this is how many browsers are being sent to at once.
-    static let routedWebPushConcurrency = 64
-
     /// Whether any of `sinks` sends over HTTP (and so needs the shared `HTTPClient`).
     static func needsHTTPClient(_ sinks: [String]) -> Bool {
         sinks.contains { $0 == "apns" || $0 == "fcm" || $0 == "webpush" || SinkNames.isWebhook($0) }
@@ -172,7 +168,7 @@ struct SinkFactory {
             let sinkConfiguration = routesByTarget
                 ? WebPushSinkConfiguration(
                     recipient: .deliveryTargets, vapid: vapid, waitsForSends: true,
-                    maxConcurrentRequests: Self.routedWebPushConcurrency)
+                    maxConcurrentRequests: WebPushSinkConfiguration.routedConcurrency)
                 : WebPushSinkConfiguration(
                     subscription: try WebPushMessage.Subscription.load(file: settings.subscriptionFile.trimmed), vapid: vapid)
             return try WebPushSink(

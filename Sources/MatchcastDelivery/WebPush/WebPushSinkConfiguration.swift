@@ -32,6 +32,10 @@ public struct WebPushSinkConfiguration: Sendable {
     /// is forgotten past this.
     public var rememberedMatches: Int
 
+    /// Sends in flight at once when routed by target (`serve`): each lane (a match on one browser) sends one at a
+    /// time, so this is how many browsers are being sent to at once.
+    public static let routedConcurrency = 64
+
     /// To one subscription, `deliver(_:)` returning once queued (`follow`, `replay`).
     public init(
         subscription: WebPushMessage.Subscription,
