@@ -34,6 +34,7 @@ struct ServeDirectDevicesTests {
                 let configuration = try ServeCommand.parse([
                     "--sink", "fcm", "--fcm-service-account", account.path, "--fcm-endpoint", fcmServer.url,
                     "--sink", "webpush", "--vapid-key-file", vapidKey.path, "--vapid-subject", Self.subject,
+                    "--deep-link", "scores://match/{matchId}?from=push",
                 ]).loadConfiguration(environment: [:])
                 let relay = DeadTokenRelay()
                 var factory = SinkFactory(configuration: configuration, client: client, logger: ServeAPNsTests.quiet)
@@ -102,6 +103,11 @@ struct ServeDirectDevicesTests {
                     #expect(events.filter { $0 == "end" }.count == 1 && events.count >= 3, "\(events)")
                 }
                 #expect(fcmServer.messages.allSatisfy { $0.token == tokenA }, "nothing was accepted for the dead token")
+                // The deep link, made per match, on every message of both.
+                #expect(fcmServer.messages.allSatisfy { $0.data["mc_link"] == "scores://match/football?from=push" })
+                let links = pushService.delivered.filter { $0.subscriberId == browserC.id }
+                    .map { ($0.json?["data"] as? [String: Any])?["link"] as? String }
+                #expect(!links.isEmpty && links.allSatisfy { $0 == "scores://match/football?from=push" }, "\(links)")
                 #expect(pushService.log.filter { $0.subscriberId == browserD.id }.map(\.status) == [410], "one push, then nothing")
                 for device in [b, d] {
                     #expect(await store.activity(id: activity[device.deviceId]!)?.phase != .active, "no longer on a screen")

@@ -165,12 +165,13 @@ struct SinkFactory {
         let settings = configuration.webPush
         do {
             let vapid = try VAPIDCredentials.load(keyFile: settings.vapidKeyFile.trimmed, subject: settings.vapidSubject)
-            let sinkConfiguration = routesByTarget
+            var sinkConfiguration = routesByTarget
                 ? WebPushSinkConfiguration(
                     recipient: .deliveryTargets, vapid: vapid, waitsForSends: true,
                     maxConcurrentRequests: WebPushSinkConfiguration.routedConcurrency)
                 : WebPushSinkConfiguration(
                     subscription: try WebPushMessage.Subscription.load(file: settings.subscriptionFile.trimmed), vapid: vapid)
+            sinkConfiguration.deepLink = deepLink
             return try WebPushSink(
                 configuration: sinkConfiguration, client: client, deadLetters: deadLetters,
                 onGone: { subscription, reason in await onInvalidToken(DirectAddress.webPush(subscription).stored, reason) },
@@ -198,11 +199,13 @@ struct SinkFactory {
         let settings = configuration.fcm
         let routed = routesByTarget
         do {
+            var sinkConfiguration = FCMSinkConfiguration(
+                serviceAccount: .file(settings.serviceAccountFile.trimmed),
+                recipient: routed ? .deliveryTargets : .registrationToken(settings.registrationToken.trimmed),
+                endpoint: settings.endpoint.trimmed)
+            sinkConfiguration.deepLink = deepLink
             return try FCMSink(
-                configuration: FCMSinkConfiguration(
-                    serviceAccount: .file(settings.serviceAccountFile.trimmed),
-                    recipient: routed ? .deliveryTargets : .registrationToken(settings.registrationToken.trimmed),
-                    endpoint: settings.endpoint.trimmed),
+                configuration: sinkConfiguration,
                 client: client, deadLetters: deadLetters,
                 onInvalidToken: { token, reason in
                     await onInvalidToken(routed ? DirectAddress.fcm(token).stored : token, "fcm:" + reason)
@@ -216,6 +219,11 @@ struct SinkFactory {
             }
             throw ConfigurationError(key: key, reason: "\(error)")
         }
+    }
+
+    /// The `surface.deepLink` template, checked when the configuration was loaded.
+    private var deepLink: DeepLinkTemplate? {
+        configuration.deepLink.isEmpty ? nil : try? DeepLinkTemplate(configuration.deepLink)
     }
 
     private func sharedClient(for sink: String) throws(ConfigurationError) -> HTTPClient {

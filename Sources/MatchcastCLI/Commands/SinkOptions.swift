@@ -26,6 +26,7 @@ struct SinkOptions: ParsableArguments {
     @Option(help: "The browser's PushSubscription JSON file (for --sink webpush: follow and replay).") var webpushSubscription: String?
     @Option(help: "The VAPID private key file (PEM P-256) the web app's applicationServerKey belongs to.") var vapidKeyFile: String?
     @Option(help: "The VAPID contact for the push service: mailto:you@example.com or an https URL.") var vapidSubject: String?
+    @Option(help: "Where a tap on an Android or browser notification goes, {matchId} in it: myapp://match/{matchId}.") var deepLink: String?
 
     /// Each flag by the configuration key it sets: the one table for flags, keys and error messages.
     static let flagsByKey: [String: String] = [
@@ -36,7 +37,7 @@ struct SinkOptions: ParsableArguments {
         "apns.maxConcurrentRequests": "--apns-max-concurrent-requests", "apns.channelsEndpoint": "--apns-channels-endpoint",
         "bundleId": "--bundle-id", "webpush.subscriptionFile": "--webpush-subscription", "webpush.vapidKeyFile": "--vapid-key-file",
         "webpush.vapidSubject": "--vapid-subject", "fcm.serviceAccountFile": "--fcm-service-account",
-        "fcm.registrationToken": "--fcm-token", "fcm.endpoint": "--fcm-endpoint",
+        "fcm.registrationToken": "--fcm-token", "fcm.endpoint": "--fcm-endpoint", "surface.deepLink": "--deep-link",
     ]
 
     /// The flags given, by configuration key.
@@ -62,6 +63,7 @@ struct SinkOptions: ParsableArguments {
         flags["fcm.serviceAccountFile"] = fcmServiceAccount
         flags["fcm.registrationToken"] = fcmToken
         flags["fcm.endpoint"] = fcmEndpoint
+        flags["surface.deepLink"] = deepLink
         return flags
     }
 

@@ -28,6 +28,8 @@ public struct BrokerConfiguration: Sendable, Hashable {
     public var apns = APNs()
     public var webPush = WebPush()
     public var fcm = FCM()
+    /// `surface.deepLink`: where a tap on an Android or browser notification goes, `{matchId}` in it; empty: none.
+    public var deepLink = ""
     /// Broadcast channel mode: a live match with at least this many followers gets a channel; 0 is off.
     public var broadcastMinFollowers = 0
     public var defaultPollMs = 10000

@@ -97,6 +97,7 @@ struct ConfigurationKey: Sendable {
         text("fcm.serviceAccountFile", \.fcm.serviceAccountFile, allowEmpty: true),
         text("fcm.registrationToken", \.fcm.registrationToken, allowEmpty: true),
         text("fcm.endpoint", \.fcm.endpoint),
+        text("surface.deepLink", \.deepLink, allowEmpty: true),
         int("broadcast.minFollowers", \.broadcastMinFollowers, 0...10_000_000),
         text("apns.caFile", \.apns.caFile, allowEmpty: true),
         int("apns.maxConcurrentRequests", \.apns.maxConcurrentRequests, 1...10000),
@@ -131,7 +132,7 @@ struct ConfigurationKey: Sendable {
     /// The keys every command with sinks reads (`follow`, `replay`, `serve`): the sinks and their settings.
     static func isSinkKey(_ path: String) -> Bool {
         path == "sinks" || path == "bundleId" || path.hasPrefix("webhook.") || path.hasPrefix("apns.") || path.hasPrefix("webpush.")
-            || path.hasPrefix("fcm.")
+            || path.hasPrefix("fcm.") || path.hasPrefix("surface.")
     }
 
     private static func text(

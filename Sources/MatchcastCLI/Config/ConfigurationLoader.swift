@@ -1,4 +1,5 @@
 import Foundation
+import MatchcastCore
 import Yams
 
 /// Builds a `BrokerConfiguration` from, lowest precedence first: the defaults, a YAML file, the
@@ -152,6 +153,13 @@ public enum ConfigurationLoader {
             }
             for item in required where item.value.trimmingCharacters(in: .whitespaces).isEmpty {
                 throw ConfigurationError(key: item.key, reason: "the fcm sink needs \(item.what) (\(item.flag))")
+            }
+        }
+        if !config.deepLink.isEmpty {
+            do {
+                _ = try DeepLinkTemplate(config.deepLink)
+            } catch {
+                throw ConfigurationError(key: "surface.deepLink", reason: "'\(config.deepLink.prefix(80))' \(error)")
             }
         }
         if config.broadcastMinFollowers > 0, !config.sinks.contains("apns") {

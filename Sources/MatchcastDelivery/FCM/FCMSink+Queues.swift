@@ -43,7 +43,9 @@ extension FCMSink {
             if let known = rendered[delivery.commonIdentity] {
                 message = known
             } else {
-                let surface = LiveSurface(delivery: delivery, attributes: attributes.value(for: delivery.matchId))
+                let surface = LiveSurface(
+                    delivery: delivery, attributes: attributes.value(for: delivery.matchId),
+                    deepLink: configuration.deepLink?.link(matchId: delivery.matchId))
                 message = Result { () throws(SurfaceTooLarge) in try surface.fcmMessage(now: sentAt) }
                 rendered[delivery.commonIdentity] = message
             }

@@ -59,6 +59,8 @@ public struct FCMSinkConfiguration: Sendable, CustomStringConvertible {
 
     public var serviceAccount: ServiceAccountSource
     public var recipient: Recipient
+    /// Where a tap on the notification goes (`mc_link`), per match; none by default.
+    public var deepLink: DeepLinkTemplate?
     /// Replaces `https://fcm.googleapis.com` (a fake in tests): https, or http to a loopback host; no path.
     public var endpoint: String
     /// Sends in flight at once, per `deliver` call: one per match queue at most.

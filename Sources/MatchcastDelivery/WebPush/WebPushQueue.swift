@@ -71,7 +71,10 @@ actor WebPushQueue {
             let aps = delivery.payload.aps
             if let carried = aps.attributes { attributes.remember(carried, for: delivery.matchId) }
             let item = WebPushItem(
-                delivery: delivery, surface: LiveSurface(delivery: delivery, attributes: attributes[delivery.matchId]),
+                delivery: delivery,
+                surface: LiveSurface(
+                    delivery: delivery, attributes: attributes[delivery.matchId],
+                    deepLink: sender.configuration.deepLink?.link(matchId: delivery.matchId)),
                 subscription: subscription, address: address)
             if aps.event == .end { attributes.forget(delivery.matchId) }
             if let reason = unsendableReason(item) {

@@ -1,4 +1,5 @@
 import Foundation
+import MatchcastCore
 
 /// Where and how the Web Push sink sends: the one browser subscription (or each delivery's own), the VAPID
 /// credentials, and the limits.
@@ -15,6 +16,8 @@ public struct WebPushSinkConfiguration: Sendable {
 
     public var recipient: Recipient
     public var vapid: VAPIDCredentials
+    /// Where a click on the notification goes (`data.link`), per match; none by default.
+    public var deepLink: DeepLinkTemplate?
     /// Whether `deliver(_:)` returns only once every delivery it was handed is settled (the broker's mode: its
     /// outbox lets go of a delivery once every sink took it), rather than once queued.
     public var waitsForSends: Bool
