@@ -134,7 +134,7 @@ struct WebPushSetupTests {
             ]
             for subscription in subscriptions {
                 #expect(throws: WebPushSetupError.self) {
-                    try WebPushSink(configuration: WebPushSinkConfiguration(subscription: subscription, vapid: vapid), client: client, deadLetters: InMemoryDeadLetters())
+                    try WebPushSink(configuration: WebPushSinkConfiguration(recipient: .subscription(subscription), vapid: vapid), client: client, deadLetters: InMemoryDeadLetters())
                 }
             }
         }

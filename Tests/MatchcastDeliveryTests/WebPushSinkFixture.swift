@@ -77,7 +77,7 @@ enum WebPushSinkFixture {
         let subscription = try WebPushMessage.Subscription(json: subscriber.json, now: now())
         return try WebPushSink(
             configuration: WebPushSinkConfiguration(
-                subscription: subscription, vapid: VAPIDCredentials(privateKey: key, subject: subject), retry: retry,
+                recipient: .subscription(subscription), vapid: VAPIDCredentials(privateKey: key, subject: subject), retry: retry,
                 requestTimeout: .seconds(60), maxConcurrentRequests: maxConcurrentRequests),
             client: client, deadLetters: deadLetters, clock: clock, now: now, metricsFactory: metrics, logger: logger)
     }

@@ -302,7 +302,7 @@ struct WebPushSinkTests {
             let subscription = try WebPushMessage.Subscription(json: subscriber.json, now: F.now)
             let sink = try WebPushSink(
                 configuration: WebPushSinkConfiguration(
-                    subscription: subscription, vapid: VAPIDCredentials(privateKey: key, subject: F.subject), rememberedMatches: 2),
+                    recipient: .subscription(subscription), vapid: VAPIDCredentials(privateKey: key, subject: F.subject), rememberedMatches: 2),
                 client: client, deadLetters: InMemoryDeadLetters(), clock: InstantClock(), now: { F.now }, logger: F.quiet)
             for match in matches {
                 try await sink.deliver([match[0].delivery])

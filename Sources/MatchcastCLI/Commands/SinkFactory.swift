@@ -170,7 +170,7 @@ struct SinkFactory {
                     recipient: .deliveryTargets, vapid: vapid, waitsForSends: true,
                     maxConcurrentRequests: WebPushSinkConfiguration.routedConcurrency)
                 : WebPushSinkConfiguration(
-                    subscription: try WebPushMessage.Subscription.load(file: settings.subscriptionFile.trimmed), vapid: vapid)
+                    recipient: .subscription(try WebPushMessage.Subscription.load(file: settings.subscriptionFile.trimmed)), vapid: vapid)
             sinkConfiguration.deepLink = deepLink
             return try WebPushSink(
                 configuration: sinkConfiguration, client: client, deadLetters: deadLetters,

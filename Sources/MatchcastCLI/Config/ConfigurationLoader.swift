@@ -119,41 +119,23 @@ public enum ConfigurationLoader {
             try validateAPNs(config.apns)
         }
         if config.sinks.contains("webpush") {
-            var required: [(key: String, value: String, flag: String, what: String)] = [
-                ("webpush.vapidKeyFile", config.webPush.vapidKeyFile, "--vapid-key-file", "the VAPID private key file"),
-                ("webpush.vapidSubject", config.webPush.vapidSubject, "--vapid-subject", "a VAPID contact (mailto:you@example.com)"),
-            ]
-            if serving {
-                guard config.webPush.subscriptionFile.trimmingCharacters(in: .whitespaces).isEmpty else {
-                    throw ConfigurationError(
-                        key: "webpush.subscriptionFile",
-                        reason: "serve sends each message to the subscription its browser registered (PUT /v1/devices/{id}/webpush-subscription); "
-                            + "one subscription file (--webpush-subscription) is for follow and replay")
-                }
-            } else {
-                required.insert(("webpush.subscriptionFile", config.webPush.subscriptionFile, "--webpush-subscription", "the browser's subscription file (PushSubscription JSON)"), at: 0)
-            }
-            for item in required where item.value.trimmingCharacters(in: .whitespaces).isEmpty {
-                throw ConfigurationError(key: item.key, reason: "the webpush sink needs \(item.what) (\(item.flag))")
-            }
+            try requireSettings(
+                of: "webpush",
+                [("webpush.vapidKeyFile", config.webPush.vapidKeyFile, "--vapid-key-file", "the VAPID private key file"),
+                 ("webpush.vapidSubject", config.webPush.vapidSubject, "--vapid-subject", "a VAPID contact (mailto:you@example.com)")],
+                oneDevice: ("webpush.subscriptionFile", config.webPush.subscriptionFile, "--webpush-subscription",
+                            "the browser's subscription file (PushSubscription JSON)"),
+                served: "the subscription its browser registered (PUT /v1/devices/{id}/webpush-subscription); one subscription file",
+                serving: serving)
         }
         if config.sinks.contains("fcm") {
-            var required: [(key: String, value: String, flag: String, what: String)] = [
-                ("fcm.serviceAccountFile", config.fcm.serviceAccountFile, "--fcm-service-account", "the Firebase project's service account key file"),
-            ]
-            if serving {
-                guard config.fcm.registrationToken.trimmingCharacters(in: .whitespaces).isEmpty else {
-                    throw ConfigurationError(
-                        key: "fcm.registrationToken",
-                        reason: "serve sends each message to the FCM token its device registered (PUT /v1/devices/{id}/fcm-token); "
-                            + "one token (--fcm-token) is for follow and replay")
-                }
-            } else {
-                required.append(("fcm.registrationToken", config.fcm.registrationToken, "--fcm-token", "the device's FCM registration token"))
-            }
-            for item in required where item.value.trimmingCharacters(in: .whitespaces).isEmpty {
-                throw ConfigurationError(key: item.key, reason: "the fcm sink needs \(item.what) (\(item.flag))")
-            }
+            try requireSettings(
+                of: "fcm",
+                [("fcm.serviceAccountFile", config.fcm.serviceAccountFile, "--fcm-service-account",
+                  "the Firebase project's service account key file")],
+                oneDevice: ("fcm.registrationToken", config.fcm.registrationToken, "--fcm-token", "the device's FCM registration token"),
+                served: "the FCM token its device registered (PUT /v1/devices/{id}/fcm-token); one token",
+                serving: serving)
         }
         if !config.deepLink.isEmpty {
             do {
@@ -166,6 +148,25 @@ public enum ConfigurationLoader {
             throw ConfigurationError(
                 key: "broadcast.minFollowers",
                 reason: "broadcast channels are created and sent through APNs: add --sink apns, or set it to 0")
+        }
+    }
+
+    /// A setting a sink needs: its key, its value, its flag, and what it is.
+    private typealias Requirement = (key: String, value: String, flag: String, what: String)
+
+    /// The settings of a sink that sends to devices (fcm, webpush): `required` always; `oneDevice`, the one device or
+    /// browser `follow` and `replay` send to, required there and refused by `serve`, which sends each message to
+    /// what its device registered (`served` says what, then how the one device is given).
+    private static func requireSettings(
+        of sink: String, _ required: [Requirement], oneDevice: Requirement, served: String, serving: Bool
+    ) throws(ConfigurationError) {
+        if serving, !oneDevice.value.trimmingCharacters(in: .whitespaces).isEmpty {
+            throw ConfigurationError(
+                key: oneDevice.key,
+                reason: "serve sends each message to \(served) (\(oneDevice.flag)) is for follow and replay")
+        }
+        for item in (serving ? [] : [oneDevice]) + required where item.value.trimmingCharacters(in: .whitespaces).isEmpty {
+            throw ConfigurationError(key: item.key, reason: "the \(sink) sink needs \(item.what) (\(item.flag))")
         }
     }
 

@@ -39,27 +39,12 @@ public struct WebPushSinkConfiguration: Sendable {
     /// time, so this is how many browsers are being sent to at once.
     public static let routedConcurrency = 64
 
-    /// To one subscription, `deliver(_:)` returning once queued (`follow`, `replay`).
-    public init(
-        subscription: WebPushMessage.Subscription,
-        vapid: VAPIDCredentials,
-        retry: RetryPolicy = .webPush,
-        requestTimeout: Duration = .seconds(30),
-        maxConcurrentRequests: Int = 4,
-        maxErrorBodyBytes: Int = 200,
-        unhealthyAfter: Duration = .seconds(60),
-        rememberedMatches: Int = 1024
-    ) {
-        self.init(
-            recipient: .subscription(subscription), vapid: vapid, waitsForSends: false, retry: retry,
-            requestTimeout: requestTimeout, maxConcurrentRequests: maxConcurrentRequests,
-            maxErrorBodyBytes: maxErrorBodyBytes, unhealthyAfter: unhealthyAfter, rememberedMatches: rememberedMatches)
-    }
-
+    /// `waitsForSends` false (the default) returns from `deliver(_:)` once queued: right for `follow` and `replay`,
+    /// whose deliveries live in their own memory.
     public init(
         recipient: Recipient,
         vapid: VAPIDCredentials,
-        waitsForSends: Bool,
+        waitsForSends: Bool = false,
         retry: RetryPolicy = .webPush,
         requestTimeout: Duration = .seconds(30),
         maxConcurrentRequests: Int = 4,
