@@ -268,6 +268,8 @@ final class InFlightSink: DeliverySink {
 
     var name: String { base.name }
     var countsDeliveries: Bool { base.countsDeliveries }
+    var tokenAnswers: TokenAnswers? { base.tokenAnswers }
+    func takes(_ kind: PushTarget.Kind) -> Bool { base.takes(kind) }
     var isIdle: Bool { inFlight.withLock { $0 == 0 } }
 
     func deliver(_ batch: [Delivery]) async throws {

@@ -117,6 +117,13 @@ struct ServeDirectDevicesTests {
                 #expect(try await store.tokenRefusals(deviceId: b.deviceId).first?.reason.hasPrefix("fcm:") == true)
                 #expect(try await store.tokenRefusals(deviceId: d.deviceId).first?.reason == "webpush:HTTP 410")
 
+                // The device's diagnostics show FCM's last answer about its token, and that nothing needs attention.
+                let diagnosis = try await service.diagnostics(deviceId: a.deviceId)
+                #expect(diagnosis.pushToStartToken?.lastAnswer?.status == 200, "\(String(describing: diagnosis.pushToStartToken))")
+                #expect(diagnosis.attention.isEmpty && diagnosis.activities.allSatisfy(\.attention.isEmpty), "\(diagnosis.attention)")
+                // A server with these two sinks takes FCM tokens and subscriptions, not APNs tokens' deliveries.
+                #expect(!built.contains { $0.takes(.updateToken) } && built.contains { $0.takes(.fcmToken) })
+
                 await group.triggerGracefulShutdown()
                 try await running.value
             }

@@ -1,4 +1,5 @@
 import Foundation
+import MatchcastCore
 import MatchcastStore
 
 extension LiveActivityService {
@@ -22,7 +23,12 @@ extension LiveActivityService {
                 refusals: try await store.tokenRefusals(deviceId: deviceId),
                 sightings: try await store.updateTokenSightings(deviceId: deviceId), matches: matches,
                 ceiling: lifecycle.settings.activityPolicy.highPriorityPerHour,
-                lastAnswer: { [dispatcher = lifecycle.relay.dispatcher] in dispatcher.lastAnswer(token: $0) }, now: currentDate())
+                lastAnswer: { [dispatcher = lifecycle.relay.dispatcher] token in
+                    // An Android or web address (or an activity's token on one) is known to its sink by what it sends to.
+                    let sent = DirectAddress(stored: token) ?? DirectAddress(activityToken: token)
+                    return dispatcher.lastAnswer(token: sent?.target.value ?? token)
+                },
+                now: currentDate())
         } catch let error as ServiceError {
             throw error
         } catch {
