@@ -30,3 +30,11 @@ extension DeliverySink {
     public func takes(_ kind: PushTarget.Kind) -> Bool { true }
     public func flush() async throws {}
 }
+
+/// A sink's failure that names the deliveries of the batch it did not take: every other one was sent, refused for good
+/// (dead-lettered, a dead token) or left alone as not the sink's, and must not be handed to it again. A relay retries
+/// `undelivered` alone, so a push that went out is not pushed twice (a goal's alert sounding twice). Empty means
+/// the sink cannot tell: the whole batch is retried.
+public protocol PartialDeliveryFailure: Error {
+    var undelivered: [Delivery] { get }
+}

@@ -114,6 +114,24 @@ struct DeliveryRelayTests {
         #expect(try await eventually { await store.queuedDeliveryCount() == 0 })
     }
 
+    @Test("a sink that names what it did not take is handed that alone again: what it sent is not sent twice")
+    func aPartialFailureRetriesWhatWasLeft() async throws {
+        let store = InMemoryStore()
+        let flaky = PartlyFailingSink()
+        let other = CapturingSink()
+        let relay = F.relay(store, [flaky, other], mode: .background)
+        let running = Task { try await relay.run() }
+        defer { running.cancel() }
+        let batch = (1...6).map { F.delivery("u\($0)", activity: "a\($0)", .update) } + [F.delivery("s7", activity: "a7", .start)]
+        try await F.queue(batch, store, relay)
+        #expect(try await eventually { await store.queuedDeliveryCount() == 0 })
+        // The first call took u1, u3, u5 and s7 and gave up on the others, naming them; the retry carried those alone.
+        #expect(flaky.calls == [batch.map(\.id), ["u2", "u4", "u6"]])
+        #expect(flaky.taken.sorted() == batch.map(\.id).sorted(), "each taken once")
+        // The sink that took the batch had it once.
+        #expect(other.deliveries.map(\.id) == batch.map(\.id))
+    }
+
     @Test func afterARestartWhatTheStoreStillHasGoesOutWithTheSameIdsAndBytes() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("relay-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -158,4 +176,29 @@ private final class ObservingSink: DeliverySink, @unchecked Sendable {
     }
 
     var observations: [[String]] { lock.withLock { seen } }
+}
+
+/// Takes every other delivery of its first batch and throws naming the rest (`PartialDeliveryFailure`); takes whole
+/// batches after.
+private final class PartlyFailingSink: DeliverySink, @unchecked Sendable {
+    struct GaveUp: PartialDeliveryFailure { let undelivered: [Delivery] }
+
+    let name = "partly-failing"
+    private let lock = NSLock()
+    private var seen: [[String]] = []
+    private var took: [String] = []
+
+    func deliver(_ batch: [Delivery]) async throws {
+        let first = lock.withLock { () -> Bool in
+            seen.append(batch.map(\.id))
+            return seen.count == 1
+        }
+        let split = Dictionary(grouping: batch.indices) { first && $0 % 2 == 1 }
+        let kept = (split[false] ?? []).map { batch[$0] }
+        lock.withLock { took += kept.map(\.id) }
+        if let left = split[true] { throw GaveUp(undelivered: left.map { batch[$0] }) }
+    }
+
+    var calls: [[String]] { lock.withLock { seen } }
+    var taken: [String] { lock.withLock { took } }
 }

@@ -5,7 +5,7 @@ import MatchcastCore
 /// `reason` is a short fixed string for metrics and alerts. No description ever contains key
 /// material, a provider token or a whole device token. After `retries_exhausted`, `undelivered`
 /// holds the deliveries APNs neither accepted nor refused for good, for the caller to keep.
-public struct APNsError: Error, Sendable, CustomStringConvertible {
+public struct APNsError: PartialDeliveryFailure, Sendable, CustomStringConvertible {
     enum Code: Sendable, Hashable {
         case invalidConfiguration(String)
         case invalidKey(String)

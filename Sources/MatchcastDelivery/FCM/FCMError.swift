@@ -5,7 +5,7 @@ import MatchcastCore
 /// `reason` is a short fixed string for metrics and alerts. No description ever contains the private key, an
 /// access token, an assertion or a whole registration token. After `access_token` or `retries_exhausted`,
 /// `undelivered` holds the deliveries FCM neither accepted nor refused for good, for the caller to keep.
-public struct FCMError: Error, Sendable, CustomStringConvertible {
+public struct FCMError: PartialDeliveryFailure, Sendable, CustomStringConvertible {
     enum Code: Sendable, Hashable {
         case serviceAccount(String)
         case invalidConfiguration(String)

@@ -4,7 +4,7 @@ import MatchcastCore
 ///
 /// `reason` is a short fixed string for metrics and alerts. After `retries_exhausted`, `undelivered`
 /// holds the deliveries that were neither acknowledged nor dead-lettered, for the caller to keep.
-public struct WebhookError: Error, Sendable, CustomStringConvertible {
+public struct WebhookError: PartialDeliveryFailure, Sendable, CustomStringConvertible {
     enum Code: Sendable, Hashable {
         case invalidConfiguration(String)
         case retriesExhausted(batches: Int, attempts: Int, last: String)

@@ -30,36 +30,59 @@ public struct DeliveryDispatcher: Sendable {
     @discardableResult
     public func dispatch(_ deliveries: [Delivery], to positions: [Int]? = nil) async -> [Int] {
         let positions = positions ?? allSinks
-        guard !deliveries.isEmpty, !positions.isEmpty else { return [] }
-        if positions.count == 1 {
-            return await deliver(deliveries, to: positions[0]) ? [] : positions
+        return await dispatch(positions.map { ($0, deliveries) }).map(\.position)
+    }
+
+    /// What a sink still has to take: its position, and the deliveries.
+    public typealias Work = (position: Int, deliveries: [Delivery])
+
+    /// Delivers each sink its own deliveries, concurrently; a failing sink is logged and counted, never stops the
+    /// others. Returns, in position order, what each failed sink still has to take: what it said it did not take
+    /// (`PartialDeliveryFailure`), else all it was given.
+    public func dispatch(_ work: [Work]) async -> [Work] {
+        let work = work.filter { !$0.deliveries.isEmpty }
+        if work.count == 1 {
+            return await deliver(work[0].deliveries, to: work[0].position).map { [(work[0].position, $0)] } ?? []
         }
-        return await withTaskGroup(of: (Int, Bool).self) { group in
-            for position in positions {
-                group.addTask { (position, await deliver(deliveries, to: position)) }
+        guard !work.isEmpty else { return [] }
+        return await withTaskGroup(of: Work?.self) { group in
+            for (position, deliveries) in work {
+                group.addTask { await deliver(deliveries, to: position).map { (position, $0) } }
             }
-            var failed: [Int] = []
-            for await (position, ok) in group where !ok { failed.append(position) }
-            return failed.sorted()
+            var failed: [Work] = []
+            for await left in group { if let left { failed.append(left) } }
+            return failed.sorted { $0.position < $1.position }
         }
     }
 
-    private func deliver(_ deliveries: [Delivery], to position: Int) async -> Bool {
+    /// Nil when the sink took everything; else what it still has to take.
+    private func deliver(_ deliveries: [Delivery], to position: Int) async -> [Delivery]? {
         let sink = sinks[position]
         do {
             try await sink.deliver(deliveries)
             if !sink.countsDeliveries {
                 metrics.deliveries(sink: sink.name, outcome: "delivered", count: deliveries.count)
             }
-            return true
+            return nil
         } catch {
+            let left = Self.left(of: deliveries, after: error)
             if !sink.countsDeliveries {
-                metrics.deliveries(sink: sink.name, outcome: "failed", count: deliveries.count)
+                metrics.deliveries(sink: sink.name, outcome: "delivered", count: deliveries.count - left.count)
+                metrics.deliveries(sink: sink.name, outcome: "failed", count: left.count)
             }
             logger.error("delivery failed", metadata: [
-                "sink": "\(sink.name)", "count": "\(deliveries.count)", "error": "\(error)",
+                "sink": "\(sink.name)", "count": "\(deliveries.count)", "left": "\(left.count)", "error": "\(error)",
             ])
-            return false
+            return left
         }
+    }
+
+    /// What of `deliveries` a sink that threw `error` did not take: those it names (`PartialDeliveryFailure`), kept in
+    /// batch order and only if they are the batch's; all of them when it names none.
+    static func left(of deliveries: [Delivery], after error: any Error) -> [Delivery] {
+        guard let partial = error as? any PartialDeliveryFailure, !partial.undelivered.isEmpty else { return deliveries }
+        let named = Set(partial.undelivered.map(\.id))
+        let left = deliveries.filter { named.contains($0.id) }
+        return left.isEmpty ? deliveries : left
     }
 }

@@ -23,10 +23,16 @@ import ServiceLifecycle
 public actor DeliveryRelay {
     public enum Mode: Sendable { case inline, background }
 
-    /// A batch handed to the sinks, and the sinks that do not have it yet.
+    /// A batch handed to the sinks, and what the sinks that failed still have to take of it (a sink that names what
+    /// it did not take is handed that alone again: `PartialDeliveryFailure`).
     private struct InFlight {
         var batch: [Delivery]
-        var remaining: [Int]
+        var remaining: [DeliveryDispatcher.Work]
+
+        init(batch: [Delivery], sinks: [Int]) {
+            self.batch = batch
+            remaining = sinks.map { ($0, batch) }
+        }
     }
 
     private let store: any MatchcastStore
@@ -104,7 +110,7 @@ public actor DeliveryRelay {
         defer { inlineTurns.leave() }
         if inFlight == nil, head == queue.count {
             // Nothing waiting ahead of them: straight to the sinks, no queue bookkeeping (the fan-out hot path).
-            inFlight = InFlight(batch: deliveries, remaining: dispatcher.allSinks)
+            inFlight = InFlight(batch: deliveries, sinks: dispatcher.allSinks)
             await claimStarts(deliveries)
             _ = await pump()
             return
@@ -156,11 +162,11 @@ public actor DeliveryRelay {
             if inFlight == nil {
                 let batch = take()
                 guard !batch.isEmpty else { return true }
-                inFlight = InFlight(batch: batch, remaining: dispatcher.allSinks)
+                inFlight = InFlight(batch: batch, sinks: dispatcher.allSinks)
                 await claimStarts(batch)
             }
             guard let current = inFlight else { return true }
-            let failed = await dispatcher.dispatch(current.batch, to: current.remaining)
+            let failed = await dispatcher.dispatch(current.remaining)
             guard failed.isEmpty else {
                 inFlight?.remaining = failed
                 return false
@@ -284,10 +290,12 @@ public actor DeliveryRelay {
         await requeueClaimedStarts()
     }
 
-    /// Starts already claimed but not sent to every sink when the process stops go back to the store.
+    /// Starts already claimed but not sent to every sink when the process stops go back to the store: those some sink
+    /// still has to take (one a sink said it sent is not sent again).
     private func requeueClaimedStarts() async {
         guard let current = inFlight else { return }
-        let starts = current.batch.filter { $0.event == .start }
+        var seen = Set<String>()
+        let starts = current.remaining.flatMap(\.deliveries).filter { $0.event == .start && seen.insert($0.id).inserted }
         guard !starts.isEmpty else { return }
         do {
             try await store.saveActivities([], enqueue: starts)
