@@ -111,11 +111,11 @@ struct ServeDirectDevicesTests {
                 #expect(pushService.log.filter { $0.subscriberId == browserD.id }.map(\.status) == [410], "one push, then nothing")
                 for device in [b, d] {
                     #expect(await store.activity(id: activity[device.deviceId]!)?.phase != .active, "no longer on a screen")
-                    let refusals = try await store.tokenRefusals(deviceId: device.deviceId)
+                    let refusals = await store.tokenRefusals(deviceId: device.deviceId)
                     #expect(refusals.count == 1 && refusals.first?.kind == .pushToStart, "\(refusals)")
                 }
-                #expect(try await store.tokenRefusals(deviceId: b.deviceId).first?.reason.hasPrefix("fcm:") == true)
-                #expect(try await store.tokenRefusals(deviceId: d.deviceId).first?.reason == "webpush:HTTP 410")
+                #expect(await store.tokenRefusals(deviceId: b.deviceId).first?.reason.hasPrefix("fcm:") == true)
+                #expect(await store.tokenRefusals(deviceId: d.deviceId).first?.reason == "webpush:HTTP 410")
 
                 // The device's diagnostics show FCM's last answer about its token, and that nothing needs attention.
                 let diagnosis = try await service.diagnostics(deviceId: a.deviceId)
