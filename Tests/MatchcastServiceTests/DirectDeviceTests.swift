@@ -147,6 +147,30 @@ struct DirectDeviceTests {
         }
     }
 
+    @Test("past Apple's 8-hour limit an iPhone's activity restarts; an Android device's stays up, refreshed")
+    func noEightHourLimit() async throws {
+        let h = ManagerHarness()
+        try await h.ingest(F.football("m"))
+        let (_, iosActivity) = try await h.activeDevice(matchId: "m", pushToStart: F.pushToStart(1), updateToken: F.update(1))
+        let android = try await h.device()
+        try await h.service.setFCMToken(deviceId: android, token: FCMFixture.registrationToken)
+        let androidActivity = try #require(try await h.service.follow(deviceId: android, matchId: "m").activityId)
+        // Nine hours of a quiet match, polled (unchanged) and ticked every ten minutes.
+        let mark = h.deliveries.count
+        for _ in 0..<54 {
+            h.clock.advance(by: 600)
+            try await h.ingest(F.football("m"))
+            try await h.tick()
+        }
+        let later = h.deliveries(since: mark)
+        #expect(later.contains { $0.activityId == iosActivity && $0.payload.aps.event == .end }, "the iPhone's ended near 8 h")
+        #expect(later.contains { $0.activityId != iosActivity && $0.activityId != androidActivity && $0.payload.aps.event == .start },
+                "and a fresh one started")
+        let toAndroid = later.filter { $0.activityId == androidActivity }
+        #expect(!toAndroid.isEmpty && toAndroid.allSatisfy { $0.payload.aps.event == .update }, "refreshed, never ended")
+        #expect(try await h.service.follows(deviceId: android).first?.activityId == androidActivity)
+    }
+
     @Test("a bad FCM token or subscription is refused as invalid_request, and nothing is stored")
     func validation() async throws {
         let h = ManagerHarness()

@@ -206,13 +206,15 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     /// forward while it does, so a dead feed shows as stale on the device.
     public mutating func tick(now: Date, policy: ActivityPolicy, feedIsFresh: Bool = true) -> [ActivityAction] {
         guard phase == .active || phase == .starting else { return [] }
-        if let startedAt, now >= startedAt.addingTimeInterval(policy.restartAfter.seconds), endHeld {
+        // When the 8-hour limit counts from; never for an activity without one.
+        let limitFrom = restartsNearTheLimit ? startedAt : nil
+        if let limitFrom, now >= limitFrom.addingTimeInterval(policy.restartAfter.seconds), endHeld {
             // The match ended but no update token ever came; Apple has ended the activity by now.
             phase = .ended
             heldBox = nil
             return [.finished]
         }
-        if let startedAt, now >= startedAt.addingTimeInterval(policy.restartAfter.seconds) {
+        if let limitFrom, now >= limitFrom.addingTimeInterval(policy.restartAfter.seconds) {
             var actions: [ActivityAction] = []
             if phase == .active, let token = updateToken, let content = heldBox ?? sentBox {
                 actions.append(.send(endIntent(content: content, alert: nil, dismissal: now, token: token, now: now)))
@@ -235,7 +237,7 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     /// When `tick` next has something to do, if ever.
     public func nextDeadline(policy: ActivityPolicy, feedIsFresh: Bool = true) -> Date? {
         guard phase == .active || phase == .starting else { return nil }
-        let restart = startedAt.map { $0.addingTimeInterval(policy.restartAfter.seconds) }
+        let restart = restartsNearTheLimit ? startedAt.map { $0.addingTimeInterval(policy.restartAfter.seconds) } : nil
         if channelId != nil { return restart }
         // Compared one by one, not through an array: a fan-out asks this of every activity it changes.
         var due = restart
@@ -243,6 +245,14 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
             due = due.map { min($0, other) } ?? other
         }
         return due
+    }
+
+    /// Whether the activity is ended and started afresh near Apple's 8-hour limit: a Live Activity's. An Android or
+    /// web device's (its token on a `DirectAddress`) has no such limit: its notification stays up for the whole match
+    /// (an ODI, a five-set final), rather than being dismissed and shown again.
+    var restartsNearTheLimit: Bool {
+        guard let updateToken else { return true }
+        return !DirectAddress.isDirect(updateToken)
     }
 
     /// What an event may change without sending anything (content held or dropped, an end held for
