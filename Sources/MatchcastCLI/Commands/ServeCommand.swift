@@ -29,7 +29,9 @@ struct ServeCommand: AsyncParsableCommand {
               matchcast serve --port 9000 --store sqlite:/var/lib/matchcast/db.sqlite --feed https://feed.example.com/v1
               matchcast serve --sink stdout --sink webhook:https://push.example.com/hook --webhook-secret whsec_...
               matchcast serve --sink apns --apns-key-file AuthKey_ABC123DEFG.p8 --apns-key-id ABC123DEFG \
-                --apns-team-id DEF123GHIJ --apns-topic com.example.app --apns-environment sandbox
+                --apns-team-id DEF123GHIJ --apns-topic com.example.app --apns-environment sandbox \
+                --sink fcm --fcm-service-account firebase-service-account.json \
+                --sink webpush --vapid-key-file vapid.pem --vapid-subject mailto:ops@example.com
             """
     )
 

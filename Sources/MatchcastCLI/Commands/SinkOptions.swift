@@ -5,7 +5,7 @@ import Foundation
 /// environment variables (`MATCHCAST_` + the key path) for every command. `SinkFactory` builds the
 /// sinks from the configuration these make.
 struct SinkOptions: ParsableArguments {
-    @Option(help: "stdout, pretty, webhook (with --webhook-url), webhook:URL, apns, or fcm or webpush (follow and replay); repeat for several.")
+    @Option(help: "stdout, pretty, webhook (with --webhook-url), webhook:URL, apns, fcm or webpush; repeat for several.")
     var sink: [String] = []
     @Option(help: "The URL the webhook sink posts to.") var webhookUrl: String?
     @Option(help: "whsec_<base64 key> for webhook sinks.") var webhookSecret: String?
@@ -20,8 +20,8 @@ struct SinkOptions: ParsableArguments {
     @Option(help: "HTTP/2 connections to APNs at most.") var apnsMaxConnections: Int?
     @Option(help: "APNs requests in flight per connection.") var apnsMaxConcurrentRequests: Int?
     @Option(help: "https://host:port instead of Apple's channel management endpoint.") var apnsChannelsEndpoint: String?
-    @Option(help: "The Firebase project's service account key file (for --sink fcm: follow and replay).") var fcmServiceAccount: String?
-    @Option(help: "The Android device's FCM registration token (for --sink fcm).") var fcmToken: String?
+    @Option(help: "The Firebase project's service account key file (for --sink fcm).") var fcmServiceAccount: String?
+    @Option(help: "The Android device's FCM registration token (for --sink fcm: follow and replay; serve sends to those devices register).") var fcmToken: String?
     @Option(help: "http(s)://host:port instead of FCM's endpoint (a test server).") var fcmEndpoint: String?
     @Option(help: "The browser's PushSubscription JSON file (for --sink webpush: follow and replay).") var webpushSubscription: String?
     @Option(help: "The VAPID private key file (PEM P-256) the web app's applicationServerKey belongs to.") var vapidKeyFile: String?
