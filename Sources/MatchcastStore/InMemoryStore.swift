@@ -16,7 +16,8 @@ public actor InMemoryStore: MatchcastStore {
     /// id strings the follows keep (one per match).
     private var followersByMatch: [String: Set<Int>] = [:]
     private var followCount = 0
-    private var tokenCount = 0
+    /// Push-to-start tokens and Android and web addresses, by kind.
+    private var tokenCounts: [StoreCensus.AddressKind: Int] = [:]
     /// Activities and their indexes (`InMemoryStore+Activities.swift`).
     var activityTable = ActivityTable()
     private var matchesById: [String: MatchRecord] = [:]
@@ -47,7 +48,7 @@ public actor InMemoryStore: MatchcastStore {
         guard let slot = devices.slot(id: id), let entry = devices.remove(id: id) else { return false }
         if let token = entry.token?.token {
             tokenOwners[token] = nil
-            tokenCount -= 1
+            tokenCounts[StoreCensus.AddressKind(token), default: 0] -= 1
         }
         for follow in entry.follows { removeFollower(slot, of: follow.matchId) }
         activityTable.remove(deviceId: id)
@@ -61,13 +62,17 @@ public actor InMemoryStore: MatchcastStore {
         let slot = try requireDevice(record.deviceId)
         if let owner = tokenOwners[record.token], owner != slot {
             devices.update(at: owner) { $0.token = nil }
-            tokenCount -= 1
+            tokenCounts[StoreCensus.AddressKind(record.token), default: 0] -= 1
         }
         let previous = devices.update(at: slot) { entry in
             defer { entry.token = .init(token: record.token, environment: record.environment, updatedAt: record.updatedAt) }
             return entry.token?.token
         }
-        if let previous { tokenOwners[previous] = nil } else { tokenCount += 1 }
+        if let previous {
+            tokenOwners[previous] = nil
+            tokenCounts[StoreCensus.AddressKind(previous), default: 0] -= 1
+        }
+        tokenCounts[StoreCensus.AddressKind(record.token), default: 0] += 1
         tokenOwners[record.token] = slot
     }
 
@@ -83,7 +88,7 @@ public actor InMemoryStore: MatchcastStore {
 
     public func removePushToStartToken(token: String) -> String? {
         guard let slot = tokenOwners.removeValue(forKey: token) else { return nil }
-        tokenCount -= 1
+        tokenCounts[StoreCensus.AddressKind(token), default: 0] -= 1
         return devices.update(at: slot) { entry in
             entry.token = nil
             return entry.record.id
@@ -206,8 +211,9 @@ public actor InMemoryStore: MatchcastStore {
     public func census() -> StoreCensus {
         StoreCensus(
             devices: devices.count, follows: followCount,
-            pushToStartTokens: tokenCount,
-            updateTokens: activityTable.openTokenCount)
+            pushToStartTokens: tokenCounts[.pushToStart, default: 0],
+            updateTokens: activityTable.openTokenCount, fcmTokens: tokenCounts[.fcm, default: 0],
+            webPushSubscriptions: tokenCounts[.webPush, default: 0])
     }
 
     /// The device's slot.

@@ -159,12 +159,17 @@ public final class PostgresStore: MatchcastStore {
                 """
                 SELECT (SELECT COUNT(*) FROM device), (SELECT COUNT(*) FROM follow),
                        (SELECT COUNT(*) FROM push_to_start_token),
-                       (SELECT COUNT(*) FROM activity WHERE open AND update_token IS NOT NULL)
+                       (SELECT COUNT(*) FROM activity WHERE open AND update_token IS NOT NULL),
+                       (SELECT COUNT(*) FROM push_to_start_token WHERE left(token, 4) = 'fcm:'),
+                       (SELECT COUNT(*) FROM push_to_start_token WHERE left(token, 8) = 'webpush:')
                 """,
                 logger: self.logger
-            ).collect((Int, Int, Int, Int).self)
-            let counts = rows.first ?? (0, 0, 0, 0)
-            return StoreCensus(devices: counts.0, follows: counts.1, pushToStartTokens: counts.2, updateTokens: counts.3)
+            ).collect((Int, Int, Int, Int, Int, Int).self)
+            let counts = rows.first ?? (0, 0, 0, 0, 0, 0)
+            // An Android or web device's address is kept as a push-to-start token, under its prefix (`DirectAddress`).
+            return StoreCensus(
+                devices: counts.0, follows: counts.1, pushToStartTokens: counts.2 - counts.4 - counts.5, updateTokens: counts.3,
+                fcmTokens: counts.4, webPushSubscriptions: counts.5)
         }
     }
 

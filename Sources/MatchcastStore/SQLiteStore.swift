@@ -104,11 +104,15 @@ public struct SQLiteStore: MatchcastStore {
     public func census() async throws(StoreError) -> StoreCensus {
         try await read("counting") { db in
             func count(_ sql: String) throws -> Int { try Int.fetchOne(db, sql: sql) ?? 0 }
+            // An Android or web device's address is kept as a push-to-start token, under its prefix (`DirectAddress`).
+            let fcm = try count("SELECT COUNT(*) FROM pushToStartToken WHERE substr(token, 1, 4) = 'fcm:'")
+            let webPush = try count("SELECT COUNT(*) FROM pushToStartToken WHERE substr(token, 1, 8) = 'webpush:'")
             return StoreCensus(
                 devices: try count("SELECT COUNT(*) FROM device"),
                 follows: try count("SELECT COUNT(*) FROM follow"),
-                pushToStartTokens: try count("SELECT COUNT(*) FROM pushToStartToken"),
-                updateTokens: try count("SELECT COUNT(*) FROM activity WHERE phase != 'ended' AND updateToken IS NOT NULL"))
+                pushToStartTokens: try count("SELECT COUNT(*) FROM pushToStartToken") - fcm - webPush,
+                updateTokens: try count("SELECT COUNT(*) FROM activity WHERE phase != 'ended' AND updateToken IS NOT NULL"),
+                fcmTokens: fcm, webPushSubscriptions: webPush)
         }
     }
 

@@ -60,6 +60,9 @@ struct DirectDeviceTests {
                 let browser = FakePushService.Subscriber.unattached()
                 let web = try await h.device()
                 try await h.service.setWebPushSubscription(deviceId: web, json: browser.json)
+                // The census counts each kind apart (matchcast_tokens{kind}).
+                let census = try await store.census()
+                #expect(census.pushToStartTokens == 1 && census.fcmTokens == 1 && census.webPushSubscriptions == 1, "\(census)")
                 var activity: [String: String] = [:]
                 for device in [ios, android, web] {
                     let id: String = try #require(try await h.service.follow(deviceId: device, matchId: "m").activityId)
@@ -122,6 +125,7 @@ struct DirectDeviceTests {
 
             // The app's token rotates: the next update goes to the new one.
             try await h.service.setFCMToken(deviceId: device, token: second)
+            #expect(try await store.census().fcmTokens == 1, "replaced, not added")
             var mark = h.deliveries.count
             try await h.ingest(F.football("m", home: 1, clock: "31'", events: [Self.goal]))
             #expect(h.deliveries(.update, since: mark).map(\.target) == [PushTarget(kind: .fcmToken, value: second)])
@@ -133,6 +137,7 @@ struct DirectDeviceTests {
             #expect(try await h.service.reportDeadToken(DirectAddress.fcm(second).stored, reason: "fcm:UNREGISTERED"))
             #expect(try await h.service.follows(deviceId: device).first?.activityState == "waiting")
             #expect(try await store.pushToStartToken(deviceId: device) == nil)
+            #expect(try await store.census().fcmTokens == 0)
             mark = h.deliveries.count
             try await h.ingest(F.football("m", home: 2, clock: "55'", events: [Self.goal, MatchEvent(id: "g2", type: "goal", text: "GOAL!")]))
             #expect(h.deliveries(since: mark).isEmpty)

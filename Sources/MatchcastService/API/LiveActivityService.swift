@@ -225,7 +225,8 @@ public final class LiveActivityService: Sendable {
         guard let counts = try? await store.census() else { return }
         await metrics.census(
             activities: lifecycle.census(), follows: counts.follows,
-            tokens: ["pushToStart": counts.pushToStartTokens, "update": counts.updateTokens])
+            tokens: ["pushToStart": counts.pushToStartTokens, "update": counts.updateTokens, "fcm": counts.fcmTokens,
+                     "webpush": counts.webPushSubscriptions])
     }
 
     /// Liveness of the store and the feeds, for `/readyz`.
