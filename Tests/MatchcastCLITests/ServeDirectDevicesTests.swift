@@ -120,6 +120,12 @@ struct ServeDirectDevicesTests {
                 // The device's diagnostics show FCM's last answer about its token, and that nothing needs attention.
                 let diagnosis = try await service.diagnostics(deviceId: a.deviceId)
                 #expect(diagnosis.pushToStartToken?.lastAnswer?.status == 200, "\(String(describing: diagnosis.pushToStartToken))")
+                #expect(diagnosis.pushToStartToken?.token == "fcm:toke…aaaa")
+                let webDiagnosis = try await service.diagnostics(deviceId: c.deviceId)
+                #expect(webDiagnosis.pushToStartToken?.token == "webpush:\(pushService.origin)/…")
+                #expect(webDiagnosis.pushToStartToken?.lastAnswer == nil, "the Web Push sink keeps no answers per subscription")
+                let text = DevicesCommand.Inspect.text(diagnosis)
+                #expect(text.contains("address fcm:toke…aaaa, set ") && text.contains("FCM last answered 200"), "\(text)")
                 #expect(diagnosis.attention.isEmpty && diagnosis.activities.allSatisfy(\.attention.isEmpty), "\(diagnosis.attention)")
                 // A server with these two sinks takes FCM tokens and subscriptions, not APNs tokens' deliveries.
                 #expect(!built.contains { $0.takes(.updateToken) } && built.contains { $0.takes(.fcmToken) })

@@ -91,8 +91,15 @@ struct DevicesCommand: AsyncParsableCommand {
             let date = { (value: Date?) in value.map { JSON.formatDate($0) } ?? "-" }
             var lines = ["device \(diagnostics.deviceId), registered \(date(diagnostics.registeredAt))"]
             if let token = diagnostics.pushToStartToken {
-                lines.append("push-to-start token \(token.token) (\(token.environment.rawValue)), set \(token.ageSeconds) s ago"
-                    + Self.answer(token.lastAnswer))
+                // An Android or web device's address shows as `fcm:…` or `webpush:<origin>/…` (`DirectAddress.redacted`).
+                if token.token.hasPrefix("fcm:") || token.token.hasPrefix("webpush:") {
+                    let service = token.token.hasPrefix("fcm:") ? "FCM" : "the push service"
+                    lines.append("address \(token.token), set \(token.ageSeconds) s ago"
+                        + Self.answer(token.lastAnswer).replacingOccurrences(of: "APNs last answered", with: "\(service) last answered"))
+                } else {
+                    lines.append("push-to-start token \(token.token) (\(token.environment.rawValue)), set \(token.ageSeconds) s ago"
+                        + Self.answer(token.lastAnswer))
+                }
             } else {
                 lines.append("push-to-start token: none")
             }

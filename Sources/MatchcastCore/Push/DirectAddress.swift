@@ -1,3 +1,5 @@
+import Foundation
+
 /// Where an Android or web device's pushes go: its FCM registration token, or its browser's Web Push subscription.
 ///
 /// Such a device has no push-to-start token and no per-activity update tokens: the broker starts, updates and ends
@@ -66,11 +68,18 @@ public enum DirectAddress: Sendable, Hashable {
         DirectAddress(activityToken: token) == self
     }
 
-    /// The address, all but its first and last characters hidden, for logs.
+    /// The address for logs and diagnostics: an FCM token with all but its first and last four characters hidden;
+    /// a subscription as its push service's origin alone (the endpoint's path is the subscription's capability).
     public var redacted: String {
         switch self {
-        case .fcm(let token): "fcm:" + Redact.token(token)
-        case .webPush(let subscription): "webpush:" + Redact.token(subscription)
+        case .fcm(let token):
+            return "fcm:" + Redact.token(token)
+        case .webPush(let subscription):
+            let object = try? JSONSerialization.jsonObject(with: Data(subscription.utf8)) as? [String: Any]
+            guard let endpoint = (object?["endpoint"] as? String).flatMap(URL.init(string:)), let scheme = endpoint.scheme,
+                  let host = endpoint.host
+            else { return "webpush:…" }
+            return "webpush:\(scheme)://\(host)" + (endpoint.port.map { ":\($0)" } ?? "") + "/…"
         }
     }
 }

@@ -103,7 +103,8 @@ public struct DeviceDiagnostics: Sendable, Hashable, Codable {
         deviceId = device.id
         registeredAt = device.createdAt
         pushToStartToken = token.map {
-            Token(token: Redact.token($0.token), environment: $0.environment, updatedAt: $0.updatedAt,
+            Token(token: DirectAddress(stored: $0.token)?.redacted ?? Redact.token($0.token), environment: $0.environment,
+                  updatedAt: $0.updatedAt,
                   ageSeconds: max(0, Int(now.timeIntervalSince($0.updatedAt))), lastAnswer: lastAnswer($0.token))
         }
         self.follows = follows.map(\.matchId).sorted()
