@@ -25,8 +25,11 @@ actor WebPushQueue {
     private let sender: WebPushSender
     private let maxConcurrent: Int
     private var lanes: [String: Lane] = [:]
-    /// Matches with a waiting push and no running send, first come first served.
+    /// Lanes with a waiting push and no running send, first come first served.
     private var ready: [String] = []
+    /// The first of `ready` not yet taken: taken from the front without moving the rest (a kick-off to 20,000 browsers
+    /// readies 20,000 lanes at once).
+    private var readyHead = 0
     private var running = 0
     /// Handed over, not yet settled.
     private var pending = 0
@@ -146,8 +149,16 @@ actor WebPushQueue {
 
     /// Starts sends while there are free ones and lanes ready.
     private func pump() {
-        while running < maxConcurrent, !ready.isEmpty {
-            let key = ready.removeFirst()
+        while running < maxConcurrent, readyHead < ready.count {
+            let key = ready[readyHead]
+            readyHead += 1
+            if readyHead == ready.count {
+                ready.removeAll(keepingCapacity: true)
+                readyHead = 0
+            } else if readyHead > 1024, readyHead > ready.count / 2 {
+                ready.removeFirst(readyHead)
+                readyHead = 0
+            }
             guard var lane = lanes[key], !lane.waiting.isEmpty else { continue }
             let item = lane.waiting.removeFirst()
             lane.scheduled = false
@@ -206,6 +217,7 @@ actor WebPushQueue {
                 return lane
             }
             ready = []
+            readyHead = 0
         } else if var lane = lanes[item.lane] {
             lane.busy = false
             if lane.waiting.isEmpty {
