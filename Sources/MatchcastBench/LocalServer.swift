@@ -10,14 +10,8 @@ struct LocalServer: Sendable {
 
     /// Starts serving `responder` and returns once it listens; `name` says which in an error.
     static func start(name: String, responder: CallbackResponder<BasicRequestContext>) async throws -> LocalServer {
-        let server = try await LocalHTTPServer.start(name: "benchmark's \(name)") { onServerRunning in
-            Application(
-                responder: responder,
-                configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0), serverName: "matchcast-bench"),
-                onServerRunning: onServerRunning,
-                logger: Logger(label: "matchcast.bench", factory: { _ in SwiftLogNoOpLogHandler() }))
-        }
-        return LocalServer(server: server)
+        LocalServer(server: try await LocalHTTPServer.start(
+            name: "benchmark's \(name)", serverName: "matchcast-bench", responder: responder))
     }
 
     /// Stops the server and waits until it has.

@@ -100,13 +100,7 @@ public final class FakeFCMServer: Sendable {
         let responder = CallbackResponder<BasicRequestContext> { request, _ in
             try await state.respond(to: request)
         }
-        let server = try await LocalHTTPServer.start(name: "fake FCM") { onServerRunning in
-            Application(
-                responder: responder,
-                configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0), serverName: "matchcast-fake-fcm"),
-                onServerRunning: onServerRunning,
-                logger: Logger(label: "matchcast.fake-fcm", factory: { _ in SwiftLogNoOpLogHandler() }))
-        }
+        let server = try await LocalHTTPServer.start(name: "fake FCM", serverName: "matchcast-fake-fcm", responder: responder)
         state.setPort(server.port)
         return FakeFCMServer(port: server.port, state: state, server: server)
     }

@@ -122,28 +122,14 @@ public final class FakePushService: Sendable {
         let responder = CallbackResponder<Context> { request, context in
             try await state.respond(to: request, context: context)
         }
-        let server = try await LocalHTTPServer.start(name: "fake push service") { onServerRunning in
-            Application(
-                responder: responder,
-                configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0), serverName: "matchcast-fake-push"),
-                onServerRunning: onServerRunning,
-                logger: Logger(label: "matchcast.fake-push", factory: { _ in SwiftLogNoOpLogHandler() }))
-        }
+        let server = try await LocalHTTPServer.start(name: "fake push service", serverName: "matchcast-fake-push", responder: responder)
         state.locked { $0.origin = "http://127.0.0.1:\(server.port)" }
         return FakePushService(port: server.port, state: state, server: server)
     }
 
     /// Runs `body` with a started service and stops it afterwards, whether `body` throws or not.
     public static func with<T>(now: @escaping @Sendable () -> Date = { Date() }, _ body: (FakePushService) async throws -> T) async throws -> T {
-        let service = try await start(now: now)
-        do {
-            let value = try await body(service)
-            await service.stop()
-            return value
-        } catch {
-            await service.stop()
-            throw error
-        }
+        try await withStopping(try await start(now: now), stop: { await $0.stop() }, body)
     }
 
     public func stop() async {

@@ -16,6 +16,21 @@ public struct LocalHTTPServer: Sendable {
     private let task: Task<Void, any Error>
     private let stopTimeout: Duration
 
+    /// Serves `responder` on `127.0.0.1` (a free port), logging nothing; returns once it listens. `name` says which
+    /// server in an error; `serverName` goes in its `Server` header. The fakes and receivers of the tests and the
+    /// benchmarks all start this way.
+    public static func start<Context: InitializableFromSource<ApplicationRequestContextSource>>(
+        name: String, serverName: String, responder: CallbackResponder<Context>
+    ) async throws -> LocalHTTPServer {
+        try await start(name: name) { onServerRunning in
+            Application(
+                responder: responder,
+                configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0), serverName: serverName),
+                onServerRunning: onServerRunning,
+                logger: Logger(label: "matchcast.\(serverName)", factory: { _ in SwiftLogNoOpLogHandler() }))
+        }
+    }
+
     /// Runs the application `make` builds with the `onServerRunning` it is given (which reports the port); returns
     /// once it listens. `name` says which server in an error.
     public static func start<App: ApplicationProtocol>(
@@ -64,4 +79,18 @@ public struct LocalHTTPServer: Sendable {
 public struct LocalHTTPServerError: Error, CustomStringConvertible {
     public let name: String
     public var description: String { "the \(name) did not start listening" }
+}
+
+/// Runs `body` with `started`, then `stop`s it, whether `body` throws or not: the `with` of every fake server.
+public func withStopping<Started, T>(
+    _ started: Started, stop: (Started) async -> Void, _ body: (Started) async throws -> T
+) async throws -> T {
+    do {
+        let value = try await body(started)
+        await stop(started)
+        return value
+    } catch {
+        await stop(started)
+        throw error
+    }
 }

@@ -69,14 +69,8 @@ public final class WebhookReceiver: Sendable {
         let responder = CallbackResponder<Context> { request, context in
             try await state.respond(to: request, context: context)
         }
-        let server = try await LocalHTTPServer.start(name: "webhook receiver") { onServerRunning in
-            Application(
-                responder: responder,
-                configuration: ApplicationConfiguration(
-                    address: .hostname("127.0.0.1", port: 0), serverName: "matchcast-webhook-receiver"),
-                onServerRunning: onServerRunning,
-                logger: Logger(label: "matchcast.webhook-receiver", factory: { _ in SwiftLogNoOpLogHandler() }))
-        }
+        let server = try await LocalHTTPServer.start(
+            name: "webhook receiver", serverName: "matchcast-webhook-receiver", responder: responder)
         return WebhookReceiver(port: server.port, state: state, server: server)
     }
 
@@ -84,15 +78,7 @@ public final class WebhookReceiver: Sendable {
     public static func with<T>(
         secret: WebhookSecret, _ body: (WebhookReceiver) async throws -> T
     ) async throws -> T {
-        let receiver = try await start(secret: secret)
-        do {
-            let value = try await body(receiver)
-            await receiver.stop()
-            return value
-        } catch {
-            await receiver.stop()
-            throw error
-        }
+        try await withStopping(try await start(secret: secret), stop: { await $0.stop() }, body)
     }
 
     /// Stops the server and waits until it has.

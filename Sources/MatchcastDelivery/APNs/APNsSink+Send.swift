@@ -223,7 +223,7 @@ extension APNsSink {
     /// The token's remaining deliveries go back to the caller, in order.
     private func giveUp(_ progress: inout Progress, problem: String) {
         progress.result.undelivered = progress.queue.items[progress.next...].map(\.delivery)
-        progress.result.failedTokens = 1
+        progress.result.failedQueues = 1
         progress.result.problem = problem
         progress.done = true
     }

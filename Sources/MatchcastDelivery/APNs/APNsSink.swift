@@ -154,10 +154,10 @@ public struct APNsSink: DeliverySink {
         metrics.deliveries(outcome: "failed", count: total.undelivered.count)
         guard !total.undelivered.isEmpty else { return }
         logger.error("APNs retries exhausted", metadata: [
-            "apns.undelivered": "\(total.undelivered.count)", "apns.tokens": "\(total.failedTokens)",
+            "apns.undelivered": "\(total.undelivered.count)", "apns.tokens": "\(total.failedQueues)",
             "apns.last": "\(total.problem ?? "-")",
         ])
-        throw APNsError.retriesExhausted(tokens: total.failedTokens, last: total.problem ?? "-", undelivered: total.undelivered)
+        throw APNsError.retriesExhausted(tokens: total.failedQueues, last: total.problem ?? "-", undelivered: total.undelivered)
     }
 
     /// One delivery with its request body.
@@ -175,24 +175,8 @@ public struct APNsSink: DeliverySink {
         var items: [Item]
     }
 
-    /// What became of one token's deliveries.
-    struct QueueResult: Sendable {
-        var delivered = 0
-        var invalid = 0
-        var deadLettered = 0
-        var undelivered: [Delivery] = []
-        var failedTokens = 0
-        var problem: String?
-
-        mutating func merge(_ other: QueueResult) {
-            delivered += other.delivered
-            invalid += other.invalid
-            deadLettered += other.deadLettered
-            undelivered += other.undelivered
-            failedTokens += other.failedTokens
-            problem = other.problem ?? problem
-        }
-    }
+    /// What became of tokens' deliveries (a failed queue is a token whose retries ran out).
+    typealias QueueResult = SendTally<Delivery, Never>
 
     /// Groups deliveries by device token or channel and gives each distinct payload one
     /// `ByteBuffer`, shared by every request that sends it. Device tokens that are not hex are

@@ -4,26 +4,8 @@ import MatchcastCore
 import Synchronization
 
 extension FCMSink {
-    /// What became of some queues' deliveries.
-    struct Totals: Sendable {
-        var delivered = 0
-        var invalid = 0
-        var deadLettered = 0
-        var undelivered: [Placed] = []
-        var failedQueues = 0
-        var problem: String?
-        var accessTokenFailure: FCMError?
-
-        mutating func merge(_ other: Totals) {
-            delivered += other.delivered
-            invalid += other.invalid
-            deadLettered += other.deadLettered
-            undelivered += other.undelivered
-            failedQueues += other.failedQueues
-            problem = other.problem ?? problem
-            accessTokenFailure = other.accessTokenFailure ?? accessTokenFailure
-        }
-    }
+    /// What became of some queues' deliveries; `failure`: no access token could be had.
+    typealias Totals = SendTally<Placed, FCMError>
 
     /// The next queue to start, and whether to start no more (one queue gave up: FCM, or the token endpoint, looks
     /// down, and the rest would only wait out the same retries).
@@ -99,7 +81,7 @@ extension FCMSink {
             case .noAccessToken(let error):
                 totals.undelivered += queue.messages[index...].flatMap(\.deliveries)
                 totals.problem = "\(error)"
-                totals.accessTokenFailure = error
+                totals.failure = error
                 dispatch.stop()
                 return totals
             }

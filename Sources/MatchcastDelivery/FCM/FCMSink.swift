@@ -120,7 +120,7 @@ public struct FCMSink: DeliverySink {
         logger.error("FCM deliveries left undelivered", metadata: [
             "fcm.undelivered": "\(undelivered.count)", "fcm.last": "\(total.problem ?? "-")",
         ])
-        if let failure = total.accessTokenFailure { throw failure.leaving(undelivered) }
+        if let failure = total.failure { throw failure.leaving(undelivered) }
         throw FCMError(code: .retriesExhausted(queues: total.failedQueues, last: total.problem ?? "-"), undelivered: undelivered)
     }
 
