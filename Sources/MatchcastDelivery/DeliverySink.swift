@@ -21,6 +21,11 @@ public protocol DeliverySink: Sendable {
     /// Whether deliveries to targets of `kind` are this sink's to deliver: the push-service sinks take their own
     /// service's (APNs, FCM and Web Push routed by target), the others take every delivery.
     func takes(_ kind: PushTarget.Kind) -> Bool
+    /// Whether deliveries of `kind` to the app whose topic is `topic` are this sink's: `takes(kind)`, but for a sink of
+    /// several apps' (`AppRoutedSink`), which takes only its apps'.
+    func takes(_ kind: PushTarget.Kind, topic: String) -> Bool
+    /// The last answer its push service gave for `token` (`tokenAnswers`, or one of its apps' sinks').
+    func lastAnswer(token: String) -> TokenAnswers.Answer?
 }
 
 extension DeliverySink {
@@ -28,6 +33,8 @@ extension DeliverySink {
     public var isHealthy: Bool { true }
     public var tokenAnswers: TokenAnswers? { nil }
     public func takes(_ kind: PushTarget.Kind) -> Bool { true }
+    public func takes(_ kind: PushTarget.Kind, topic: String) -> Bool { takes(kind) }
+    public func lastAnswer(token: String) -> TokenAnswers.Answer? { tokenAnswers?.last(token: token) }
     public func flush() async throws {}
 }
 

@@ -8,6 +8,20 @@ import MatchcastService
 struct APIAuthenticator: Sendable {
     let service: LiveActivityService
     let adminKey: String?
+    /// Keys scoped to one app each, by app id (docs/apps.md).
+    var appAdminKeys: [String: String] = [:]
+
+    /// What an admin key may see and change: everything, or one app's devices.
+    enum AdminScope: Sendable, Hashable {
+        case deployment
+        case app(String)
+
+        /// The app an admin call is limited to; nil for the deployment's key.
+        var appId: String? {
+            if case .app(let id) = self { return id }
+            return nil
+        }
+    }
 
     /// Longest bearer credential looked at; anything longer is refused without hashing it.
     static let maxCredentialLength = 512
@@ -33,17 +47,31 @@ struct APIAuthenticator: Sendable {
         return authenticated
     }
 
-    /// Admin calls: the configured key, or 403 when none is configured.
-    func admin(_ request: Request) throws(APIError) {
-        guard let adminKey else { throw .forbidden("no admin key configured") }
+    /// Admin calls: the deployment's key, or an app's (the call then sees that app's devices only); 403 when no key
+    /// is configured.
+    @discardableResult
+    func admin(_ request: Request) throws(APIError) -> AdminScope {
+        guard adminKey != nil || !appAdminKeys.isEmpty else { throw .forbidden("no admin key configured") }
         guard let key = Self.bearer(request) else { throw .unauthorized("missing or malformed bearer admin key") }
-        guard Self.constantTimeEqual(key, adminKey) else { throw .unauthorized("invalid admin key") }
+        guard let scope = scope(of: key) else { throw .unauthorized("invalid admin key") }
+        return scope
     }
 
     /// Read-only calls open to any registered device and to the operator.
     func deviceOrAdmin(_ request: Request) async throws(APIError) {
-        if let adminKey, let key = Self.bearer(request), Self.constantTimeEqual(key, adminKey) { return }
+        if let key = Self.bearer(request), scope(of: key) != nil { return }
         _ = try await device(request)
+    }
+
+    /// Whose key `key` is. Every configured key is compared, each in constant time, so the time taken does not tell
+    /// which (or whether one) matched.
+    private func scope(of key: String) -> AdminScope? {
+        var found: AdminScope?
+        if let adminKey, Self.constantTimeEqual(key, adminKey) { found = .deployment }
+        for (app, appKey) in appAdminKeys.sorted(by: { $0.key < $1.key }) where Self.constantTimeEqual(key, appKey) {
+            found = found ?? .app(app)
+        }
+        return found
     }
 
     /// The credential of `Authorization: Bearer <credential>` (scheme case-insensitive, RFC 9110 §11.1).

@@ -17,9 +17,9 @@ extension APIRoutes {
 
     /// `POST /v1/feedback`: a dead token reported downstream; `{"invalidated": Bool}`.
     func reportDeadToken(_ request: Request, _ context: APIRequestContext) async throws -> Response {
-        try auth.admin(request)
+        let scope = try auth.admin(request)
         let body = try await body(FeedbackBody.self, request, context)
-        let invalidated = try await service.reportDeadToken(body.token, reason: body.reason)
+        let invalidated = try await service.reportDeadToken(body.token, reason: body.reason, app: scope.appId)
         return try json(FeedbackResult(invalidated: invalidated), request, context)
     }
 
@@ -37,13 +37,13 @@ extension APIRoutes {
 
     /// `GET /v1/admin/dead-letters?limit=N` (1 ... 1000, default 100): refused deliveries, newest first.
     func listDeadLetters(_ request: Request, _ context: APIRequestContext) async throws -> Response {
-        try auth.admin(request)
+        let scope = try auth.admin(request)
         var limit = 100
         if let raw = request.uri.queryParameters["limit"] {
             guard let value = Int(raw) else { throw APIError.invalidRequest("limit must be a whole number, got '\(raw.prefix(20))'") }
             limit = value
         }
-        let letters = try await service.deadLetters(limit: limit)
+        let letters = try await service.deadLetters(limit: limit, app: scope.appId)
         let body = DeadLettersBody(deadLetters: letters.map {
             .init(sink: $0.sink, status: $0.status, reason: $0.reason, recordedAt: $0.recordedAt,
                   delivery: DeliveryRecord($0.delivery))
@@ -53,7 +53,7 @@ extension APIRoutes {
 
     /// `GET /v1/admin/devices/{deviceId}/diagnostics`: the device's diagnostics, for the operator.
     func adminDeviceDiagnostics(_ request: Request, _ context: APIRequestContext) async throws -> Response {
-        try auth.admin(request)
-        return try json(try await service.diagnostics(deviceId: parameter("deviceId", context)), request, context)
+        let scope = try auth.admin(request)
+        return try json(try await service.diagnostics(deviceId: parameter("deviceId", context), app: scope.appId), request, context)
     }
 }

@@ -37,7 +37,7 @@ public func buildRouter(
     router.add(middleware: BodyLimitMiddleware(maxBytes: configuration.maxBodyBytes))
     let routes = APIRoutes(
         service: service,
-        auth: APIAuthenticator(service: service, adminKey: configuration.adminKey),
+        auth: APIAuthenticator(service: service, adminKey: configuration.adminKey, appAdminKeys: configuration.appAdminKeys),
         metrics: metrics
     )
     routes.register(on: router)

@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import MatchcastService
 import MatchcastCore
@@ -18,9 +19,17 @@ extension APIRoutes {
         var follows: [FollowView]
     }
 
-    /// `POST /v1/devices`: 201 with the secret, which is never shown again.
+    struct RegisterBody: Decodable {
+        /// The app the install belongs to (docs/apps.md); absent: the default app.
+        var app: String?
+    }
+
+    /// `POST /v1/devices`, with no body or `{"app": "<app id>"}`: 201 with the device id and secret, which is never
+    /// shown again.
     func registerDevice(_ request: Request, _ context: APIRequestContext) async throws -> Response {
-        let registration = try await service.registerDevice()
+        let raw = try await rawBody(request, context)
+        let app = raw.readableBytes == 0 ? nil : try APIRequestDecoder.decode(RegisterBody.self, from: Data(raw.readableBytesView)).app
+        let registration = try await service.registerDevice(app: app)
         var response = try json(registration, status: .created, request, context)
         response.headers[.cacheControl] = "no-store"
         return response

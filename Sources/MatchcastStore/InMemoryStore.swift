@@ -86,6 +86,10 @@ public actor InMemoryStore: MatchcastStore {
         return found
     }
 
+    public func pushToStartTokenHolder(token: String) -> String? {
+        tokenOwners[token].flatMap { devices[$0]?.record.id }
+    }
+
     public func removePushToStartToken(token: String) -> String? {
         guard let slot = tokenOwners.removeValue(forKey: token) else { return nil }
         tokenCounts[StoreCensus.AddressKind(token), default: 0] -= 1

@@ -27,6 +27,8 @@ public protocol MatchcastStore: Sendable {
     func pushToStartTokens(deviceIds: [String]) async throws(StoreError) -> [String: PushToStartTokenRecord]
     /// Forgets a dead token; returns the id of the device that held it, if any.
     func removePushToStartToken(token: String) async throws(StoreError) -> String?
+    /// The device whose push-to-start token (or Android or web address) is `token`, if any.
+    func pushToStartTokenHolder(token: String) async throws(StoreError) -> String?
 
     // MARK: Follows
 

@@ -91,6 +91,15 @@ extension PostgresStore {
             deviceId: row.0, token: row.1, environment: try APNsEnvironment(column: row.2), updatedAt: row.3.readBack)
     }
 
+    public func pushToStartTokenHolder(token: String) async throws(StoreError) -> String? {
+        let logger = self.logger
+        return try await withConnection("reading a push-to-start token's device") { connection in
+            try await connection.query(
+                "SELECT device_id FROM push_to_start_token WHERE token = \(token)", logger: logger
+            ).collect(String.self).first
+        }
+    }
+
     public func removePushToStartToken(token: String) async throws(StoreError) -> String? {
         let logger = self.logger
         return try await withConnection("removing a push-to-start token") { connection in

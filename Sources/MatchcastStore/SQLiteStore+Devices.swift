@@ -67,6 +67,12 @@ extension SQLiteStore {
         }
     }
 
+    public func pushToStartTokenHolder(token: String) async throws(StoreError) -> String? {
+        try await read("reading a push-to-start token's device") { db in
+            try String.fetchOne(db.cachedStatement(sql: "SELECT deviceId FROM pushToStartToken WHERE token = ?"), arguments: [token])
+        }
+    }
+
     public func removePushToStartToken(token: String) async throws(StoreError) -> String? {
         try await write("removing a push-to-start token") { db in
             guard let deviceId = try String.fetchOne(

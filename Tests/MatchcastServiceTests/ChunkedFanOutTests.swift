@@ -59,6 +59,10 @@ private final class ChunkFailingStore: MatchcastStore {
     func pushToStartToken(deviceId: String) async throws(StoreError) -> PushToStartTokenRecord? {
         try await base.pushToStartToken(deviceId: deviceId)
     }
+    func pushToStartTokenHolder(token: String) async throws(StoreError) -> String? {
+        try await base.pushToStartTokenHolder(token: token)
+    }
+
     func removePushToStartToken(token: String) async throws(StoreError) -> String? {
         try await base.removePushToStartToken(token: token)
     }

@@ -65,7 +65,7 @@ struct ManagerHarness: Sendable {
         self.sink = sink
         self.clock = clock
         service = LiveActivityService(
-            store: store, lifecycle: manager, sinksTake: sinksTake, now: clock.reader, metrics: metrics,
+            store: store, lifecycle: manager, sinksTake: { kind, _ in sinksTake(kind) }, now: clock.reader, metrics: metrics,
             deviceSecretCapacity: deviceSecretCapacity, logger: logger)
     }
 
@@ -150,6 +150,10 @@ final class ManagerScriptedStore: MatchcastStore {
         await pushToStartGate.pass()
         return await base.pushToStartToken(deviceId: deviceId)
     }
+    func pushToStartTokenHolder(token: String) async throws(StoreError) -> String? {
+        await base.pushToStartTokenHolder(token: token)
+    }
+
     func removePushToStartToken(token: String) async throws(StoreError) -> String? {
         await base.removePushToStartToken(token: token)
     }

@@ -108,7 +108,8 @@ struct BrokerRunner {
                 dismissalDelay: .milliseconds(Int64(config.dismissalSeconds * 1000)),
                 restartAfter: .milliseconds(Int64(config.restartAfterSeconds * 1000)),
                 highPriorityPerHour: config.highPriorityPerHour),
-            pushToStartSpacing: .milliseconds(Int64(config.pushToStartSpacingSeconds * 1000)))
+            pushToStartSpacing: .milliseconds(Int64(config.pushToStartSpacingSeconds * 1000)),
+            otherApps: config.apps.map(\.catalogEntry))
         let timing = PollTimingPolicy(
             defaultInterval: .milliseconds(config.defaultPollMs), minInterval: .milliseconds(config.minPollMs),
             maxInterval: .milliseconds(config.maxPollMs))
@@ -130,12 +131,14 @@ struct BrokerRunner {
             service: broker.service,
             configuration: APIConfiguration(
                 host: config.host, port: config.port, adminKey: config.adminKey.isEmpty ? nil : config.adminKey,
-                maxBodyBytes: config.maxBodyBytes),
+                maxBodyBytes: config.maxBodyBytes,
+                appAdminKeys: Dictionary(config.apps.map { ($0.id, $0.adminKey) }, uniquingKeysWith: { first, _ in first })),
             registry: registry, services: broker.services + (channels.map { [$0] } ?? []),
             logger: logger)
         logger.info("matchcast serve", metadata: [
             "listen": "\(config.host):\(config.port)", "store": "\((try? StoreURL(config.store))?.description ?? "?")", "feeds": "\((feedSpecs.map(\.publicName) + providers.map { "\($0.spec.publicName) [\($0.tier.rawValue)]" }).joined(separator: ", "))",
             "sinks": "\(config.sinks.map { $0.hasPrefix("webhook:") ? "webhook" : $0 })",
+            "apps": "\(([AppCatalog.defaultId] + config.apps.map(\.id)).joined(separator: ", "))",
         ])
         // A shutdown that cannot finish (the database gone: every store call waits for it) is cut short after
         // `shutdownBound`: what is left is cancelled and the process exits; the outbox keeps what was not sent.

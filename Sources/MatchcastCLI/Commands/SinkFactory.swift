@@ -5,12 +5,13 @@ import MatchcastCore
 import MatchcastDelivery
 import MatchcastService
 import MatchcastStore
+import Metrics
 
 /// Builds the delivery sinks `sinks` names (`stdout`, `pretty`, `webhook`, `webhook:URL`, `apns`, `webpush`), in
 /// that order, for `serve`, `follow` and `replay` alike (the one place sinks are made from options). Whatever a sink reads at start (webhook secret, APNs key and CA files, the Web Push subscription and VAPID key) is read here,
 /// before anything is served, so a bad file is a configuration error and not a failed first push.
 struct SinkFactory {
-    let configuration: BrokerConfiguration
+    var configuration: BrokerConfiguration
     /// The process's shared client; needed when `needsHTTPClient`.
     let client: HTTPClient?
     let logger: Logger
@@ -21,6 +22,8 @@ struct SinkFactory {
     /// Whether the FCM sink sends each delivery to the token it carries (`serve`: Android devices register theirs
     /// through the API) rather than to the `fcm` section's one token (`follow`, `replay`).
     var routesByTarget = false
+    /// Where the push-service sinks count; an app's are labelled with its id (`AppMetricsFactory`).
+    var metricsFactory: any MetricsFactory = MetricsSystem.factory
 
     /// Whether any of `sinks` sends over HTTP (and so needs the shared `HTTPClient`).
     static func needsHTTPClient(_ sinks: [String]) -> Bool {
@@ -30,6 +33,7 @@ struct SinkFactory {
     /// Closes what the sinks hold open (the APNs sink's connections, the Web Push sink's sends); call after the
     /// last delivery (and, for the Web Push sink, after `flush()`).
     static func shutdown(_ sinks: [any DeliverySink]) {
+        let sinks = sinks.flatMap { ($0 as? AppRoutedSink)?.sinks ?? [$0] }
         for case let apns as APNsSink in sinks { apns.shutdown() }
         for case let webPush as WebPushSink in sinks { webPush.shutdown() }
     }
@@ -51,6 +55,11 @@ struct SinkFactory {
     ) throws(ConfigurationError) -> [any DeliverySink] {
         var sinks: [any DeliverySink] = []
         for spec in configuration.sinks {
+            // With several apps, a push service's sink is one per app, each delivery to its own app's (docs/apps.md).
+            if !configuration.apps.isEmpty, ["apns", "fcm", "webpush"].contains(spec) {
+                sinks.append(try appRoutedSink(spec, deadLetters: deadLetters, onInvalidToken: onInvalidToken))
+                continue
+            }
             if spec == "stdout" {
                 sinks.append(StdoutSink(writeBehind: stdoutWriteBehind))
             } else if spec == "pretty" {
@@ -72,6 +81,33 @@ struct SinkFactory {
         return sinks
     }
 
+    /// The push service `spec`'s sink for every app: the default app's (the top level), then each of `apps`, each with
+    /// its own credentials and its metrics labelled with its id.
+    private func appRoutedSink(
+        _ spec: String, deadLetters: (_ sink: String) -> any DeadLetterRecorder,
+        onInvalidToken: @escaping @Sendable (_ token: String, _ reason: String) async -> Void
+    ) throws(ConfigurationError) -> AppRoutedSink {
+        let apps = [(AppCatalog.defaultId, configuration)] + configuration.apps.map { ($0.id, $0.settings) }
+        var routes: [AppRoutedSink.Route] = []
+        for (appId, settings) in apps {
+            var factory = self
+            factory.configuration = settings
+            factory.configuration.sinks = [spec]
+            factory.configuration.apps = []
+            factory.metricsFactory = AppMetricsFactory(base: metricsFactory, appId: appId)
+            let sink: any DeliverySink
+            do {
+                guard let made = try factory.makeSinks(deadLetters: deadLetters, onInvalidToken: onInvalidToken).first else { continue }
+                sink = made
+            } catch {
+                throw ConfigurationError(key: appId == AppCatalog.defaultId ? error.key : "apps.\(appId).\(error.key)", reason: error.reason)
+            }
+            routes.append(AppRoutedSink.Route(
+                appId: appId, topic: APNsHeaders.topic(bundleId: settings.topicBundleId), sink: sink))
+        }
+        return AppRoutedSink(name: spec, routes: routes, deadLetters: deadLetters(spec), metricsFactory: metricsFactory)
+    }
+
     /// The APNs sink's settings from the `apns` section (the signing key is read by the sink).
     func apnsConfiguration() -> APNsSinkConfiguration {
         let apns = configuration.apns
@@ -90,7 +126,7 @@ struct SinkFactory {
         do {
             return try APNsSink(
                 configuration: apnsConfiguration(), client: client, deadLetters: deadLetters,
-                onInvalidToken: onInvalidToken, logger: logger)
+                onInvalidToken: onInvalidToken, metricsFactory: metricsFactory, logger: logger)
         } catch {
             // APNsError's messages name files and ids, never key material.
             let key = switch error.reason {
@@ -174,6 +210,7 @@ struct SinkFactory {
             sinkConfiguration.deepLink = deepLink
             return try WebPushSink(
                 configuration: sinkConfiguration, client: client, deadLetters: deadLetters,
+                metricsFactory: metricsFactory,
                 onGone: { subscription, reason in await onInvalidToken(DirectAddress.webPush(subscription).stored, reason) },
                 logger: logger)
         } catch {
@@ -210,7 +247,7 @@ struct SinkFactory {
                 onInvalidToken: { token, reason in
                     await onInvalidToken(routed ? DirectAddress.fcm(token).stored : token, "fcm:" + reason)
                 },
-                logger: logger)
+                metricsFactory: metricsFactory, logger: logger)
         } catch {
             // FCMError's messages name the file and the field, never the key.
             let key = switch error.reason {

@@ -49,6 +49,8 @@ public struct BrokerConfiguration: Sendable, Hashable {
     public var replicaId = ""
     /// How long a replica's match leases last unless renewed: how soon a dead replica's matches move.
     public var leaseTTLSeconds = 3.0
+    /// The apps served beside the default one, the top level's (the `apps:` list of the file; docs/apps.md).
+    public var apps: [AppConfiguration] = []
     public var logLevel = Logger.Level.info
     public var logFormat = LogFormat.text
 

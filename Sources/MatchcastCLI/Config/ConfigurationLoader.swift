@@ -37,6 +37,12 @@ public enum ConfigurationLoader {
         }
         // A provider group alone: the default feed is not polled beside it unless asked for.
         if values["feed"] == nil, !config.providers.isEmpty { config.feed = "" }
+        // The apps (`serve`'s alone: `follow` and `replay` send to one device, with the top level's settings).
+        if let fileText, only == nil {
+            config.apps = try appEntries(yaml: fileText).enumerated().map { index, entry throws(ConfigurationError) in
+                try AppConfiguration.make(entry: entry, index: index, base: config, environment: environment)
+            }
+        }
         try validate(config, serving: serving)
         return config
     }
@@ -69,9 +75,28 @@ public enum ConfigurationLoader {
         return out
     }
 
+    /// The entries of the file's `apps:` list, each flattened as the top level is (`apns.keyFile` → text).
+    static func appEntries(yaml text: String) throws(ConfigurationError) -> [[String: String]] {
+        guard let root = (try? Yams.load(yaml: text)) as? [String: Any], let list = root["apps"] else { return [] }
+        if list is NSNull { return [] }
+        guard let entries = list as? [Any] else {
+            throw ConfigurationError(key: "apps", reason: "expected a list of apps, each a mapping (- id: fantasy)")
+        }
+        return try entries.enumerated().map { index, item throws(ConfigurationError) in
+            guard let entry = item as? [String: Any] else {
+                throw ConfigurationError(key: "apps[\(index)]", reason: "expected a mapping (id: fantasy, bundleId: …)")
+            }
+            var out: [String: String] = [:]
+            try flatten(entry, prefix: "", into: &out)
+            return out
+        }
+    }
+
     private static func flatten(_ map: [String: Any], prefix: String, into out: inout [String: String]) throws(ConfigurationError) {
         for (key, value) in map {
             let path = prefix.isEmpty ? key : prefix + "." + key
+            // The apps are read on their own (`appEntries`).
+            if path == "apps" { continue }
             switch value {
             case let nested as [String: Any]:
                 try flatten(nested, prefix: path, into: &out)
@@ -144,10 +169,32 @@ public enum ConfigurationLoader {
                 throw ConfigurationError(key: "surface.deepLink", reason: "'\(config.deepLink.prefix(80))' \(error)")
             }
         }
+        try validateApps(config, serving: serving)
         if config.broadcastMinFollowers > 0, !config.sinks.contains("apns") {
             throw ConfigurationError(
                 key: "broadcast.minFollowers",
                 reason: "broadcast channels are created and sent through APNs: add --sink apns, or set it to 0")
+        }
+    }
+
+    /// Each app's sink settings, as the top level's are checked, and the apps together: distinct ids and bundle ids.
+    private static func validateApps(_ config: BrokerConfiguration, serving: Bool) throws(ConfigurationError) {
+        guard !config.apps.isEmpty else { return }
+        let problems = AppCatalog.problems(defaultBundleId: config.topicBundleId, others: config.apps.map(\.catalogEntry))
+        if let problem = problems.first { throw ConfigurationError(key: "apps", reason: problem) }
+        if config.broadcastMinFollowers > 0 {
+            throw ConfigurationError(
+                key: "broadcast.minFollowers",
+                reason: "broadcast channels serve one app; with apps configured, set it to 0 (every activity is sent to its own token)")
+        }
+        for app in config.apps {
+            var settings = app.settings
+            settings.broadcastMinFollowers = 0
+            do {
+                try validate(settings, serving: serving)
+            } catch {
+                throw ConfigurationError(key: "apps.\(app.id).\(error.key)", reason: error.reason)
+            }
         }
     }
 

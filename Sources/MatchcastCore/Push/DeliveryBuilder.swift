@@ -3,25 +3,38 @@ import Foundation
 /// Turns the lifecycle's push intents into deliveries: resolves the recipient's token, names the
 /// delivery, and encodes each distinct `aps` once, however many activities receive it.
 public struct DeliveryBuilder: Sendable {
-    /// `<bundle id>.push-type.liveactivity`.
+    /// `<bundle id>.push-type.liveactivity` of the default app.
     public let topic: String
+    /// The apps served: a delivery's topic is its device's app's.
+    public let apps: AppCatalog
     private var rng: SeededGenerator
     private var lastAPS: APS?
     private var lastPayload: PushPayload?
+    /// The last common part made per topic: the deliveries of one update to several apps' devices, interleaved,
+    /// still share one per app.
     private var lastCommon: Delivery.Common?
+    private var otherCommons: [String: Delivery.Common] = [:]
     /// The last kick-off's start (`StartPayloadTemplate.key`), encoded once; no template when it could not be cut.
     private var startTemplate: (key: APS, template: StartPayloadTemplate?)?
 
     /// `seed` makes the ids reproducible (replay); pass a random seed in production.
     public init(bundleId: String, seed: UInt64) {
-        topic = APNsHeaders.topic(bundleId: bundleId)
+        self.init(apps: AppCatalog(defaultBundleId: bundleId), seed: seed)
+    }
+
+    /// Deliveries to each device's app's topic (`AppCatalog.topic(ofDevice:)`).
+    public init(apps: AppCatalog, seed: UInt64) {
+        self.apps = apps
+        topic = apps.defaultApp.topic
         rng = SeededGenerator(seed: seed)
     }
 
     /// The delivery for `intent`, or nil when it goes to a push-to-start token the device does not have. A
-    /// push-to-start token or update token on a `DirectAddress` goes to that address (FCM, Web Push).
+    /// push-to-start token or update token on a `DirectAddress` goes to that address (FCM, Web Push). `deviceId`, the
+    /// recipient's, picks the app whose topic the delivery carries; nil (a broadcast channel, one device) the default.
     public mutating func build(
-        _ intent: PushIntent, matchId: String, activityId: String, pushToStartToken: String?, now: Date
+        _ intent: PushIntent, matchId: String, activityId: String, pushToStartToken: String?, deviceId: String? = nil,
+        now: Date
     ) throws(PayloadTooLarge) -> Delivery? {
         let target: PushTarget
         switch intent.recipient {
@@ -33,7 +46,9 @@ public struct DeliveryBuilder: Sendable {
         case .channel(let channelId):
             target = PushTarget(kind: .channel, value: channelId)
         }
-        let common = try common(matchId: matchId, aps: intent.aps, priority: intent.priority, expiration: intent.expiration)
+        let topic = deviceId.map(apps.topic(ofDevice:)) ?? topic
+        let common = try common(
+            matchId: matchId, topic: topic, aps: intent.aps, priority: intent.priority, expiration: intent.expiration)
         let id = Identifier.make(prefix: "dlv_", milliseconds: Int64(now.timeIntervalSince1970 * 1000), using: &rng)
         return Delivery(id: id, activityId: activityId, target: target, common: common)
     }
@@ -45,15 +60,19 @@ public struct DeliveryBuilder: Sendable {
 
     /// The match, headers and payload of a delivery: the previous delivery's when they are the same, so all the
     /// deliveries of one update share one.
-    private mutating func common(matchId: String, aps: APS, priority: Int, expiration: Int) throws(PayloadTooLarge) -> Delivery.Common {
+    private mutating func common(
+        matchId: String, topic: String, aps: APS, priority: Int, expiration: Int
+    ) throws(PayloadTooLarge) -> Delivery.Common {
         let payload = try payload(for: aps)
         let apns = APNsHeaders(topic: topic, priority: priority, expiration: expiration)
+        let isDefault = topic == self.topic
+        let last = isDefault ? lastCommon : otherCommons[topic]
         // The payload's bytes are the previous delivery's own buffer when unchanged, so `==` is a pointer check.
-        if let lastCommon, lastCommon.matchId == matchId, lastCommon.apns == apns, lastCommon.payload.bytes == payload.bytes {
-            return lastCommon
+        if let last, last.matchId == matchId, last.apns == apns, last.payload.bytes == payload.bytes {
+            return last
         }
         let common = Delivery.Common(matchId: matchId, apns: apns, payload: payload)
-        lastCommon = common
+        if isDefault { lastCommon = common } else { otherCommons[topic] = common }
         return common
     }
 

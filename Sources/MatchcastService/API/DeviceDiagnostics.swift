@@ -71,6 +71,8 @@ public struct DeviceDiagnostics: Sendable, Hashable, Codable {
     }
 
     public var deviceId: String
+    /// The app it belongs to (`default` unless it registered for another, docs/apps.md). Absent from an older serve.
+    public var app: String?
     public var registeredAt: Date
     public var pushToStartToken: Token?
     /// The matches it follows.
@@ -101,6 +103,7 @@ public struct DeviceDiagnostics: Sendable, Hashable, Codable {
         lastAnswer: (String) -> TokenAnswers.Answer? = { _ in nil }, now: Date
     ) {
         deviceId = device.id
+        app = AppCatalog.appId(ofDevice: device.id).map(String.init) ?? AppCatalog.defaultId
         registeredAt = device.createdAt
         pushToStartToken = token.map {
             Token(token: DirectAddress(stored: $0.token)?.redacted ?? Redact.token($0.token), environment: $0.environment,

@@ -4,8 +4,10 @@ import MatchcastStore
 
 extension LiveActivityService {
     /// Where the device's tokens and activities stand, and what needs attention (`DeviceDiagnostics`).
-    public func diagnostics(deviceId: String) async throws(ServiceError) -> DeviceDiagnostics {
+    /// With `app` (an app's scoped admin key), another app's device is not found.
+    public func diagnostics(deviceId: String, app: String? = nil) async throws(ServiceError) -> DeviceDiagnostics {
         try Validation.identifier(deviceId, field: "deviceId")
+        if let app, !AppCatalog.device(deviceId, belongsTo: app) { throw ServiceError(.notFound, "no device '\(deviceId)'") }
         // Tokens registered here since the last tick are noted first, so their ages show.
         await lifecycle.flushSightings()
         do {

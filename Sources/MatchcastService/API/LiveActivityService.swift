@@ -19,8 +19,11 @@ public final class LiveActivityService: Sendable {
     private let feeds: @Sendable () -> [String: Bool]
     private let providers: @Sendable () -> [ProviderStatus]
     private let sinksHealthy: @Sendable () -> Bool
-    /// Whether some sink delivers to targets of a kind: an address no sink can reach is refused when registered.
-    private let sinksTake: @Sendable (PushTarget.Kind) -> Bool
+    /// Whether some sink delivers to targets of a kind for the app of a topic: an address no sink can reach is refused
+    /// when registered.
+    private let sinksTake: @Sendable (PushTarget.Kind, _ topic: String) -> Bool
+    /// The apps served: a device registers for one of them (docs/apps.md).
+    public let apps: AppCatalog
     private let now: @Sendable () -> Date
     private let logger: Logger
     private let metrics: BrokerMetrics
@@ -39,7 +42,8 @@ public final class LiveActivityService: Sendable {
         feeds: @escaping @Sendable () -> [String: Bool] = { [:] },
         providers: @escaping @Sendable () -> [ProviderStatus] = { [] },
         sinksHealthy: @escaping @Sendable () -> Bool = { true },
-        sinksTake: @escaping @Sendable (PushTarget.Kind) -> Bool = { _ in true },
+        sinksTake: @escaping @Sendable (PushTarget.Kind, _ topic: String) -> Bool = { _, _ in true },
+        apps: AppCatalog = BrokerSettings().apps,
         now: @escaping @Sendable () -> Date = { Date() },
         metrics: BrokerMetrics = BrokerMetrics(),
         commandAnswerTimeout: Duration = .seconds(5),
@@ -63,20 +67,28 @@ public final class LiveActivityService: Sendable {
         self.providers = providers
         self.sinksHealthy = sinksHealthy
         self.sinksTake = sinksTake
+        self.apps = apps
         self.now = now
         self.logger = logger
     }
 
     // MARK: Devices
 
-    /// Registers an app install. The secret is returned once; only its SHA-256 is stored.
-    public func registerDevice() async throws(ServiceError) -> DeviceRegistration {
+    /// Registers an app install, of the app `app` (the default app when nil; docs/apps.md). The secret is returned
+    /// once; only its SHA-256 is stored.
+    public func registerDevice(app: String? = nil) async throws(ServiceError) -> DeviceRegistration {
+        let appId = app ?? AppCatalog.defaultId
+        guard apps.app(id: appId) != nil else {
+            throw ServiceError(.invalidRequest, "field 'app': no app '\(appId.prefix(40))' is served here (\(apps.apps.map(\.id).joined(separator: ", ")))")
+        }
         var rng = SystemRandomNumberGenerator()
-        let deviceId = Identifier.make(prefix: "dev_", milliseconds: Int64(now().timeIntervalSince1970 * 1000), using: &rng)
+        let base = Identifier.make(prefix: "dev_", milliseconds: Int64(now().timeIntervalSince1970 * 1000), using: &rng)
+        let deviceId = AppCatalog.deviceId(app: appId, base: base)
         let secret = deviceId + "." + Self.randomToken(bytes: 32)
         let device = DeviceRecord(id: deviceId, secretHash: Self.hash(secret), createdAt: now())
         try await access { try await $0.createDevice(device) }
         logger.info("device registered", metadata: ["device": "\(deviceId)"])
+        metrics.deviceRegistered(app: appId)
         return DeviceRegistration(deviceId: deviceId, deviceSecret: secret)
     }
 
@@ -88,6 +100,10 @@ public final class LiveActivityService: Sendable {
         }
         let deviceId = String(secret[..<dot])
         guard Validation.isIdentifier(deviceId) else { throw ServiceError(.unauthorized, "invalid device secret") }
+        // A device of an app taken out of the configuration: nothing could be sent to it with its own app's keys.
+        if let appId = AppCatalog.appId(ofDevice: deviceId), apps.app(id: appId) == nil {
+            throw ServiceError(.forbidden, "app '\(appId.prefix(40))' is no longer served here")
+        }
         let moment = now()
         let stored: String
         if let known = secrets.secretHash(of: deviceId, at: moment) {
@@ -114,7 +130,7 @@ public final class LiveActivityService: Sendable {
     /// it, and those already started move to it.
     public func setFCMToken(deviceId: String, token: String) async throws(ServiceError) {
         let token = try Validation.fcmToken(token, field: "token")
-        try reachable(.fcmToken, sink: "fcm")
+        try reachable(.fcmToken, sink: "fcm", deviceId: deviceId)
         try await tokens.setDirectAddress(deviceId: deviceId, .fcm(token))
     }
 
@@ -122,21 +138,22 @@ public final class LiveActivityService: Sendable {
     /// update and end through it, and those already started move to it.
     public func setWebPushSubscription(deviceId: String, json: some DataProtocol) async throws(ServiceError) {
         let subscription = try Validation.webPushSubscription(json)
-        try reachable(.webPushSubscription, sink: "webpush")
+        try reachable(.webPushSubscription, sink: "webpush", deviceId: deviceId)
         try await tokens.setDirectAddress(deviceId: deviceId, .webPush(subscription))
     }
 
     /// Refuses an address no configured sink delivers to: its pushes would be made and go nowhere.
-    private func reachable(_ kind: PushTarget.Kind, sink: String) throws(ServiceError) {
-        guard sinksTake(kind) else {
+    private func reachable(_ kind: PushTarget.Kind, sink: String, deviceId: String) throws(ServiceError) {
+        guard sinksTake(kind, apps.topic(ofDevice: deviceId)) else {
             throw ServiceError(.invalidRequest, "this server sends nothing to \(sink == "fcm" ? "FCM" : "Web Push"): "
                 + "it runs without the \(sink) sink (nor a webhook or stdout sink passing deliveries on)")
         }
     }
 
-    /// A downstream push service reports a dead token: whatever depended on it ends.
-    public func reportDeadToken(_ token: String, reason: String) async throws(ServiceError) -> Bool {
-        try await tokens.invalidate(token, reason: reason)
+    /// A downstream push service reports a dead token: whatever depended on it ends. With `app`, only a token of that
+    /// app's devices is (an app's scoped admin key, docs/apps.md): another app's is left alone, as if unknown.
+    public func reportDeadToken(_ token: String, reason: String, app: String? = nil) async throws(ServiceError) -> Bool {
+        try await tokens.invalidate(token, reason: reason, app: app)
     }
 
     // MARK: Follows

@@ -42,7 +42,8 @@ public struct Broker: Sendable {
         let service = LiveActivityService(
             store: store, lifecycle: lifecycle, feeds: { health.reachability },
             providers: { [groups = feeds.providerGroups] in groups.flatMap(\.status) },
-            sinksHealthy: { sinks.allSatisfy(\.isHealthy) }, sinksTake: { kind in sinks.contains { $0.takes(kind) } },
+            sinksHealthy: { sinks.allSatisfy(\.isHealthy) }, sinksTake: { kind, topic in sinks.contains { $0.takes(kind, topic: topic) } },
+            apps: settings.apps,
             now: now, metrics: metrics, clock: clock,
             logger: logger)
         self.service = service

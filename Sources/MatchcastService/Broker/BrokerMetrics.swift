@@ -39,6 +39,11 @@ public struct BrokerMetrics: Sendable {
             .record(interval.seconds)
     }
 
+    /// `matchcast_devices_registered_total{app}`: one per device registered, by its app (docs/apps.md).
+    public func deviceRegistered(app: String) {
+        Counter(label: "matchcast_devices_registered_total", dimensions: [("app", app)], factory: factory).increment()
+    }
+
     /// `matchcast_deliveries_total{sink, outcome}`.
     public func deliveries(sink: String, outcome: String, count: Int) {
         Counter(label: "matchcast_deliveries_total", dimensions: [("sink", sink), ("outcome", outcome)], factory: factory)

@@ -20,7 +20,7 @@ public struct DeliveryDispatcher: Sendable {
     /// The last answer a sink's push service gave for `token` (`TokenAnswers`), from the first sink that keeps one.
     public func lastAnswer(token: String) -> TokenAnswers.Answer? {
         for sink in sinks {
-            if let answer = sink.tokenAnswers?.last(token: token) { return answer }
+            if let answer = sink.lastAnswer(token: token) { return answer }
         }
         return nil
     }

@@ -115,7 +115,7 @@ public actor LifecycleManager {
         self.metrics = metrics
         self.now = now
         self.logger = logger
-        builder = DeliveryBuilder(bundleId: settings.bundleId, seed: settings.seed)
+        builder = DeliveryBuilder(apps: settings.apps, seed: settings.seed)
     }
 
     /// Delivers inline: every operation returns once the sinks have its deliveries (replay, `follow`, tests).
@@ -619,7 +619,7 @@ public actor LifecycleManager {
         do {
             if let delivery = try builder.build(
                 intent, matchId: record.matchId, activityId: record.activityId,
-                pushToStartToken: pushToStartToken, now: moment) {
+                pushToStartToken: pushToStartToken, deviceId: record.deviceId, now: moment) {
                 deliveries.append(delivery)
             }
         } catch {

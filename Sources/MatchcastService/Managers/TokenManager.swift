@@ -43,11 +43,17 @@ struct TokenManager: Sendable {
     }
 
     /// A dead token (APNs 410/400, or a downstream service's feedback): true if anything used it.
-    func invalidate(_ token: String, reason: String) async throws(ServiceError) -> Bool {
+    /// With `app`, a token of another app's device is left alone and reported unknown (an app's scoped admin key).
+    func invalidate(_ token: String, reason: String, app: String? = nil) async throws(ServiceError) -> Bool {
         // An Android or web device's address comes as stored (`fcm:…`, `webpush:…`): its activities hold none of it.
         let token = DirectAddress.isDirect(token) ? token : try Validation.token(token, field: "token")
+        if let app, let owner = try await access({ try await $0.pushToStartTokenHolder(token: token) }),
+           !AppCatalog.device(owner, belongsTo: app) {
+            return false
+        }
         var endedActivity = false
-        if let holder = try await access({ try await $0.activity(updateToken: token) }), holder.isOpen {
+        if let holder = try await access({ try await $0.activity(updateToken: token) }), holder.isOpen,
+           app.map({ AppCatalog.device(holder.deviceId, belongsTo: $0) }) ?? true {
             _ = try await router.perform(MatchCommand(.invalidateUpdateToken, matchId: holder.matchId, token: token))
             endedActivity = true
             await recordRefusal(TokenRefusal(
