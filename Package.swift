@@ -252,6 +252,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Yams", package: "Yams"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
         .testTarget(

@@ -56,6 +56,20 @@ public enum FCMFixture {
         return try await withTestHTTPClient(read: .seconds(60), stopping: server.stop) { try await body(server, $0) }
     }
 
+    /// Runs `body` with a started fake FCM for another Firebase project, of a service account with a fresh key, and
+    /// that account's key file (JSON, its `token_uri` the fake's); the fake is stopped afterwards.
+    public static func withOtherProject<T>(
+        projectId: String, clientEmail: String, _ body: (FakeFCMServer, _ serviceAccountJSON: Data) async throws -> T
+    ) async throws -> T {
+        let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let server = try await FakeFCMServer.start(publicKey: key.publicKey, clientEmail: clientEmail, projectId: projectId)
+        return try await withStopping(server, stop: { await $0.stop() }) { server in
+            let account = try serviceAccountJSON(
+                key: key, tokenURI: server.tokenURI, changes: ["project_id": projectId, "client_email": clientEmail])
+            return try await body(server, account)
+        }
+    }
+
     /// A sink sending to `server` as `key`'s service account, with quick retries unless told otherwise; to `token`
     /// unless another `recipient` is given.
     public static func sink(

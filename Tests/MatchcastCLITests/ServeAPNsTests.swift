@@ -270,6 +270,8 @@ final class InFlightSink: DeliverySink {
     var countsDeliveries: Bool { base.countsDeliveries }
     var tokenAnswers: TokenAnswers? { base.tokenAnswers }
     func takes(_ kind: PushTarget.Kind) -> Bool { base.takes(kind) }
+    func takes(_ kind: PushTarget.Kind, topic: String) -> Bool { base.takes(kind, topic: topic) }
+    func lastAnswer(token: String) -> TokenAnswers.Answer? { base.lastAnswer(token: token) }
     var isIdle: Bool { inFlight.withLock { $0 == 0 } }
 
     func deliver(_ batch: [Delivery]) async throws {
