@@ -22,7 +22,13 @@ struct HTTPHarness: Sendable {
     let registry: PrometheusCollectorRegistry
     let configuration: APIConfiguration
 
-    init(adminKey: String? = nil, maxBodyBytes: Int = 16 * 1024, feedReachable: Bool = true, sinksHealthy: Bool = true) {
+    /// - Parameters:
+    ///   - otherApps: apps served beside the default one (docs/apps.md).
+    ///   - appAdminKeys: admin keys scoped to one app each, by app id.
+    init(
+        adminKey: String? = nil, maxBodyBytes: Int = 16 * 1024, feedReachable: Bool = true, sinksHealthy: Bool = true,
+        otherApps: [AppCatalog.App] = [], appAdminKeys: [String: String] = [:]
+    ) {
         let store = InMemoryStore()
         let logger = Logger(label: "test.http")
         let now: @Sendable () -> Date = { Date(timeIntervalSince1970: 1_800_000_000) }
@@ -30,13 +36,14 @@ struct HTTPHarness: Sendable {
         let lifecycle = LifecycleManager(
             store: store,
             dispatcher: DeliveryDispatcher(sinks: [CapturingSink()], metrics: metrics, logger: logger),
-            settings: BrokerSettings(seed: 7), metrics: metrics, now: now, logger: logger)
+            settings: BrokerSettings(seed: 7, otherApps: otherApps), metrics: metrics, now: now, logger: logger)
         self.store = store
         self.service = LiveActivityService(
-            store: store, lifecycle: lifecycle, feeds: { ["feed": feedReachable] }, sinksHealthy: { sinksHealthy }, now: now,
-            logger: logger)
+            store: store, lifecycle: lifecycle, feeds: { ["feed": feedReachable] }, sinksHealthy: { sinksHealthy },
+            apps: BrokerSettings(otherApps: otherApps).apps, now: now, logger: logger)
         self.registry = PrometheusCollectorRegistry()
-        self.configuration = APIConfiguration(host: "127.0.0.1", port: 0, adminKey: adminKey, maxBodyBytes: maxBodyBytes)
+        self.configuration = APIConfiguration(
+            host: "127.0.0.1", port: 0, adminKey: adminKey, maxBodyBytes: maxBodyBytes, appAdminKeys: appAdminKeys)
     }
 
     /// Runs `test` against the application `buildApplication` makes, at router level.
