@@ -278,7 +278,8 @@ struct OpsKitTests {
     func scannerSeesTheMetrics() throws {
         let metrics = try Self.exportedMetrics()
         #expect(metrics["matchcast_polls_total"] == .some(["source", "outcome"]))
-        #expect(metrics["matchcast_deliveries_total"] == .some(["sink", "outcome"]))
+        // `app` from the routed sink of several apps (docs/apps.md).
+        #expect(metrics["matchcast_deliveries_total"] == .some(["sink", "outcome", "app"]))
         #expect(metrics["matchcast_follows"] == .some([]))
         #expect(metrics.keys.contains("matchcast_http_requests_total"))
         let references = try Self.metricReferences(in: #"sum by (job) (rate(matchcast_a{x="1", y=~"2|3"}[5m])) / ignoring(y) matchcast_b > 0.1 unless on (job) up == 0"#)

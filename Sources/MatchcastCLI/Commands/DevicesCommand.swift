@@ -89,7 +89,8 @@ struct DevicesCommand: AsyncParsableCommand {
         /// The diagnostics as lines for a terminal.
         static func text(_ diagnostics: DeviceDiagnostics) -> String {
             let date = { (value: Date?) in value.map { JSON.formatDate($0) } ?? "-" }
-            var lines = ["device \(diagnostics.deviceId), registered \(date(diagnostics.registeredAt))"]
+            let app = diagnostics.app.map { $0 == AppCatalog.defaultId ? "" : " (app \($0))" } ?? ""
+            var lines = ["device \(diagnostics.deviceId)\(app), registered \(date(diagnostics.registeredAt))"]
             if let token = diagnostics.pushToStartToken {
                 // An Android or web device's address shows as `fcm:…` or `webpush:<origin>/…` (`DirectAddress.redacted`).
                 if token.token.hasPrefix("fcm:") || token.token.hasPrefix("webpush:") {
