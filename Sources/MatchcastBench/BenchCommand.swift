@@ -140,6 +140,9 @@ struct FanoutBenchCommand: AsyncParsableCommand {
     @Option(help: "Seed of activity and delivery ids.")
     var seed: UInt64 = 1
 
+    @Option(help: "Apps the devices belong to, in turn (docs/apps.md; devnull, stdout and webhook sinks).")
+    var apps = 1
+
     func validate() throws {
         guard (1...10_000_000).contains(activities) else { throw ValidationError("--activities must be 1...10000000") }
         guard (1...1000).contains(updates) else { throw ValidationError("--updates must be 1...1000") }
@@ -154,6 +157,10 @@ struct FanoutBenchCommand: AsyncParsableCommand {
         }
         if let apnsConnections, !(1...64).contains(apnsConnections) { throw ValidationError("--apns-connections must be 1...64") }
         if (apnsConnections != nil || apnsErrorMix || apnsFake != .process), sink != .apns { throw ValidationError("--apns-* options need --sink apns") }
+        guard (1...16).contains(apps) else { throw ValidationError("--apps must be 1...16") }
+        if apps > 1, ![.devnull, .stdout, .webhook].contains(sink) {
+            throw ValidationError("--apps applies to the devnull, stdout and webhook sinks (each app's own push-service sink is not faked here)")
+        }
         if sink == .stdout, isatty(1) == 1 {
             throw ValidationError("--sink stdout writes every delivery to stdout: redirect it (> /dev/null)")
         }
@@ -174,7 +181,7 @@ struct FanoutBenchCommand: AsyncParsableCommand {
         var duplicates = 0
         let mode = sink.rawValue + (batch.map { " b=\($0)" } ?? "") + (concurrency.map { " c=\($0)" } ?? "")
             + (apnsConnections.map { " n=\($0)" } ?? "") + (apnsErrorMix ? " mix" : "")
-            + (sink == .apns && apnsFake == .inline ? " inline" : "")
+            + (sink == .apns && apnsFake == .inline ? " inline" : "") + (apps > 1 ? " apps=\(apps)" : "")
         for kind in store.kinds {
             if store.kinds.count > 1 { StandardStreams.err("store \(kind.rawValue):") }
             let resources: BenchResources
@@ -199,7 +206,7 @@ struct FanoutBenchCommand: AsyncParsableCommand {
                             report?.begin()
                         },
                         afterUpdate: { update, started in report?.updateDone(update, started: started) },
-                        addresses: resources.addresses),
+                        addresses: resources.addresses, apps: apps),
                     store: resources.store, sink: resources.sink, logger: logger)
                 // A PostgreSQL store's pool runs for as long as the benchmark does.
                 result = try await withStoreRunning(resources.store) { try await benchmark.run() }

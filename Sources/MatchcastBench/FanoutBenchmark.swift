@@ -39,6 +39,9 @@ struct FanoutBenchmark: Sendable {
         /// Android or web devices: each device's address (`DirectAddress.stored`, one per activity) in the place of
         /// its push-to-start token. The kick-off's starts leave their activities active: no update tokens to register.
         var addresses: [String]?
+        /// Apps the devices belong to, in turn (docs/apps.md): 1 is the default app alone; with more, one update's
+        /// deliveries carry as many topics.
+        var apps = 1
     }
 
     /// How the waiting activities come to be.
@@ -96,7 +99,9 @@ struct FanoutBenchmark: Sendable {
         let clock = BenchClock(Date(timeIntervalSince1970: 1_767_225_600))  // 2026-01-01T00:00:00Z
         let now: @Sendable () -> Date = { clock.now }
         let metrics = BrokerMetrics(factory: NOOPMetricsHandler.instance)
-        let settings = BrokerSettings(activityPolicy: ActivityPolicy(coalesceInterval: .zero), seed: options.seed)
+        let otherApps = (1..<options.apps).map { AppCatalog.App(id: "app\($0)", bundleId: "com.example.bench\($0)") }
+        let settings = BrokerSettings(
+            activityPolicy: ActivityPolicy(coalesceInterval: .zero), seed: options.seed, otherApps: otherApps)
         let (store, sink, logger) = (self.store, self.sink, self.logger)
         func makeManager() -> LifecycleManager {
             LifecycleManager(
@@ -131,7 +136,11 @@ struct FanoutBenchmark: Sendable {
             StandardStreams.err("setup: one ActivityRecord is \(MemoryLayout<ActivityRecord>.stride) bytes inline, "
                 + "one Delivery \(MemoryLayout<Delivery>.stride), one MatchUpdate \(MemoryLayout<MatchUpdate>.stride)")
         }
-        let deviceIds = (0..<n).map { String(format: "bench-device-%07d", $0) }
+        let deviceIds = (0..<n).map { index in
+            AppCatalog.deviceId(
+                app: index % options.apps == 0 ? AppCatalog.defaultId : "app\(index % options.apps)",
+                base: String(format: "bench-device-%07d", index))
+        }
         let pushToStartTokens = options.addresses ?? deviceIds.map { SyntheticToken.make(for: "push-to-start:" + $0) }
         guard pushToStartTokens.count == n else { throw CommandFailure("setup: \(pushToStartTokens.count) addresses for \(n) devices") }
         let created = now()
