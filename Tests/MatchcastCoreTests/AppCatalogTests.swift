@@ -110,6 +110,17 @@ struct AppCatalogTests {
         #expect(catalog.topic(ofDevice: "golf:dev_3") != gone)
     }
 
+    @Test("served alone, the default app's devices get its topic; a device of an app taken out still gets none of it")
+    func topicOfDeviceWithTheDefaultAppAlone() {
+        let alone = AppCatalog(defaultBundleId: "com.example.scores")
+        #expect(alone.topic(ofDevice: "dev_1") == F.scoresTopic)
+        // Every app but the default taken out of the configuration: its devices' pushes must not take the default
+        // app's topic (and with it the default app's credentials) any more than when another app is still served.
+        let gone = alone.topic(ofDevice: "fantasy:dev_1")
+        #expect(gone == "unconfigured-app.fantasy.push-type.liveactivity")
+        #expect(alone.app(topic: gone) == nil)
+    }
+
     @Test("problems: none for distinct apps; one line per bad id, id given twice, 'default', shared bundle id")
     func problems() {
         let fantasy = AppCatalog.App(id: "fantasy", bundleId: "com.example.fantasy")

@@ -94,6 +94,9 @@ struct DeliveryBuilderAppsTests {
         let batch = try F.fanOut(&builder, to: ["dev_1", nil, "dev_2", "dev_3"])
         #expect(batch.allSatisfy { $0.apns.topic == F.scoresTopic })
         #expect(batch.allSatisfy { $0.sharesCommonPart(with: batch[0]) })
+        // A device of an app no longer configured (every other app taken out): not the default app's topic.
+        let gone = try F.fanOut(&builder, to: ["fantasy:dev_9"])
+        #expect(gone.map(\.apns.topic) == ["unconfigured-app.fantasy.push-type.liveactivity"])
     }
 
     @Test("adding apps changes nothing in the default app's deliveries: same ids, topic, headers and payload")

@@ -73,10 +73,11 @@ public struct AppCatalog: Sendable, Hashable {
     /// The app whose deliveries carry `topic`, if any.
     public func app(topic: String) -> App? { byTopic[topic] }
 
-    /// The topic of deliveries to `deviceId`'s activities: its app's; the default app's for an app not (or no longer)
-    /// configured, which the sinks then refuse by topic rather than send with another app's credentials.
+    /// The topic of deliveries to `deviceId`'s activities: its app's; for an app not (or no longer) configured, a topic
+    /// no app has (whether or not other apps are still served), which the sinks then refuse by topic rather than send
+    /// with another app's credentials.
     public func topic(ofDevice deviceId: String) -> String {
-        guard hasSeveral, let appId = Self.appId(ofDevice: deviceId) else { return apps[0].topic }
+        guard let appId = Self.appId(ofDevice: deviceId) else { return apps[0].topic }
         return byId[String(appId)]?.topic ?? APNsHeaders.topic(bundleId: "unconfigured-app." + appId)
     }
 
