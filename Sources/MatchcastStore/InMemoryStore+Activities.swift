@@ -43,6 +43,9 @@ struct ActivityTable: Sendable {
 
     /// Update tokens held by open activities.
     var openTokenCount: Int { openHolder.count }
+    /// Those of `openTokenCount` that are an Android or web device's activity's (`DirectAddress`), counted apart from
+    /// iPhones' update tokens (`matchcast_tokens{kind="update"}`).
+    private(set) var openDirectTokenCount = 0
 
     // MARK: Saving
 
@@ -125,7 +128,7 @@ struct ActivityTable: Sendable {
         slotsByDevice.insert(slot, under: record.deviceId)
         guard let token = record.updateToken else { return }
         if record.isOpen {
-            openHolder[token] = slot
+            if openHolder.updateValue(slot, forKey: token) == nil, DirectAddress.isDirect(token) { openDirectTokenCount += 1 }
         } else {
             endedHolders.insert(slot, under: token)
         }
@@ -136,7 +139,10 @@ struct ActivityTable: Sendable {
         slotsByDevice.remove(slot, under: record.deviceId)
         guard let token = record.updateToken else { return }
         if record.isOpen {
-            if openHolder[token] == slot { openHolder[token] = nil }
+            if openHolder[token] == slot {
+                openHolder[token] = nil
+                if DirectAddress.isDirect(token) { openDirectTokenCount -= 1 }
+            }
         } else {
             endedHolders.remove(slot, under: token)
         }

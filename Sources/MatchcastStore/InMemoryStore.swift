@@ -216,7 +216,7 @@ public actor InMemoryStore: MatchcastStore {
         StoreCensus(
             devices: devices.count, follows: followCount,
             pushToStartTokens: tokenCounts[.pushToStart, default: 0],
-            updateTokens: activityTable.openTokenCount, fcmTokens: tokenCounts[.fcm, default: 0],
+            updateTokens: activityTable.openTokenCount - activityTable.openDirectTokenCount, fcmTokens: tokenCounts[.fcm, default: 0],
             webPushSubscriptions: tokenCounts[.webPush, default: 0])
     }
 

@@ -159,7 +159,8 @@ public final class PostgresStore: MatchcastStore {
                 """
                 SELECT (SELECT COUNT(*) FROM device), (SELECT COUNT(*) FROM follow),
                        (SELECT COUNT(*) FROM push_to_start_token),
-                       (SELECT COUNT(*) FROM activity WHERE open AND update_token IS NOT NULL),
+                       (SELECT COUNT(*) FROM activity WHERE open AND update_token IS NOT NULL
+                          AND left(update_token, 4) != 'fcm:' AND left(update_token, 8) != 'webpush:'),
                        (SELECT COUNT(*) FROM push_to_start_token WHERE left(token, 4) = 'fcm:'),
                        (SELECT COUNT(*) FROM push_to_start_token WHERE left(token, 8) = 'webpush:')
                 """,

@@ -111,7 +111,10 @@ public struct SQLiteStore: MatchcastStore {
                 devices: try count("SELECT COUNT(*) FROM device"),
                 follows: try count("SELECT COUNT(*) FROM follow"),
                 pushToStartTokens: try count("SELECT COUNT(*) FROM pushToStartToken") - fcm - webPush,
-                updateTokens: try count("SELECT COUNT(*) FROM activity WHERE phase != 'ended' AND updateToken IS NOT NULL"),
+                updateTokens: try count("""
+                    SELECT COUNT(*) FROM activity WHERE phase != 'ended' AND updateToken IS NOT NULL
+                      AND substr(updateToken, 1, 4) != 'fcm:' AND substr(updateToken, 1, 8) != 'webpush:'
+                    """),
                 fcmTokens: fcm, webPushSubscriptions: webPush)
         }
     }

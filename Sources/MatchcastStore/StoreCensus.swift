@@ -6,7 +6,8 @@ public struct StoreCensus: Sendable, Hashable {
     public var follows: Int
     /// iOS devices' push-to-start tokens.
     public var pushToStartTokens: Int
-    /// Update tokens of open activities (an Android or web device's activities' included).
+    /// Update tokens of open activities on iPhones (an Android or web device's activities hold their device's address,
+    /// counted in `fcmTokens` and `webPushSubscriptions` by device).
     public var updateTokens: Int
     /// Android devices' FCM tokens and browsers' Web Push subscriptions, kept where push-to-start tokens are
     /// (`DirectAddress`).

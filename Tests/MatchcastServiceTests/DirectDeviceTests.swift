@@ -73,6 +73,8 @@ struct DirectDeviceTests {
                 try await h.ingest(F.football("m"))
                 let starts = Dictionary(uniqueKeysWithValues: h.deliveries(.start).map { ($0.activityId, $0.target) })
                 #expect(starts.count == 3)
+                // Android's and the browser's activities are active on their addresses; none is an iPhone's update token.
+                #expect(try await store.census().updateTokens == 0)
                 #expect(starts[activity[ios]!] == PushTarget(kind: .pushToStartToken, value: F.pushToStart(1)))
                 #expect(starts[activity[android]!] == PushTarget(kind: .fcmToken, value: FCMFixture.registrationToken))
                 let webTarget = try #require(starts[activity[web]!])

@@ -53,19 +53,21 @@ struct ManagerHarness: Sendable {
         policy: ActivityPolicy = ActivityPolicy(coalesceInterval: .seconds(10)),
         spacing: Duration = .seconds(5), seed: UInt64 = 7, metrics: BrokerMetrics = BrokerMetrics(),
         deviceSecretCapacity: Int = DeviceSecretCache.defaultCapacity, besides: [any DeliverySink] = [],
-        sinksTake: @escaping @Sendable (PushTarget.Kind) -> Bool = { _ in true }
+        sinksTake: @escaping @Sendable (PushTarget.Kind) -> Bool = { _ in true },
+        otherApps: [AppCatalog.App] = []
     ) {
         let logger = Logger(label: "test.lifecycle", factory: { _ in SwiftLogNoOpLogHandler() })
         let sink = CapturingSink()
         let dispatcher = DeliveryDispatcher(sinks: [sink] + besides, metrics: metrics, logger: logger)
-        let settings = BrokerSettings(activityPolicy: policy, pushToStartSpacing: spacing, seed: seed)
+        let settings = BrokerSettings(activityPolicy: policy, pushToStartSpacing: spacing, seed: seed, otherApps: otherApps)
         let manager = LifecycleManager(
             store: store, dispatcher: dispatcher, settings: settings, metrics: metrics, now: clock.reader, logger: logger)
         self.store = store
         self.sink = sink
         self.clock = clock
         service = LiveActivityService(
-            store: store, lifecycle: manager, sinksTake: { kind, _ in sinksTake(kind) }, now: clock.reader, metrics: metrics,
+            store: store, lifecycle: manager, sinksTake: { kind, _ in sinksTake(kind) }, apps: settings.apps,
+            now: clock.reader, metrics: metrics,
             deviceSecretCapacity: deviceSecretCapacity, logger: logger)
     }
 

@@ -81,6 +81,12 @@ public struct AppCatalog: Sendable, Hashable {
         return byId[String(appId)]?.topic ?? APNsHeaders.topic(bundleId: "unconfigured-app." + appId)
     }
 
+    /// Whether `deviceId`'s app is served here: a device of an app taken out of the configuration is not.
+    public func serves(deviceId: String) -> Bool {
+        guard let appId = Self.appId(ofDevice: deviceId) else { return true }
+        return byId[String(appId)] != nil
+    }
+
     /// The app id written in a device id: nil for the default app's (`dev_…`), `fantasy` for `fantasy:dev_…`.
     public static func appId(ofDevice deviceId: String) -> Substring? {
         guard let colon = deviceId.utf8.firstIndex(of: UInt8(ascii: ":")) else { return nil }

@@ -616,6 +616,12 @@ public actor LifecycleManager {
         _ intent: PushIntent, for record: borrowing ActivityRecord, pushToStartToken: String?, now moment: Date,
         into deliveries: inout [Delivery]
     ) {
+        // A device of an app taken out of the configuration: nothing is made for it, rather than a push with another
+        // app's credentials (its calls to the API are refused too; docs/apps.md).
+        guard builder.apps.serves(deviceId: record.deviceId) else {
+            metrics.deliveries(sink: "builder", outcome: "no_app", count: 1)
+            return
+        }
         do {
             if let delivery = try builder.build(
                 intent, matchId: record.matchId, activityId: record.activityId,
