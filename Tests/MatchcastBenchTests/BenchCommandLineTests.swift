@@ -35,6 +35,15 @@ struct BenchCommandLineTests {
         #expect(run.errors.contains("kick-off of 40 starts"))
     }
 
+    @Test("fanout with the devices of two apps: every update reaches every activity, on memory and SQLite",
+          .timeLimit(.minutes(2)))
+    func fanoutTwoApps() async throws {
+        let run = try await BenchChild.run(["fanout", "--activities", "40", "--updates", "2", "--store", "memory,sqlite", "--apps", "2"])
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(Self.lines(run.errors, startingWith: "devnull apps=2  memory").count == 4, "\(run.errors)")
+        #expect(Self.lines(run.errors, startingWith: "devnull apps=2  sqlite").count == 4)
+    }
+
     @Test("fanout to the webhook sink: every delivery acknowledged by the receiver, in batches of the size asked",
           .timeLimit(.minutes(2)))
     func fanoutWebhook() async throws {
@@ -160,6 +169,8 @@ struct BenchCommandLineTests {
             (["serve", "--apns-connections", "2"], "--apns-connections"),
             (["soak", "--recording", "x", "--minutes", "0"], "--minutes"),
             (["webpush-crypto", "--messages", "0"], "--messages"),
+            (["fanout", "--apps", "2", "--sink", "fcm"], "--apps"),
+            (["fanout", "--apps", "17"], "--apps"),
         ] {
             let run = try await BenchChild.run(arguments)
             #expect(run.status == 64, "\(arguments): \(run.status) \(run.errors)")
