@@ -106,30 +106,21 @@ struct ServeAppsTests {
         #expect(built.allSatisfy { ($0 as? AppRoutedSink)?.routes.map(\.appId) == ["default", "fantasy"] })
         let sinks = built.map(InFlightSink.init)
 
-        let clock = ManualClock()
-        let now: @Sendable () -> Date = { Date(timeIntervalSince1970: ServeAPNsTests.epoch + clock.now.offset.seconds) }
-        let store = InMemoryStore()
-        let feed = try FakeFeed(seed: 1, speed: 10, scenarios: ["football"])
-        let broker = Broker(
-            store: store, transport: FakeFeedTransport(feed: feed, clock: clock, start: .init(offset: .zero)), sinks: sinks,
-            deadTokens: relay,
+        let rig = try FakeFeedBroker(
+            sinks: sinks, deadTokens: relay,
             settings: BrokerSettings(
                 bundleId: configuration.topicBundleId, activityPolicy: ActivityPolicy(coalesceInterval: .seconds(10)),
-                pushToStartSpacing: .seconds(5), seed: 13, otherApps: configuration.apps.map(\.catalogEntry)),
-            timing: PollTimingPolicy(defaultInterval: .seconds(1), minInterval: .milliseconds(100), maxInterval: .seconds(5), jitter: 0),
-            clock: clock, now: now, logger: ServeAPNsTests.quiet)
-        try await broker.restore()
-        let group = ServiceGroup(configuration: .init(services: broker.services, logger: ServeAPNsTests.quiet))
-        let running = Task { try await group.run() }
-        defer { running.cancel() }
-        let service = broker.service
-        let idle: () async -> Bool = { await broker.relay.depth == 0 && sinks.allSatisfy(\.isIdle) }
-        let idleness = ClockIdleness(clock: clock, floor: 4)
+                pushToStartSpacing: .seconds(5), seed: 13, otherApps: configuration.apps.map(\.catalogEntry)))
+        try await rig.run {
+            let (clock, broker) = (rig.clock, rig.broker)
+            let service = broker.service
+            let idle: () async -> Bool = { await broker.relay.depth == 0 && sinks.allSatisfy(\.isIdle) }
+            let idleness = ClockIdleness(clock: clock, floor: 4)
 
-        // Each app: an iPhone, an Android phone and a browser (subscribed with its own app's VAPID key).
-        struct Devices {
-            var phone: DeviceRegistration, android: DeviceRegistration, browser: DeviceRegistration
-            var startToken: String, fcmToken: String, subscriber: FakePushService.Subscriber
+            // Each app: an iPhone, an Android phone and a browser (subscribed with its own app's VAPID key).
+            struct Devices {
+                var phone: DeviceRegistration, android: DeviceRegistration, browser: DeviceRegistration
+                var startToken: String, fcmToken: String, subscriber: FakePushService.Subscriber
         }
         func devices(app: String?, tag: String, vapid: String) async throws -> Devices {
             let phone = try await service.registerDevice(app: app)
@@ -229,7 +220,6 @@ struct ServeAppsTests {
             }
         }
 
-        await group.triggerGracefulShutdown()
-        try await running.value
+        }
     }
 }

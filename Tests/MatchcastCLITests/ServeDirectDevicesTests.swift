@@ -44,40 +44,31 @@ struct ServeDirectDevicesTests {
                 #expect(built.map(\.name) == ["fcm", "webpush"])
                 let sinks = built.map(InFlightSink.init)
 
-                let clock = ManualClock()
-                let now: @Sendable () -> Date = { Date(timeIntervalSince1970: ServeAPNsTests.epoch + clock.now.offset.seconds) }
-                let store = InMemoryStore()
-                let feed = try FakeFeed(seed: 1, speed: 10, scenarios: ["football"])
-                let broker = Broker(
-                    store: store, transport: FakeFeedTransport(feed: feed, clock: clock, start: .init(offset: .zero)), sinks: sinks,
-                    deadTokens: relay,
-                    settings: BrokerSettings(activityPolicy: ActivityPolicy(coalesceInterval: .seconds(10)), seed: 12),
-                    timing: PollTimingPolicy(defaultInterval: .seconds(1), minInterval: .milliseconds(100), maxInterval: .seconds(5), jitter: 0),
-                    clock: clock, now: now, logger: ServeAPNsTests.quiet)
-                try await broker.restore()
-                let group = ServiceGroup(configuration: .init(services: broker.services, logger: ServeAPNsTests.quiet))
-                let running = Task { try await group.run() }
-                defer { running.cancel() }
-                let service = broker.service
-                let idle: () async -> Bool = { await broker.relay.depth == 0 && sinks.allSatisfy(\.isIdle) }
-                let idleness = ClockIdleness(clock: clock, floor: 4)
+                let rig = try FakeFeedBroker(
+                    sinks: sinks, deadTokens: relay,
+                    settings: BrokerSettings(activityPolicy: ActivityPolicy(coalesceInterval: .seconds(10)), seed: 12))
+                try await rig.run {
+                    let (clock, broker, store) = (rig.clock, rig.broker, rig.store)
+                    let service = broker.service
+                    let idle: () async -> Bool = { await broker.relay.depth == 0 && sinks.allSatisfy(\.isIdle) }
+                    let idleness = ClockIdleness(clock: clock, floor: 4)
 
-                // A and C are healthy; B's FCM token is dead, D's browser unsubscribed.
-                let (tokenA, tokenB) = ("tokenA:" + String(repeating: "a", count: 60), "tokenB:" + String(repeating: "b", count: 60))
-                fcmServer.unregister(tokenB)
-                let browserC = pushService.subscribe(applicationServerKey: pair.publicKey)
-                let browserD = pushService.subscribe(applicationServerKey: pair.publicKey)
-                pushService.unsubscribe(browserD)
-                let a = try await service.registerDevice(), b = try await service.registerDevice()
-                let c = try await service.registerDevice(), d = try await service.registerDevice()
-                try await service.setFCMToken(deviceId: a.deviceId, token: tokenA)
-                try await service.setFCMToken(deviceId: b.deviceId, token: tokenB)
-                try await service.setWebPushSubscription(deviceId: c.deviceId, json: browserC.json)
-                try await service.setWebPushSubscription(deviceId: d.deviceId, json: browserD.json)
-                var activity: [String: String] = [:]
-                for device in [a, b, c, d] {
-                    let id: String = try #require(try await service.follow(deviceId: device.deviceId, matchId: "football").activityId)
-                    activity[device.deviceId] = id
+                    // A and C are healthy; B's FCM token is dead, D's browser unsubscribed.
+                    let (tokenA, tokenB) = ("tokenA:" + String(repeating: "a", count: 60), "tokenB:" + String(repeating: "b", count: 60))
+                    fcmServer.unregister(tokenB)
+                    let browserC = pushService.subscribe(applicationServerKey: pair.publicKey)
+                    let browserD = pushService.subscribe(applicationServerKey: pair.publicKey)
+                    pushService.unsubscribe(browserD)
+                    let a = try await service.registerDevice(), b = try await service.registerDevice()
+                    let c = try await service.registerDevice(), d = try await service.registerDevice()
+                    try await service.setFCMToken(deviceId: a.deviceId, token: tokenA)
+                    try await service.setFCMToken(deviceId: b.deviceId, token: tokenB)
+                    try await service.setWebPushSubscription(deviceId: c.deviceId, json: browserC.json)
+                    try await service.setWebPushSubscription(deviceId: d.deviceId, json: browserD.json)
+                    var activity: [String: String] = [:]
+                    for device in [a, b, c, d] {
+                        let id: String = try #require(try await service.follow(deviceId: device.deviceId, matchId: "football").activityId)
+                        activity[device.deviceId] = id
                 }
 
                 func fcmEvents(_ token: String) -> [String] {
@@ -130,8 +121,7 @@ struct ServeDirectDevicesTests {
                 // A server with these two sinks takes FCM tokens and subscriptions, not APNs tokens' deliveries.
                 #expect(!built.contains { $0.takes(.updateToken) } && built.contains { $0.takes(.fcmToken) })
 
-                await group.triggerGracefulShutdown()
-                try await running.value
+                }
             }
         }
     }
