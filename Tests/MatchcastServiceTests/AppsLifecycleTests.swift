@@ -26,7 +26,8 @@ struct AppsLifecycleTests {
             try await h.service.setPushToStartToken(deviceId: fantasy, token: F.pushToStart(2), environment: .production)
             var activity: [String: String] = [:]
             for device in [scores, fantasy] {
-                activity[device] = try #require(try await h.service.follow(deviceId: device, matchId: "m").activityId)
+                let id: String = try #require(try await h.service.follow(deviceId: device, matchId: "m").activityId)
+                activity[device] = id
             }
             try await h.ingest(F.football("m"))
             for (device, n) in [(scores, 1), (fantasy, 2)] {
