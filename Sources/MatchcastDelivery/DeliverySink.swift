@@ -15,26 +15,23 @@ public protocol DeliverySink: Sendable {
     var countsDeliveries: Bool { get }
     /// False while the sink cannot reach its destination (e.g. no APNs connection can be set up); `/readyz` shows it.
     var isHealthy: Bool { get }
-    /// The last answer its push service gave per device token, for sinks that send to devices one token at a time
-    /// (APNs); nil for the others.
-    var tokenAnswers: TokenAnswers? { get }
     /// Whether deliveries to targets of `kind` are this sink's to deliver: the push-service sinks take their own
     /// service's (APNs, FCM and Web Push routed by target), the others take every delivery.
     func takes(_ kind: PushTarget.Kind) -> Bool
     /// Whether deliveries of `kind` to the app whose topic is `topic` are this sink's: `takes(kind)`, but for a sink of
     /// several apps' (`AppRoutedSink`), which takes only its apps'.
     func takes(_ kind: PushTarget.Kind, topic: String) -> Bool
-    /// The last answer its push service gave for `token` (`tokenAnswers`, or one of its apps' sinks').
+    /// The last answer its push service gave for the device token `token`, for sinks that send to devices one token at
+    /// a time (APNs, FCM, and a sink of several apps' through theirs); nil for the others.
     func lastAnswer(token: String) -> TokenAnswers.Answer?
 }
 
 extension DeliverySink {
     public var countsDeliveries: Bool { false }
     public var isHealthy: Bool { true }
-    public var tokenAnswers: TokenAnswers? { nil }
     public func takes(_ kind: PushTarget.Kind) -> Bool { true }
     public func takes(_ kind: PushTarget.Kind, topic: String) -> Bool { takes(kind) }
-    public func lastAnswer(token: String) -> TokenAnswers.Answer? { tokenAnswers?.last(token: token) }
+    public func lastAnswer(token: String) -> TokenAnswers.Answer? { nil }
     public func flush() async throws {}
 }
 

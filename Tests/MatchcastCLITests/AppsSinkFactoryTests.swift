@@ -95,7 +95,7 @@ struct AppsSinkFactoryTests {
             let fantasyTopic = "com.example.fantasy.push-type.liveactivity"
             #expect(routed.takes(.fcmToken, topic: fantasyTopic))
             #expect(!routed.takes(.updateToken, topic: fantasyTopic), "an FCM sink takes no APNs token")
-            #expect(!routed.takes(.fcmToken, topic: "unconfigured-app.golf.push-type.liveactivity"))
+            #expect(!routed.takes(.fcmToken, topic: "com.example.removed.push-type.liveactivity"))
 
             // A fantasy device's push leaves through fantasy's sink (the fake knows fantasy's project only), counted
             // with app=fantasy; a push of an app no longer configured is dead-lettered, unsent.
@@ -105,7 +105,7 @@ struct AppsSinkFactoryTests {
             push.apns.topic = fantasyTopic
             var stray = match.goal
             stray.target = PushTarget(kind: .fcmToken, value: FCMFixture.registrationToken)
-            stray.apns.topic = "unconfigured-app.golf.push-type.liveactivity"
+            stray.apns.topic = "com.example.removed.push-type.liveactivity"
             try await routed.deliver([push, stray])
             #expect(server.messages.map(\.token) == [FCMFixture.registrationToken])
             let delivered = [("sink", "fcm"), ("outcome", "delivered")]

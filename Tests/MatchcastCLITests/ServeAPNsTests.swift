@@ -268,7 +268,6 @@ final class InFlightSink: DeliverySink {
 
     var name: String { base.name }
     var countsDeliveries: Bool { base.countsDeliveries }
-    var tokenAnswers: TokenAnswers? { base.tokenAnswers }
     func takes(_ kind: PushTarget.Kind) -> Bool { base.takes(kind) }
     func takes(_ kind: PushTarget.Kind, topic: String) -> Bool { base.takes(kind, topic: topic) }
     func lastAnswer(token: String) -> TokenAnswers.Answer? { base.lastAnswer(token: token) }

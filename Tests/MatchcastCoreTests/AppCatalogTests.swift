@@ -96,29 +96,22 @@ struct AppCatalogTests {
         #expect(!AppCatalog.device("dev_1", belongsTo: "dev_1"))
     }
 
-    @Test("each device's deliveries carry its app's topic; an app not configured gets a topic no app has")
+    @Test("each device's deliveries carry its app's topic; a device of an app not served gets none")
     func topicOfDevice() {
         let catalog = F.catalog
         #expect(catalog.topic(ofDevice: "dev_1") == F.scoresTopic)
         #expect(catalog.topic(ofDevice: "fantasy:dev_1") == F.fantasyTopic)
         #expect(catalog.topic(ofDevice: "kids:dev_2") == F.kidsTopic)
-        let gone = catalog.topic(ofDevice: "sports:dev_3")
-        #expect(gone == "unconfigured-app.sports.push-type.liveactivity")
-        #expect(catalog.app(topic: gone) == nil, "no sink has it: its deliveries are refused, not sent with another app's key")
-        #expect(![F.scoresTopic, F.fantasyTopic, F.kidsTopic].contains(gone))
-        // Two apps taken out: each its own topic.
-        #expect(catalog.topic(ofDevice: "golf:dev_3") != gone)
+        #expect(catalog.topic(ofDevice: "sports:dev_3") == nil, "nothing is sent to it, not with another app's key")
     }
 
-    @Test("served alone, the default app's devices get its topic; a device of an app taken out still gets none of it")
+    @Test("served alone, the default app's devices get its topic; a device of an app taken out still gets none")
     func topicOfDeviceWithTheDefaultAppAlone() {
         let alone = AppCatalog(defaultBundleId: "com.example.scores")
         #expect(alone.topic(ofDevice: "dev_1") == F.scoresTopic)
         // Every app but the default taken out of the configuration: its devices' pushes must not take the default
-        // app's topic (and with it the default app's credentials) any more than when another app is still served.
-        let gone = alone.topic(ofDevice: "fantasy:dev_1")
-        #expect(gone == "unconfigured-app.fantasy.push-type.liveactivity")
-        #expect(alone.app(topic: gone) == nil)
+        // app's topic (and with it the default app's credentials).
+        #expect(alone.topic(ofDevice: "fantasy:dev_1") == nil)
     }
 
     @Test("problems: none for distinct apps; one line per bad id, id given twice, 'default', shared bundle id")

@@ -25,8 +25,11 @@ private enum AppsBuilderFixture {
     ) throws -> [Delivery] {
         try devices.enumerated().map { n, device in
             let intent = PushIntent(recipient: .updateToken("tok_\(n)"), aps: aps, priority: 10, expiration: aps.staleDate ?? 0)
+            // As the lifecycle does: a device's topic is its app's; no device (a channel) takes the builder's own.
+            var topic: String?
+            if let device { topic = try #require(apps.topic(ofDevice: device)) }
             return try #require(try builder.build(
-                intent, matchId: matchId, activityId: "act_\(n)", pushToStartToken: nil, deviceId: device, now: now))
+                intent, matchId: matchId, activityId: "act_\(n)", pushToStartToken: nil, topic: topic, now: now))
         }
     }
 }
@@ -40,13 +43,11 @@ struct DeliveryBuilderAppsTests {
 
     @Test("each delivery carries its device's app's topic; no device (a channel) the default app's")
     func topicsPerApp() throws {
-        var builder = DeliveryBuilder(apps: F.apps, seed: 7)
+        var builder = DeliveryBuilder(bundleId: "com.example.scores", seed: 7)
         #expect(builder.topic == F.scoresTopic)
-        let devices: [String?] = ["dev_a", "fantasy:dev_b", "kids:dev_c", nil, "sports:dev_d"]
+        let devices: [String?] = ["dev_a", "fantasy:dev_b", "kids:dev_c", nil]
         let batch = try F.fanOut(&builder, to: devices)
-        #expect(batch.map(\.apns.topic) == [
-            F.scoresTopic, F.fantasyTopic, F.kidsTopic, F.scoresTopic, "unconfigured-app.sports.push-type.liveactivity",
-        ])
+        #expect(batch.map(\.apns.topic) == [F.scoresTopic, F.fantasyTopic, F.kidsTopic, F.scoresTopic])
         // The topic alone differs: one update, one payload, the same headers otherwise.
         #expect(Set(batch.map(\.payload)).count == 1)
         #expect(Set(batch.map(\.apns.priority)) == [10])
@@ -55,7 +56,7 @@ struct DeliveryBuilderAppsTests {
 
     @Test("one update to several apps' devices, interleaved: one common part per app, none across apps")
     func interleavedShareOnePartPerApp() throws {
-        var builder = DeliveryBuilder(apps: F.apps, seed: 11)
+        var builder = DeliveryBuilder(bundleId: "com.example.scores", seed: 11)
         let devices: [String?] = [
             "dev_1", "fantasy:dev_2", "dev_3", "kids:dev_4", "fantasy:dev_5", "dev_6", "kids:dev_7", "fantasy:dev_8", nil,
         ]
@@ -86,23 +87,19 @@ struct DeliveryBuilderAppsTests {
         #expect(otherMatch.allSatisfy { $0.matchId == "m2" })
     }
 
-    @Test("the default app alone: every delivery its topic and one part per update, as before apps")
+    @Test("the default app's devices alone: every delivery its topic and one part per update, as before apps")
     func defaultAloneAsBefore() throws {
         var builder = DeliveryBuilder(bundleId: "com.example.scores", seed: 5)
         #expect(builder.topic == F.scoresTopic)
-        #expect(!builder.apps.hasSeveral)
         let batch = try F.fanOut(&builder, to: ["dev_1", nil, "dev_2", "dev_3"])
         #expect(batch.allSatisfy { $0.apns.topic == F.scoresTopic })
         #expect(batch.allSatisfy { $0.sharesCommonPart(with: batch[0]) })
-        // A device of an app no longer configured (every other app taken out): not the default app's topic.
-        let gone = try F.fanOut(&builder, to: ["fantasy:dev_9"])
-        #expect(gone.map(\.apns.topic) == ["unconfigured-app.fantasy.push-type.liveactivity"])
     }
 
     @Test("adding apps changes nothing in the default app's deliveries: same ids, topic, headers and payload")
     func defaultAppUnchangedByOtherApps() throws {
         var alone = DeliveryBuilder(bundleId: "com.example.scores", seed: 42)
-        var several = DeliveryBuilder(apps: F.apps, seed: 42)
+        var several = DeliveryBuilder(bundleId: "com.example.scores", seed: 42)
         let devices: [String?] = ["dev_1", "dev_2", nil, "dev_3"]
         for step in 0..<3 {
             let aps = F.aps(timestamp: 1_776_784_329 + step, score: "\(step)")

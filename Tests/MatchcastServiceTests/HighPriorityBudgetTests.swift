@@ -267,7 +267,7 @@ private struct AnsweringSink: DeliverySink {
     let refusing: String
     let at: @Sendable () -> Date
     let answers = TokenAnswers()
-    var tokenAnswers: TokenAnswers? { answers }
+    func lastAnswer(token: String) -> TokenAnswers.Answer? { answers.last(token: token) }
 
     func deliver(_ batch: [Delivery]) async throws {
         answers.record(batch.map { delivery in

@@ -13,7 +13,7 @@ struct OutboxAppsTests {
     /// One goal's update to `count` activities whose devices alternate between the two apps (every third the default
     /// app's, the others fantasy's, so the runs have uneven lengths).
     static func update(_ count: Int) throws -> [Delivery] {
-        var builder = DeliveryBuilder(apps: catalog, seed: 3)
+        var builder = DeliveryBuilder(bundleId: "com.example.scores", seed: 3)
         let snapshot = OutboxStartTemplateTests.snapshot
         let content = try MatchRenderer.render(snapshot).contentState
         let aps = APS(timestamp: 1_776_784_400, event: .update, contentState: content, staleDate: 1_776_784_700)
@@ -25,7 +25,8 @@ struct OutboxAppsTests {
             push.recipient = .updateToken(String(format: "%064x", index))
             let device = AppCatalog.deviceId(app: index % 3 == 0 ? AppCatalog.defaultId : "fantasy", base: "dev_\(index)")
             deliveries.append(try #require(try builder.build(
-                push, matchId: snapshot.id, activityId: activityId, pushToStartToken: nil, deviceId: device,
+                push, matchId: snapshot.id, activityId: activityId, pushToStartToken: nil,
+                topic: try #require(catalog.topic(ofDevice: device)),
                 now: Date(timeIntervalSince1970: 1_776_784_400))))
         }
         return deliveries

@@ -3,7 +3,7 @@
 /// The app configured at the top level is `default`; others are added by id. A device belongs to one app for life,
 /// fixed when it registers and written into its id: `<app>:dev_…` for another app, a plain `dev_…` for the default
 /// one (so every device registered before apps existed is the default app's, unchanged). A fan-out thus knows each
-/// activity's app from its device id, with no lookup; and every delivery's topic (`apns.topic`, stored in every
+/// activity's app from its device id, with no lookup (`topic(ofDevice:)`); and every delivery's topic (`apns.topic`, stored in every
 /// outbox row already) names its app, which is how the sinks pick the app's credentials.
 public struct AppCatalog: Sendable, Hashable {
     /// The id of the app configured at the top level.
@@ -73,18 +73,11 @@ public struct AppCatalog: Sendable, Hashable {
     /// The app whose deliveries carry `topic`, if any.
     public func app(topic: String) -> App? { byTopic[topic] }
 
-    /// The topic of deliveries to `deviceId`'s activities: its app's; for an app not (or no longer) configured, a topic
-    /// no app has (whether or not other apps are still served), which the sinks then refuse by topic rather than send
-    /// with another app's credentials.
-    public func topic(ofDevice deviceId: String) -> String {
+    /// The topic of deliveries to `deviceId`'s activities, its app's; nil for a device of an app not (or no longer)
+    /// served, to which nothing is to be sent: not with another app's credentials, whatever apps are left.
+    public func topic(ofDevice deviceId: String) -> String? {
         guard let appId = Self.appId(ofDevice: deviceId) else { return apps[0].topic }
-        return byId[String(appId)]?.topic ?? APNsHeaders.topic(bundleId: "unconfigured-app." + appId)
-    }
-
-    /// Whether `deviceId`'s app is served here: a device of an app taken out of the configuration is not.
-    public func serves(deviceId: String) -> Bool {
-        guard let appId = Self.appId(ofDevice: deviceId) else { return true }
-        return byId[String(appId)] != nil
+        return byId[String(appId)]?.topic
     }
 
     /// The app id written in a device id: nil for the default app's (`dev_…`), `fantasy` for `fantasy:dev_…`.

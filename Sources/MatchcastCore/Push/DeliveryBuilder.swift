@@ -3,10 +3,8 @@ import Foundation
 /// Turns the lifecycle's push intents into deliveries: resolves the recipient's token, names the
 /// delivery, and encodes each distinct `aps` once, however many activities receive it.
 public struct DeliveryBuilder: Sendable {
-    /// `<bundle id>.push-type.liveactivity` of the default app.
+    /// `<bundle id>.push-type.liveactivity`: the topic of a delivery not given another (the default app's).
     public let topic: String
-    /// The apps served: a delivery's topic is its device's app's.
-    public let apps: AppCatalog
     private var rng: SeededGenerator
     private var lastAPS: APS?
     private var lastPayload: PushPayload?
@@ -19,21 +17,15 @@ public struct DeliveryBuilder: Sendable {
 
     /// `seed` makes the ids reproducible (replay); pass a random seed in production.
     public init(bundleId: String, seed: UInt64) {
-        self.init(apps: AppCatalog(defaultBundleId: bundleId), seed: seed)
-    }
-
-    /// Deliveries to each device's app's topic (`AppCatalog.topic(ofDevice:)`).
-    public init(apps: AppCatalog, seed: UInt64) {
-        self.apps = apps
-        topic = apps.defaultApp.topic
+        topic = APNsHeaders.topic(bundleId: bundleId)
         rng = SeededGenerator(seed: seed)
     }
 
     /// The delivery for `intent`, or nil when it goes to a push-to-start token the device does not have. A
-    /// push-to-start token or update token on a `DirectAddress` goes to that address (FCM, Web Push). `deviceId`, the
-    /// recipient's, picks the app whose topic the delivery carries; nil (a broadcast channel, one device) the default.
+    /// push-to-start token or update token on a `DirectAddress` goes to that address (FCM, Web Push). `topic` is the
+    /// recipient's app's (`AppCatalog.topic(ofDevice:)`); nil (a broadcast channel, one device) the builder's own.
     public mutating func build(
-        _ intent: PushIntent, matchId: String, activityId: String, pushToStartToken: String?, deviceId: String? = nil,
+        _ intent: PushIntent, matchId: String, activityId: String, pushToStartToken: String?, topic: String? = nil,
         now: Date
     ) throws(PayloadTooLarge) -> Delivery? {
         let target: PushTarget
@@ -46,9 +38,8 @@ public struct DeliveryBuilder: Sendable {
         case .channel(let channelId):
             target = PushTarget(kind: .channel, value: channelId)
         }
-        let topic = deviceId.map(apps.topic(ofDevice:)) ?? topic
         let common = try common(
-            matchId: matchId, topic: topic, aps: intent.aps, priority: intent.priority, expiration: intent.expiration)
+            matchId: matchId, topic: topic ?? self.topic, aps: intent.aps, priority: intent.priority, expiration: intent.expiration)
         let id = Identifier.make(prefix: "dlv_", milliseconds: Int64(now.timeIntervalSince1970 * 1000), using: &rng)
         return Delivery(id: id, activityId: activityId, target: target, common: common)
     }

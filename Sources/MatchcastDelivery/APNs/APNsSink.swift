@@ -39,7 +39,7 @@ public struct APNsSink: DeliverySink {
     let now: @Sendable () -> Date
     /// APNs' last answer per device token (`TokenAnswers`), for the device diagnostics.
     public let answers = TokenAnswers()
-    public var tokenAnswers: TokenAnswers? { answers }
+    public func lastAnswer(token: String) -> TokenAnswers.Answer? { answers.last(token: token) }
     let metrics: APNsMetrics
     let logger: Logger
 

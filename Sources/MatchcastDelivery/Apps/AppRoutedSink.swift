@@ -53,7 +53,6 @@ public struct AppRoutedSink: DeliverySink {
 
     public var countsDeliveries: Bool { routes.allSatisfy(\.sink.countsDeliveries) }
     public var isHealthy: Bool { routes.allSatisfy(\.sink.isHealthy) }
-    public var tokenAnswers: TokenAnswers? { nil }
 
     public func lastAnswer(token: String) -> TokenAnswers.Answer? {
         for route in routes {

@@ -16,7 +16,7 @@ import MatchcastCore
 /// another, in batch order; up to `maxConcurrentRequests` queues send at once. Consecutive deliveries of one queue
 /// with the same message (one update to several targets, all sent to the one configured token) go as one send.
 /// Per answer (see `FCMAnswer`): 200 is delivered; a dead token (404 `UNREGISTERED`, a 400 about the token) is
-/// recorded in `tokenAnswers`, reported through `onInvalidToken`, and every delivery meant for it, now or later, is
+/// recorded in `answers`, reported through `onInvalidToken`, and every delivery meant for it, now or later, is
 /// dead-lettered unsent; a 401 gets a new access token and one immediate resend; 429, 5xx, timeouts and connection
 /// errors are retried with `retry` on the injected clock (never sooner than a `Retry-After`); any other answer
 /// dead-letters the message's deliveries with FCM's reason. Every delivery is settled once: sent, dead-lettered, or
@@ -33,7 +33,7 @@ public struct FCMSink: DeliverySink {
     public let accessTokens: FCMAccessTokenProvider
     /// FCM's last answer per registration token, for the device diagnostics.
     public let answers: TokenAnswers
-    public var tokenAnswers: TokenAnswers? { answers }
+    public func lastAnswer(token: String) -> TokenAnswers.Answer? { answers.last(token: token) }
     /// False while no access token can be had (the last exchange failed for good); for `/readyz`.
     public var isHealthy: Bool { accessTokens.lastFailure == nil }
 

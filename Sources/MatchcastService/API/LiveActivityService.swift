@@ -144,7 +144,7 @@ public final class LiveActivityService: Sendable {
 
     /// Refuses an address no configured sink delivers to: its pushes would be made and go nowhere.
     private func reachable(_ kind: PushTarget.Kind, sink: String, deviceId: String) throws(ServiceError) {
-        guard sinksTake(kind, apps.topic(ofDevice: deviceId)) else {
+        guard let topic = apps.topic(ofDevice: deviceId), sinksTake(kind, topic) else {
             throw ServiceError(.invalidRequest, "this server sends nothing to \(sink == "fcm" ? "FCM" : "Web Push"): "
                 + "it runs without the \(sink) sink (nor a webhook or stdout sink passing deliveries on)")
         }

@@ -88,6 +88,8 @@ public actor LifecycleManager {
     let now: @Sendable () -> Date
     let logger: Logger
     var builder: DeliveryBuilder
+    /// The apps served (`settings.apps`, made once): each delivery's topic is its device's app's.
+    let apps: AppCatalog
     var matches: [String: MatchState] = [:]
     /// Broadcast channel mode, when on (`useBroadcastChannels`, LifecycleManager+Broadcast.swift).
     var broadcast: BroadcastChannels?
@@ -115,7 +117,8 @@ public actor LifecycleManager {
         self.metrics = metrics
         self.now = now
         self.logger = logger
-        builder = DeliveryBuilder(apps: settings.apps, seed: settings.seed)
+        builder = DeliveryBuilder(bundleId: settings.bundleId, seed: settings.seed)
+        apps = settings.apps
     }
 
     /// Delivers inline: every operation returns once the sinks have its deliveries (replay, `follow`, tests).
@@ -618,14 +621,14 @@ public actor LifecycleManager {
     ) {
         // A device of an app taken out of the configuration: nothing is made for it, rather than a push with another
         // app's credentials (its calls to the API are refused too; docs/apps.md).
-        guard builder.apps.serves(deviceId: record.deviceId) else {
+        guard let topic = apps.topic(ofDevice: record.deviceId) else {
             metrics.deliveries(sink: "builder", outcome: "no_app", count: 1)
             return
         }
         do {
             if let delivery = try builder.build(
                 intent, matchId: record.matchId, activityId: record.activityId,
-                pushToStartToken: pushToStartToken, deviceId: record.deviceId, now: moment) {
+                pushToStartToken: pushToStartToken, topic: topic, now: moment) {
                 deliveries.append(delivery)
             }
         } catch {
