@@ -1,25 +1,12 @@
 import Testing
 @testable import MatchcastCore
 
-private enum CatalogFixture {
-    // Topics are written out in full, not made with `APNsHeaders.topic`, so a wrong suffix would show.
-    static let scoresTopic = "com.example.scores.push-type.liveactivity"
-    static let fantasyTopic = "com.example.fantasy.push-type.liveactivity"
-    static let kidsTopic = "com.example.kids.push-type.liveactivity"
-
-    /// The default app `com.example.scores`, then `fantasy` and `kids`.
-    static let catalog = AppCatalog(defaultBundleId: "com.example.scores", others: [
-        AppCatalog.App(id: "fantasy", bundleId: "com.example.fantasy"),
-        AppCatalog.App(id: "kids", bundleId: "com.example.kids"),
-    ])
-}
-
 /// The catalog of the apps one deployment serves: lookups by id and by topic, what the constructor leaves out, device
 /// ids carrying their app (`<app>:dev_…`, the default app's plain `dev_…`), the topic of each device's deliveries
-/// (an unconfigured app's a topic no app has), the problems `apps:` can have, and which ids are app ids.
+/// (none for an app not served), the problems `apps:` can have, and which ids are app ids.
 @Suite("Apps: the catalog, device ids and their topics")
 struct AppCatalogTests {
-    fileprivate typealias F = CatalogFixture
+    fileprivate typealias F = AppsFixture
 
     @Test("apps by id and by topic, the default app first; a bundle id is not a topic")
     func lookups() {

@@ -4,14 +4,9 @@ import Testing
 
 private enum AppsBuilderFixture {
     static let now = Date(timeIntervalSince1970: 1_776_784_329.25)
-    static let scoresTopic = "com.example.scores.push-type.liveactivity"
-    static let fantasyTopic = "com.example.fantasy.push-type.liveactivity"
-    static let kidsTopic = "com.example.kids.push-type.liveactivity"
-
-    static let apps = AppCatalog(defaultBundleId: "com.example.scores", others: [
-        AppCatalog.App(id: "fantasy", bundleId: "com.example.fantasy"),
-        AppCatalog.App(id: "kids", bundleId: "com.example.kids"),
-    ])
+    static let scoresTopic = AppsFixture.scoresTopic
+    static let fantasyTopic = AppsFixture.fantasyTopic
+    static let kidsTopic = AppsFixture.kidsTopic
 
     static func aps(timestamp: Int = 1_776_784_329, score: String = "2") -> APS {
         let state = ContentState(status: "live", statusText: "Live", home: .init(name: "MUN", score: score),
@@ -27,7 +22,7 @@ private enum AppsBuilderFixture {
             let intent = PushIntent(recipient: .updateToken("tok_\(n)"), aps: aps, priority: 10, expiration: aps.staleDate ?? 0)
             // As the lifecycle does: a device's topic is its app's; no device (a channel) takes the builder's own.
             var topic: String?
-            if let device { topic = try #require(apps.topic(ofDevice: device)) }
+            if let device { topic = try #require(AppsFixture.catalog.topic(ofDevice: device)) }
             return try #require(try builder.build(
                 intent, matchId: matchId, activityId: "act_\(n)", pushToStartToken: nil, topic: topic, now: now))
         }

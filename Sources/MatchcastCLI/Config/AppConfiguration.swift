@@ -49,7 +49,7 @@ public struct AppConfiguration: Sendable, Hashable {
         guard entry["bundleId"] != nil || entry["apns.topic"] != nil else {
             throw ConfigurationError(key: "apps.\(id).bundleId", reason: "each app needs its bundle id (bundleId: com.example.fantasy)")
         }
-        let known = Dictionary(uniqueKeysWithValues: ConfigurationKey.all.map { ($0.path, $0) })
+        let known = ConfigurationKey.byPath
         for path in entry.keys.sorted() where path != "id" && path != "adminKey" {
             guard keys.contains(path), let key = known[path] else {
                 throw ConfigurationError(

@@ -129,6 +129,9 @@ struct ConfigurationKey: Sendable {
         },
     ]
 
+    /// `all` by path.
+    static let byPath = Dictionary(uniqueKeysWithValues: all.map { ($0.path, $0) })
+
     /// The keys every command with sinks reads (`follow`, `replay`, `serve`): the sinks and their settings.
     static func isSinkKey(_ path: String) -> Bool {
         path == "sinks" || path == "bundleId" || path.hasPrefix("webhook.") || path.hasPrefix("apns.") || path.hasPrefix("webpush.")

@@ -19,16 +19,17 @@ public enum ConfigurationLoader {
         only: (@Sendable (String) -> Bool)? = nil, serving: Bool = false
     ) throws(ConfigurationError) -> BrokerConfiguration {
         var values: [String: String] = [:]
-        let knownPaths = Set(ConfigurationKey.all.map(\.path))
-        if let fileText {
-            values.merge(try flatten(yaml: fileText).filter { !knownPaths.contains($0.key) || only?($0.key) ?? true }) { $1 }
+        let known = ConfigurationKey.byPath
+        var document: (values: [String: String], apps: Any?)?
+        if let fileText { document = try Self.document(yaml: fileText) }
+        if let document {
+            values.merge(document.values.filter { known[$0.key] == nil || only?($0.key) ?? true }) { $1 }
         }
         for key in ConfigurationKey.all where only?(key.path) ?? true {
             if let value = environment[key.environmentName] { values[key.path] = value }
         }
         values.merge(flags) { $1 }
         var config = BrokerConfiguration()
-        let known = Dictionary(uniqueKeysWithValues: ConfigurationKey.all.map { ($0.path, $0) })
         for path in values.keys.sorted() {
             guard let key = known[path] else {
                 throw ConfigurationError(key: path, reason: "unknown key")
@@ -38,8 +39,8 @@ public enum ConfigurationLoader {
         // A provider group alone: the default feed is not polled beside it unless asked for.
         if values["feed"] == nil, !config.providers.isEmpty { config.feed = "" }
         // The apps (`serve`'s alone: `follow` and `replay` send to one device, with the top level's settings).
-        if let fileText, only == nil {
-            config.apps = try appEntries(yaml: fileText).enumerated().map { index, entry throws(ConfigurationError) in
+        if let document, only == nil {
+            config.apps = try appEntries(document.apps).enumerated().map { index, entry throws(ConfigurationError) in
                 try AppConfiguration.make(entry: entry, index: index, base: config, environment: environment)
             }
         }
@@ -57,8 +58,15 @@ public enum ConfigurationLoader {
         }
     }
 
-    /// Every key of the YAML document as `a.b` → text; lists become comma-separated.
+    /// Every key of the YAML document as `a.b` → text; lists become comma-separated. The `apps:` list is not among
+    /// them (`document(yaml:)`).
     static func flatten(yaml text: String) throws(ConfigurationError) -> [String: String] {
+        try document(yaml: text).values
+    }
+
+    /// The YAML document, read once: its keys as `flatten(yaml:)` gives them, and its `apps:` list as it is
+    /// (`appEntries` reads it, for `serve` only).
+    static func document(yaml text: String) throws(ConfigurationError) -> (values: [String: String], apps: Any?) {
         let node: Any?
         do {
             node = try Yams.load(yaml: text)
@@ -66,19 +74,18 @@ public enum ConfigurationLoader {
             let line = "\(error)".split(separator: "\n").first.map(String.init) ?? "\(error)"
             throw ConfigurationError(key: "(file)", reason: "not valid YAML: \(line.prefix(160))")
         }
-        guard let node else { return [:] }
+        guard let node else { return ([:], nil) }
         guard let root = node as? [String: Any] else {
             throw ConfigurationError(key: "(file)", reason: "expected a mapping of keys at the top level")
         }
         var out: [String: String] = [:]
         try flatten(root, prefix: "", into: &out)
-        return out
+        return (out, root["apps"])
     }
 
-    /// The entries of the file's `apps:` list, each flattened as the top level is (`apns.keyFile` → text).
-    static func appEntries(yaml text: String) throws(ConfigurationError) -> [[String: String]] {
-        guard let root = (try? Yams.load(yaml: text)) as? [String: Any], let list = root["apps"] else { return [] }
-        if list is NSNull { return [] }
+    /// The entries of the `apps:` list (absent or empty: none), each flattened as the top level is (`apns.keyFile`).
+    private static func appEntries(_ list: Any?) throws(ConfigurationError) -> [[String: String]] {
+        guard let list, !(list is NSNull) else { return [] }
         guard let entries = list as? [Any] else {
             throw ConfigurationError(key: "apps", reason: "expected a list of apps, each a mapping (- id: fantasy)")
         }
@@ -95,7 +102,7 @@ public enum ConfigurationLoader {
     private static func flatten(_ map: [String: Any], prefix: String, into out: inout [String: String]) throws(ConfigurationError) {
         for (key, value) in map {
             let path = prefix.isEmpty ? key : prefix + "." + key
-            // The apps are read on their own (`appEntries`).
+            // The apps are read on their own (`document(yaml:)`).
             if path == "apps" { continue }
             switch value {
             case let nested as [String: Any]:
