@@ -167,36 +167,27 @@ struct ServeAPNsTests {
             defer { SinkFactory.shutdown(sinks) }
             let apns = InFlightSink(try #require(sinks.first))
 
-            let clock = ManualClock()
-            let now: @Sendable () -> Date = { Date(timeIntervalSince1970: Self.epoch + clock.now.offset.seconds) }
-            let store = InMemoryStore()
-            let feed = try FakeFeed(seed: 1, speed: 10, scenarios: ["football"])
-            let broker = Broker(
-                store: store, transport: FakeFeedTransport(feed: feed, clock: clock, start: .init(offset: .zero)), sinks: [apns],
-                deadTokens: relay,
+            let rig = try FakeFeedBroker(
+                sinks: [apns], deadTokens: relay,
                 settings: BrokerSettings(
                     bundleId: configuration.topicBundleId, activityPolicy: ActivityPolicy(coalesceInterval: .seconds(10)),
-                    pushToStartSpacing: .seconds(5), seed: 11),
-                timing: PollTimingPolicy(defaultInterval: .seconds(1), minInterval: .milliseconds(100), maxInterval: .seconds(5), jitter: 0),
-                clock: clock, now: now, logger: Self.quiet)
-            try await broker.restore()
-            let group = ServiceGroup(configuration: .init(services: broker.services, logger: Self.quiet))
-            let running = Task { try await group.run() }
-            defer { running.cancel() }
-            let service = broker.service
-            let idle: () async -> Bool = { await broker.relay.depth == 0 && apns.isIdle }
-            // Idle, four loops sleep: the live list's poll, the relist, the lifecycle ticker, the match's poll.
-            let idleness = ClockIdleness(clock: clock, floor: 4)
+                    pushToStartSpacing: .seconds(5), seed: 11))
+            try await rig.run {
+                let (clock, broker, store) = (rig.clock, rig.broker, rig.store)
+                let service = broker.service
+                let idle: () async -> Bool = { await broker.relay.depth == 0 && apns.isIdle }
+                // Idle, four loops sleep: the live list's poll, the relist, the lifecycle ticker, the match's poll.
+                let idleness = ClockIdleness(clock: clock, floor: 4)
 
-            // A: its update token is dead. B: all healthy, the control. C: its push-to-start token is dead.
-            let (startA, updateA) = (String(repeating: "a1", count: 32), String(repeating: "a2", count: 32))
-            let (startB, updateB) = (String(repeating: "b1", count: 32), String(repeating: "b2", count: 32))
-            let (startC, nextStartC) = (String(repeating: "c1", count: 32), String(repeating: "c3", count: 32))
-            server.fail(token: updateA, with: .unregistered)
-            server.fail(token: startC, with: .badDeviceToken)
-            let a = try await service.registerDevice(), b = try await service.registerDevice(), c = try await service.registerDevice()
-            for (device, token) in [(a, startA), (b, startB), (c, startC)] {
-                try await service.setPushToStartToken(deviceId: device.deviceId, token: token, environment: .sandbox)
+                // A: its update token is dead. B: all healthy, the control. C: its push-to-start token is dead.
+                let (startA, updateA) = (String(repeating: "a1", count: 32), String(repeating: "a2", count: 32))
+                let (startB, updateB) = (String(repeating: "b1", count: 32), String(repeating: "b2", count: 32))
+                let (startC, nextStartC) = (String(repeating: "c1", count: 32), String(repeating: "c3", count: 32))
+                server.fail(token: updateA, with: .unregistered)
+                server.fail(token: startC, with: .badDeviceToken)
+                let a = try await service.registerDevice(), b = try await service.registerDevice(), c = try await service.registerDevice()
+                for (device, token) in [(a, startA), (b, startB), (c, startC)] {
+                    try await service.setPushToStartToken(deviceId: device.deviceId, token: token, environment: .sandbox)
             }
             let activityA = try #require(try await service.follow(deviceId: a.deviceId, matchId: "football").activityId)
             let activityB = try #require(try await service.follow(deviceId: b.deviceId, matchId: "football").activityId)
@@ -251,8 +242,7 @@ struct ServeAPNsTests {
             #expect(await store.pushToStartToken(deviceId: c.deviceId)?.token == nextStartC)
             #expect(await store.pushToStartToken(deviceId: b.deviceId)?.token == startB)
 
-            await group.triggerGracefulShutdown()
-            try await running.value
+            }
         }
     }
 }
