@@ -81,9 +81,10 @@ struct DevicesCommand: AsyncParsableCommand {
         }
 
         /// What APNs last said about a token, for a line; empty when nothing was sent to it.
-        static func answer(_ answer: TokenAnswers.Answer?) -> String {
+        /// `service`: who answered (APNs, FCM, the push service).
+        static func answer(_ answer: TokenAnswers.Answer?, from service: String = "APNs") -> String {
             guard let answer else { return "" }
-            return ", APNs last answered \(answer.status)" + (answer.reason.map { " \($0)" } ?? "") + " at \(JSON.formatDate(answer.at))"
+            return ", \(service) last answered \(answer.status)" + (answer.reason.map { " \($0)" } ?? "") + " at \(JSON.formatDate(answer.at))"
         }
 
         /// The diagnostics as lines for a terminal.
@@ -96,7 +97,7 @@ struct DevicesCommand: AsyncParsableCommand {
                 if token.token.hasPrefix("fcm:") || token.token.hasPrefix("webpush:") {
                     let service = token.token.hasPrefix("fcm:") ? "FCM" : "the push service"
                     lines.append("address \(token.token), set \(token.ageSeconds) s ago"
-                        + Self.answer(token.lastAnswer).replacingOccurrences(of: "APNs last answered", with: "\(service) last answered"))
+                        + Self.answer(token.lastAnswer, from: service))
                 } else {
                     lines.append("push-to-start token \(token.token) (\(token.environment.rawValue)), set \(token.ageSeconds) s ago"
                         + Self.answer(token.lastAnswer))
