@@ -22,7 +22,10 @@ private enum AppsBuilderFixture {
             let intent = PushIntent(recipient: .updateToken("tok_\(n)"), aps: aps, priority: 10, expiration: aps.staleDate ?? 0)
             // As the lifecycle does: a device's topic is its app's; no device (a channel) takes the builder's own.
             var topic: String?
-            if let device { topic = try #require(AppsFixture.catalog.topic(ofDevice: device)) }
+            if let device {
+                let appTopic: String = try #require(AppsFixture.catalog.topic(ofDevice: device))
+                topic = appTopic
+            }
             return try #require(try builder.build(
                 intent, matchId: matchId, activityId: "act_\(n)", pushToStartToken: nil, topic: topic, now: now))
         }

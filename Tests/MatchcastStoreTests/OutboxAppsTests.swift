@@ -24,9 +24,9 @@ struct OutboxAppsTests {
             var push = intent
             push.recipient = .updateToken(String(format: "%064x", index))
             let device = AppCatalog.deviceId(app: index % 3 == 0 ? AppCatalog.defaultId : "fantasy", base: "dev_\(index)")
+            let topic: String = try #require(catalog.topic(ofDevice: device))
             deliveries.append(try #require(try builder.build(
-                push, matchId: snapshot.id, activityId: activityId, pushToStartToken: nil,
-                topic: try #require(catalog.topic(ofDevice: device)),
+                push, matchId: snapshot.id, activityId: activityId, pushToStartToken: nil, topic: topic,
                 now: Date(timeIntervalSince1970: 1_776_784_400))))
         }
         return deliveries
