@@ -13,15 +13,22 @@ public struct ActivitySlots: Sendable {
     /// One past the highest slot ever used: an array kept beside the slots needs this many entries.
     public var capacity: Int { table.capacity }
 
-    /// Every slot in use, in no order.
-    public var usedSlots: Dictionary<String, Int>.Values { table.slotsById.values }
+    /// Every slot in use, in slot order.
+    public var usedSlots: [Int] { table.usedSlots }
 
     /// Every record, in no order.
     public var records: some Sequence<ActivityRecord> { table.all }
 
-    /// Every slot in use, in activity-id order (`precedes`; ids read from the index, no record touched).
+    /// Every slot in use, in activity-id order (`precedes`). The ids are gathered first, in slot order, so that the
+    /// sort compares strings rather than reaching into records.
     public func slotsInIdOrder() -> [Int] {
-        table.slotsById.sorted { Self.precedes($0.key, $1.key) }.map(\.value)
+        var ids: [(id: String, slot: Int)] = []
+        ids.reserveCapacity(table.count)
+        for slot in 0..<table.capacity {
+            if let id = table[slot]?.activityId { ids.append((id, slot)) }
+        }
+        ids.sort { Self.precedes($0.id, $1.id) }
+        return ids.map(\.slot)
     }
 
     /// Activity-id order: UTF-8 byte order, as the stores' SQL compares ids (a fan-out walks a match's activities in
@@ -52,7 +59,7 @@ public struct ActivitySlots: Sendable {
     /// Adds a record whose id is not here yet; returns its slot.
     @discardableResult
     public mutating func add(_ record: ActivityRecord) -> Int {
-        table.add(record, id: record.activityId)
+        table.add(record)
     }
 
     /// Changes the record in `slot` in place; its id must stay the same.
@@ -67,4 +74,9 @@ public struct ActivitySlots: Sendable {
         guard let id = table[slot]?.activityId else { return nil }
         return table.remove(id: id)
     }
+}
+
+extension ActivityRecord: SlotKeyed {
+    /// An activity's slot is found by its id.
+    public var slotKey: String { activityId }
 }

@@ -28,7 +28,7 @@ struct DeviceTable: Sendable {
         var firstSeenAt: Date
     }
 
-    struct Entry: Sendable {
+    struct Entry: SlotKeyed {
         var record: DeviceRecord
         var token: Token?
         /// Its update tokens' first sightings, oldest first: an array beside the device (empty costs nothing), not a
@@ -37,6 +37,8 @@ struct DeviceTable: Sendable {
         /// The device's follows, in no order: the first inline (most devices follow one match), the rest beside it.
         var firstFollow: Follow?
         var moreFollows: [Follow] = []
+
+        var slotKey: String { record.id }
 
         /// The device's follow of the match, as a record.
         func follow(matchId: String) -> FollowRecord? {
@@ -76,6 +78,8 @@ struct DeviceTable: Sendable {
     }
 
     private var table = SlotTable<Entry>()
+    /// Push-to-start token → the device holding it (one at most: `setToken` is the only way a token changes).
+    private var tokenIndex = SlotIndex()
 
     var count: Int { table.count }
 
@@ -90,16 +94,38 @@ struct DeviceTable: Sendable {
     /// Adds a device whose id is not here yet; returns its slot.
     @discardableResult
     mutating func add(_ record: DeviceRecord) -> Int {
-        table.add(Entry(record: record), id: record.id)
+        table.add(Entry(record: record))
     }
 
-    /// Changes the device in `slot` in place.
+    /// Changes the device in `slot` in place; not its token (`setToken`).
     mutating func update<R>(at slot: Int, _ body: (inout Entry) -> R) -> R {
-        table.update(at: slot, body)
+        table.update(at: slot) { entry in
+            let token = entry.token?.token
+            defer { assert(entry.token?.token == token, "a device's token changes through setToken") }
+            return body(&entry)
+        }
+    }
+
+    /// The slot of the device holding this push-to-start token.
+    func slot(token: String) -> Int? {
+        tokenIndex.first(hash: token.hashValue) { table[$0]?.token?.token == token }
+    }
+
+    /// Gives the device in `slot` this push-to-start token (nil: none); returns the token it held. The caller takes
+    /// the token from any other device holding it first.
+    @discardableResult
+    mutating func setToken(_ token: Token?, at slot: Int) -> String? {
+        let previous = table[slot]?.token?.token
+        if let previous { tokenIndex.remove(slot, hash: previous.hashValue) }
+        table.update(at: slot) { $0.token = token }
+        if let token { tokenIndex.insert(slot, hash: token.token.hashValue) }
+        return previous
     }
 
     /// Removes the device; returns what it held.
     mutating func remove(id: String) -> Entry? {
-        table.remove(id: id)
+        guard let slot = table.slot(id: id) else { return nil }
+        if let token = table[slot]?.token?.token { tokenIndex.remove(slot, hash: token.hashValue) }
+        return table.remove(id: id)
     }
 }

@@ -34,15 +34,16 @@ struct ActivityTable: Sendable {
     /// By slot: the number of the last batch that saw a record of this slot take the slow path.
     private var seenInBatch: [UInt64] = []
     private var slotsByMatch: [String: SlotSet] = [:]
-    private var slotsByDevice: [String: SlotSet] = [:]
+    /// Device id → the slots of its activities (`SlotIndex`: the ids are read from the records).
+    private var slotsByDevice = SlotIndex()
     /// Update token → the open activity holding it (at most one, the rule a save checks).
-    private var openHolder: [String: Int] = [:]
+    private var openHolders = SlotIndex()
     /// Update token → the ended activities that held it, for a lookup when no open one does.
     private var endedHolders: [String: SlotSet] = [:]
     private var batch: UInt64 = 0
 
     /// Update tokens held by open activities.
-    var openTokenCount: Int { openHolder.count }
+    var openTokenCount: Int { openHolders.count }
     /// Those of `openTokenCount` that are an Android or web device's activity's (`DirectAddress`), counted apart from
     /// iPhones' update tokens (`matchcast_tokens{kind="update"}`).
     private(set) var openDirectTokenCount = 0
@@ -85,11 +86,11 @@ struct ActivityTable: Sendable {
             if let slot {
                 seenInBatch[slot] = batch
                 // What the stored record held is let go (it may claim it again below).
-                if let token = slots[slot]?.updateToken, openHolder[token] == slot { released.insert(token) }
+                if let token = slots[slot]?.updateToken, openHolder(token) == slot { released.insert(token) }
             }
             if let previous = claimOf.removeValue(forKey: id) { claimed[previous] = nil }
             guard record.isOpen, let token = record.updateToken else { continue }
-            let holder = claimed[token] ?? (released.contains(token) ? nil : openHolder[token].flatMap { slots[$0]?.activityId })
+            let holder = claimed[token] ?? (released.contains(token) ? nil : openHolder(token).flatMap { slots[$0]?.activityId })
             if let holder, holder != id {
                 throw .conflict("update token \(StoreError.redacted(token)) is held by open activity '\(holder)'")
             }
@@ -125,10 +126,16 @@ struct ActivityTable: Sendable {
 
     private mutating func index(_ record: ActivityRecord, _ slot: Int) {
         slotsByMatch.insert(slot, under: record.matchId)
-        slotsByDevice.insert(slot, under: record.deviceId)
+        slotsByDevice.insert(slot, hash: record.deviceId.hashValue)
         guard let token = record.updateToken else { return }
         if record.isOpen {
-            if openHolder.updateValue(slot, forKey: token) == nil, DirectAddress.isDirect(token) { openDirectTokenCount += 1 }
+            // A holder the batch releases later may still be indexed: the token is this record's from now on.
+            if let previous = openHolder(token) {
+                openHolders.remove(previous, hash: token.hashValue)
+            } else if DirectAddress.isDirect(token) {
+                openDirectTokenCount += 1
+            }
+            openHolders.insert(slot, hash: token.hashValue)
         } else {
             endedHolders.insert(slot, under: token)
         }
@@ -136,11 +143,10 @@ struct ActivityTable: Sendable {
 
     private mutating func unindex(_ record: ActivityRecord, _ slot: Int) {
         slotsByMatch.remove(slot, under: record.matchId)
-        slotsByDevice.remove(slot, under: record.deviceId)
+        slotsByDevice.remove(slot, hash: record.deviceId.hashValue)
         guard let token = record.updateToken else { return }
         if record.isOpen {
-            if openHolder[token] == slot {
-                openHolder[token] = nil
+            if openHolders.remove(slot, hash: token.hashValue) {
                 if DirectAddress.isDirect(token) { openDirectTokenCount -= 1 }
             }
         } else {
@@ -160,7 +166,7 @@ struct ActivityTable: Sendable {
 
     /// Removes every activity of the device.
     mutating func remove(deviceId: String) {
-        for slot in slotsByDevice[deviceId]?.slots ?? [] {
+        for slot in slots(deviceId: deviceId) {
             if let id = slots[slot]?.activityId { remove(id: id) }
         }
     }
@@ -175,11 +181,13 @@ struct ActivityTable: Sendable {
     func records(matchId: String) -> [ActivityRecord] { sorted(slotsByMatch[matchId]) }
 
     /// Sorted by activity id.
-    func records(deviceId: String) -> [ActivityRecord] { sorted(slotsByDevice[deviceId]) }
+    func records(deviceId: String) -> [ActivityRecord] {
+        slots(deviceId: deviceId).compactMap { slots[$0] }.sorted { $0.activityId < $1.activityId }
+    }
 
     /// The open activity holding the token; failing that, the most recently updated ended one (ties: lowest id).
     func record(updateToken: String) -> ActivityRecord? {
-        if let slot = openHolder[updateToken], let open = slots[slot] { return open }
+        if let slot = openHolder(updateToken), let open = slots[slot] { return open }
         return (endedHolders[updateToken]?.slots ?? []).compactMap { slots[$0] }
             .max { ($0.updatedAt, $1.activityId) < ($1.updatedAt, $0.activityId) }
     }
@@ -187,6 +195,21 @@ struct ActivityTable: Sendable {
     /// Every open activity, sorted by activity id.
     func openRecords() -> [ActivityRecord] {
         slots.records.filter(\.isOpen).sorted { $0.activityId < $1.activityId }
+    }
+
+    /// The open activity holding `token`.
+    private func openHolder(_ token: String) -> Int? {
+        openHolders.first(hash: token.hashValue) { slots[$0]?.lifecycle.updateToken == token }
+    }
+
+    /// The slots of the device's activities.
+    private func slots(deviceId: String) -> [Int] {
+        var found: [Int] = []
+        slotsByDevice.forEach(hash: deviceId.hashValue) { slot in
+            if slots[slot]?.deviceId == deviceId { found.append(slot) }
+            return true
+        }
+        return found
     }
 
     private func sorted(_ slots: SlotSet?) -> [ActivityRecord] {

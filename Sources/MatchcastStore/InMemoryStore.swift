@@ -10,8 +10,6 @@ import MatchcastCore
 public actor InMemoryStore: MatchcastStore {
     /// Devices with their push-to-start tokens and follows (`DeviceTable`).
     var devices = DeviceTable()
-    /// Push-to-start token → the slot of the device holding it (at most one), so setting a token is not a scan.
-    private var tokenOwners: [String: Int] = [:]
     /// Match id → the slots of the devices following it; a match nobody follows has no entry. Its keys are the match
     /// id strings the follows keep (one per match).
     private var followersByMatch: [String: Set<Int>] = [:]
@@ -47,7 +45,6 @@ public actor InMemoryStore: MatchcastStore {
     public func deleteDevice(id: String) -> Bool {
         guard let slot = devices.slot(id: id), let entry = devices.remove(id: id) else { return false }
         if let token = entry.token?.token {
-            tokenOwners[token] = nil
             tokenCounts[StoreCensus.AddressKind(token), default: 0] -= 1
         }
         for follow in entry.follows { removeFollower(slot, of: follow.matchId) }
@@ -60,20 +57,15 @@ public actor InMemoryStore: MatchcastStore {
 
     public func setPushToStartToken(_ record: PushToStartTokenRecord) throws(StoreError) {
         let slot = try requireDevice(record.deviceId)
-        if let owner = tokenOwners[record.token], owner != slot {
-            devices.update(at: owner) { $0.token = nil }
+        if let owner = devices.slot(token: record.token), owner != slot {
+            devices.setToken(nil, at: owner)
             tokenCounts[StoreCensus.AddressKind(record.token), default: 0] -= 1
         }
-        let previous = devices.update(at: slot) { entry in
-            defer { entry.token = .init(token: record.token, environment: record.environment, updatedAt: record.updatedAt) }
-            return entry.token?.token
-        }
-        if let previous {
-            tokenOwners[previous] = nil
+        let token = DeviceTable.Token(token: record.token, environment: record.environment, updatedAt: record.updatedAt)
+        if let previous = devices.setToken(token, at: slot) {
             tokenCounts[StoreCensus.AddressKind(previous), default: 0] -= 1
         }
         tokenCounts[StoreCensus.AddressKind(record.token), default: 0] += 1
-        tokenOwners[record.token] = slot
     }
 
     public func pushToStartToken(deviceId: String) -> PushToStartTokenRecord? {
@@ -87,16 +79,14 @@ public actor InMemoryStore: MatchcastStore {
     }
 
     public func pushToStartTokenHolder(token: String) -> String? {
-        tokenOwners[token].flatMap { devices[$0]?.record.id }
+        devices.slot(token: token).flatMap { devices[$0]?.record.id }
     }
 
     public func removePushToStartToken(token: String) -> String? {
-        guard let slot = tokenOwners.removeValue(forKey: token) else { return nil }
+        guard let slot = devices.slot(token: token) else { return nil }
         tokenCounts[StoreCensus.AddressKind(token), default: 0] -= 1
-        return devices.update(at: slot) { entry in
-            entry.token = nil
-            return entry.record.id
-        }
+        devices.setToken(nil, at: slot)
+        return devices[slot]?.record.id
     }
 
     // MARK: Follows

@@ -1,16 +1,23 @@
+/// A value kept in a `SlotTable`: it carries the id the table finds it by.
+public protocol SlotKeyed: Sendable {
+    var slotKey: String { get }
+}
+
 /// Values in numbered slots, found by id through one index; a removed value's slot is reused by the next one added.
 /// A walk or a change reaches a value by its slot, in place: no hashing, no copy out and back. What
 /// `ActivitySlots` (activities) and the memory store's `DeviceTable` (devices) keep their records in.
-public struct SlotTable<Value: Sendable>: Sendable {
+///
+/// The index (`SlotIndex`) keeps slot numbers, not ids: a value's id is read from the value itself.
+public struct SlotTable<Value: SlotKeyed>: Sendable {
     @usableFromInline var values: [Value?] = []
     private var freeSlots: [Int] = []
-    private var slotById: [String: Int] = [:]
+    private var index = SlotIndex()
 
     public init() {}
 
     /// The values held.
-    public var count: Int { slotById.count }
-    public var isEmpty: Bool { slotById.isEmpty }
+    public var count: Int { index.count }
+    public var isEmpty: Bool { index.count == 0 }
 
     /// One past the highest slot ever used: a bound for arrays indexed by slot.
     public var capacity: Int { values.count }
@@ -18,10 +25,12 @@ public struct SlotTable<Value: Sendable>: Sendable {
     /// Every value, in no order.
     public var all: some Sequence<Value> { values.lazy.compactMap { $0 } }
 
-    /// Every id with its slot, in no order.
-    public var slotsById: [String: Int] { slotById }
+    /// Every slot in use, in slot order.
+    public var usedSlots: [Int] { values.indices.filter { values[$0] != nil } }
 
-    public func slot(id: String) -> Int? { slotById[id] }
+    public func slot(id: String) -> Int? {
+        index.first(hash: id.hashValue) { values.span[$0]?.slotKey == id }
+    }
 
     /// The value in `slot` (nil when the slot is free), read in place.
     @inlinable
@@ -29,10 +38,11 @@ public struct SlotTable<Value: Sendable>: Sendable {
         _read { yield values.span[slot] }
     }
 
-    /// Adds a value under an id not held yet; returns its slot.
+    /// Adds a value whose id has no slot yet; returns its slot.
     @discardableResult
-    public mutating func add(_ value: Value, id: String) -> Int {
-        precondition(slotById[id] == nil, "'\(id)' already has a slot")
+    public mutating func add(_ value: Value) -> Int {
+        let id = value.slotKey
+        precondition(slot(id: id) == nil, "'\(id)' already has a slot")
         let slot: Int
         if let free = freeSlots.popLast() {
             slot = free
@@ -41,20 +51,21 @@ public struct SlotTable<Value: Sendable>: Sendable {
             slot = values.count
             values.append(value)
         }
-        slotById[id] = slot
+        index.insert(slot, hash: id.hashValue)
         return slot
     }
 
-    /// Changes the value in `slot` (which must hold one) in place. Its id must not change.
+    /// Changes the value in `slot` in place; its id must stay the same.
     @inlinable
     public mutating func update<R>(at slot: Int, _ body: (inout Value) -> R) -> R {
         body(&values[slot]!)
     }
 
-    /// Removes the value held under `id`; returns it.
+    /// Frees the slot of the value with this id; returns the value.
     @discardableResult
     public mutating func remove(id: String) -> Value? {
-        guard let slot = slotById.removeValue(forKey: id), let value = values[slot] else { return nil }
+        guard let slot = slot(id: id), let value = values[slot] else { return nil }
+        index.remove(slot, hash: id.hashValue)
         values[slot] = nil
         freeSlots.append(slot)
         return value

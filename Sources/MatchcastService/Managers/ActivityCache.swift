@@ -18,8 +18,9 @@ struct ActivityCache: Sendable {
     private var slots = ActivitySlots()
     /// Slots in activity-id order, dropped ones included; rebuilt after an activity is added.
     private var order: [Int]?
-    /// Device id → the slots of its open activities (one, unless the store held more), built on first use.
-    private var slotsByDevice: [String: [Int]]?
+    /// Device id → the slots of its open activities (one, unless the store held more), built on first use
+    /// (`SlotIndex`: the ids are read from the records).
+    private var slotsByDevice: SlotIndex?
     /// No activity has anything for a tick to do before this time (nil: never). A lower bound, exact after `settle`.
     private(set) var earliestDue: Date?
     /// `earliestDue` left out the refreshes of a stale feed: it no longer holds once the feed answers again.
@@ -64,7 +65,12 @@ struct ActivityCache: Sendable {
 
     /// The device's open activities, in id order.
     mutating func records(deviceId: String) -> [ActivityRecord] {
-        deviceIndex()[deviceId, default: []].compactMap { slots[$0] }.sorted { ActivitySlots.precedes($0.activityId, $1.activityId) }
+        var found: [ActivityRecord] = []
+        deviceIndex().forEach(hash: deviceId.hashValue) { slot in
+            if let record = slots[slot], record.deviceId == deviceId { found.append(record) }
+            return true
+        }
+        return found.sorted { ActivitySlots.precedes($0.activityId, $1.activityId) }
     }
 
     /// The id of the device's open activity (the lowest id, should the store have held two).
@@ -85,7 +91,7 @@ struct ActivityCache: Sendable {
         guard record.isOpen else { return }
         noteChange(of: record.lifecycle)
         let slot = slots.add(record)
-        slotsByDevice?[record.deviceId, default: []].append(slot)
+        slotsByDevice?.insert(slot, hash: record.deviceId.hashValue)
         order = nil
     }
 
@@ -182,9 +188,8 @@ struct ActivityCache: Sendable {
         guard let record = slots[slot] else { return }
         // The device index first, so a record that moves and closes at once is dropped from its new device.
         if let old, old.deviceId != record.deviceId {
-            slotsByDevice?[old.deviceId]?.removeAll { $0 == slot }
-            if slotsByDevice?[old.deviceId]?.isEmpty == true { slotsByDevice?[old.deviceId] = nil }
-            slotsByDevice?[record.deviceId, default: []].append(slot)
+            slotsByDevice?.remove(slot, hash: old.deviceId.hashValue)
+            slotsByDevice?.insert(slot, hash: record.deviceId.hashValue)
         }
         if !record.isOpen { drop(slot) }
     }
@@ -192,15 +197,14 @@ struct ActivityCache: Sendable {
     /// Frees the slot of a record that ended (never counted in `waitingCount`).
     private mutating func drop(_ slot: Int) {
         guard let record = slots.remove(at: slot) else { return }
-        slotsByDevice?[record.deviceId]?.removeAll { $0 == slot }
-        if slotsByDevice?[record.deviceId]?.isEmpty == true { slotsByDevice?[record.deviceId] = nil }
+        slotsByDevice?.remove(slot, hash: record.deviceId.hashValue)
     }
 
-    private mutating func deviceIndex() -> [String: [Int]] {
+    private mutating func deviceIndex() -> SlotIndex {
         if let slotsByDevice { return slotsByDevice }
-        var index: [String: [Int]] = [:]
+        var index = SlotIndex()
         for slot in slots.usedSlots {
-            if let record = slots[slot] { index[record.deviceId, default: []].append(slot) }
+            if let deviceId = slots[slot]?.deviceId { index.insert(slot, hash: deviceId.hashValue) }
         }
         slotsByDevice = index
         return index
