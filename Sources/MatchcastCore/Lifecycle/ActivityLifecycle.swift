@@ -26,37 +26,74 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
         case ended
     }
 
-    public let activityId: String
-    public let matchId: String
-    public internal(set) var phase: Phase
-    public internal(set) var updateToken: String?
+    /// Every field, behind one reference, copied on write (`mutable`). A store that keeps its own copy of every
+    /// activity and the lifecycle manager's cache of the same activities then share one box per activity instead
+    /// of each holding every field; copying a lifecycle (into a chunk to save, out of a cache) is one retain.
+    var storage: Storage
+
+    public var activityId: String { storage.activityId }
+    public var matchId: String { storage.matchId }
+    public internal(set) var phase: Phase {
+        get { storage.phase }
+        set { mutable.phase = newValue }
+    }
+    public internal(set) var updateToken: String? {
+        get { storage.updateToken }
+        set { mutable.updateToken = newValue }
+    }
     /// Unix seconds of the last push; the next is strictly later.
-    public internal(set) var lastTimestamp: Int
+    public internal(set) var lastTimestamp: Int {
+        get { storage.lastTimestamp }
+        set { mutable.lastTimestamp = newValue }
+    }
     /// What the device shows now (the last content sent).
     public var sentContent: ContentState? { sentBox?.value }
-    var sentBox: ContentBox?
-    public internal(set) var sentAt: Date?
+    var sentBox: ContentBox? {
+        get { storage.sentBox }
+        set { mutable.sentBox = newValue }
+    }
+    public internal(set) var sentAt: Date? {
+        get { storage.sentAt }
+        set { mutable.sentAt = newValue }
+    }
     /// The stale-date of the last push, in Unix seconds.
-    public internal(set) var sentStaleDate: Int?
-    public internal(set) var startedAt: Date?
+    public internal(set) var sentStaleDate: Int? {
+        get { storage.sentStaleDate }
+        set { mutable.sentStaleDate = newValue }
+    }
+    public internal(set) var startedAt: Date? {
+        get { storage.startedAt }
+        set { mutable.startedAt = newValue }
+    }
     /// The newest content not yet sent: no update token yet, or coalesced.
     public var held: ContentState? { heldBox?.value }
-    var heldBox: ContentBox?
+    var heldBox: ContentBox? {
+        get { storage.heldBox }
+        set { mutable.heldBox = newValue }
+    }
     /// Staleness window of the held content.
-    var heldStaleness: Duration?
+    var heldStaleness: Duration? {
+        get { storage.heldStaleness }
+        set { mutable.heldStaleness = newValue }
+    }
     /// The match went final before an update token arrived: `end` goes out with the token.
-    public internal(set) var endHeld: Bool
-    var finalBox: ContentBox?
+    public internal(set) var endHeld: Bool {
+        get { storage.endHeld }
+        set { mutable.endHeld = newValue }
+    }
+    var finalBox: ContentBox? {
+        get { storage.finalBox }
+        set { mutable.finalBox = newValue }
+    }
     /// The broadcast channel this activity was started on: its updates come from the channel.
-    public internal(set) var channelId: String?
+    public internal(set) var channelId: String? {
+        get { storage.channelId }
+        set { mutable.channelId = newValue }
+    }
 
     /// A follow that will start when its match is in progress.
     public init(activityId: String, matchId: String) {
-        self.activityId = activityId
-        self.matchId = matchId
-        phase = .waiting
-        lastTimestamp = 0
-        endHeld = false
+        storage = Storage(activityId: activityId, matchId: matchId)
     }
 
     /// An activity the app started itself and reported with its update token.
@@ -288,36 +325,11 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
                  channelId: channelId)
     }
 
-    /// Becomes `later`, a later state of this same activity (same ids): `self = later`, except that a field
-    /// already holding the same string or box is left alone. A store that keeps its own copy of every activity
-    /// saves a fan-out's 100,000 changes this way without touching each activity's id, match and token strings:
-    /// a whole-value assignment retains and releases every one of them, and for 100,000 activities those are
-    /// cache misses as much as atomic operations.
+    /// Becomes `later`, a later state of this same activity (same ids), sharing its fields: a store that keeps its
+    /// own copy of every activity saves a fan-out's changes this way, one retain each.
     public mutating func catchUp(to later: ActivityLifecycle) {
         assert(activityId == later.activityId && matchId == later.matchId, "catchUp(to:) is for the same activity")
-        phase = later.phase
-        if updateToken != later.updateToken { updateToken = later.updateToken }
-        lastTimestamp = later.lastTimestamp
-        if sentBox !== later.sentBox { sentBox = later.sentBox }
-        sentAt = later.sentAt
-        sentStaleDate = later.sentStaleDate
-        startedAt = later.startedAt
-        if heldBox !== later.heldBox { heldBox = later.heldBox }
-        heldStaleness = later.heldStaleness
-        endHeld = later.endHeld
-        if finalBox !== later.finalBox { finalBox = later.finalBox }
-        if channelId != later.channelId { channelId = later.channelId }
-        // A stored field added to the lifecycle and not above fails here, in every debug build that saves one.
-        assert(self == later, "catchUp(to:) missed a field")
-    }
-
-    // Stored under the names the fields had before they were boxed.
-    private enum CodingKeys: String, CodingKey {
-        case activityId, matchId, phase, updateToken, lastTimestamp, sentAt, sentStaleDate, startedAt
-        case heldStaleness, endHeld, channelId
-        case sentBox = "sentContent"
-        case heldBox = "held"
-        case finalBox = "finalContent"
+        storage = later.storage
     }
 
     // MARK: Internals
