@@ -108,6 +108,12 @@ struct FanoutBenchCommand: AsyncParsableCommand {
     @Flag(help: "APNs: 10 % of update tokens answer 410, 1 % answer 429 to the first try of each notification.")
     var apnsErrorMix = false
 
+    @Flag(help: """
+        Before the timed updates, give the allocator's free memory back to the system (glibc malloc_trim) and print \
+        the RSS again: what the broker holds, without the space the setup's freed memory left.
+        """)
+    var trimAfterSetup = false
+
     enum FakePlace: String, ExpressibleByArgument, CaseIterable {
         case process, inline
     }
@@ -200,7 +206,7 @@ struct FanoutBenchCommand: AsyncParsableCommand {
                 let benchmark = FanoutBenchmark(
                     options: FanoutBenchmark.Options(
                         activities: activities, updates: updates, seed: seed,
-                        setup: setup ?? (activities <= 2000 ? .follow : .restore),
+                        setup: setup ?? (activities <= 2000 ? .follow : .restore), trimAfterSetup: trimAfterSetup,
                         beforeTimedUpdates: {
                             if errorMix { report?.server.failShare(invalid: 0.10, throttled: 0.01) }
                             report?.begin()

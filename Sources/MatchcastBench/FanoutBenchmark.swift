@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
 import MatchcastCLI
 import MatchcastCore
@@ -31,6 +34,9 @@ struct FanoutBenchmark: Sendable {
         var setup: SetupPath = .follow
         /// Said on stderr as setup goes (phase timings).
         var verbose = true
+        /// Before the first timed update, the allocator's free memory is given back to the system and the RSS said
+        /// again (`ResidentMemory.trimFreeMemory`): what the store and the manager hold, without what the setup left.
+        var trimAfterSetup = false
         /// Called once setup is done, before the first timed update (the APNs mode turns on its
         /// error mix here, so that the starts of the setup are not affected).
         var beforeTimedUpdates: (@Sendable () -> Void)?
@@ -236,6 +242,11 @@ struct FanoutBenchmark: Sendable {
             ? "\(started.count) update tokens registered" : "no update tokens: \(started.count) activities active on their addresses")
 
         var rows: [Row] = []
+        if options.trimAfterSetup {
+            let before = ResidentMemory.current().current
+            ResidentMemory.trimFreeMemory()
+            StandardStreams.err("setup: RSS \(before >> 20) MB, after malloc_trim(0) \(ResidentMemory.current().current >> 20) MB")
+        }
         options.beforeTimedUpdates?()
         for index in 1...options.updates {
             clock.advance(by: 60)
@@ -363,6 +374,17 @@ struct ResidentMemory: Sendable {
 
     /// This process's.
     static func current() -> ResidentMemory { of("self") }
+
+    /// Gives the memory the allocator holds free back to the system (glibc's `malloc_trim(0)`, found at run time;
+    /// nothing elsewhere): the RSS read afterwards is what the process's live blocks occupy, without the space
+    /// that freed ones left between them.
+    static func trimFreeMemory() {
+        #if canImport(Glibc)
+        typealias Trim = @convention(c) (Int) -> Int32
+        guard let process = dlopen(nil, RTLD_NOW), let symbol = dlsym(process, "malloc_trim") else { return }
+        _ = unsafeBitCast(symbol, to: Trim.self)(0)
+        #endif
+    }
 
     /// Another process's (a child).
     static func of(pid: Int32) -> ResidentMemory { of("\(pid)") }
