@@ -109,7 +109,7 @@ struct FanoutBenchCommand: AsyncParsableCommand {
     var apnsErrorMix = false
 
     @Flag(help: """
-        Before the timed updates, give the allocator's free memory back to the system (glibc malloc_trim) and print \
+        After each setup phase, give the allocator's free memory back to the system (glibc malloc_trim) and print \
         the RSS again: what the broker holds, without the space the setup's freed memory left.
         """)
     var trimAfterSetup = false

@@ -34,8 +34,8 @@ struct FanoutBenchmark: Sendable {
         var setup: SetupPath = .follow
         /// Said on stderr as setup goes (phase timings).
         var verbose = true
-        /// Before the first timed update, the allocator's free memory is given back to the system and the RSS said
-        /// again (`ResidentMemory.trimFreeMemory`): what the store and the manager hold, without what the setup left.
+        /// After each setup phase, the allocator's free memory is given back to the system and the RSS said again
+        /// (`ResidentMemory.trimFreeMemory`): what the store and the manager hold, without what the setup left.
         var trimAfterSetup = false
         /// Called once setup is done, before the first timed update (the APNs mode turns on its
         /// error mix here, so that the starts of the setup are not affected).
@@ -129,8 +129,12 @@ struct FanoutBenchmark: Sendable {
             setup.phases.append((name, took))
             if options.verbose {
                 // Resident memory after each phase says what each part of the broker holds (store, cache, outbox).
-                StandardStreams.err("setup: \(name) \(Self.milliseconds(took)) ms (CPU \((cpu - phaseCPU) / 1000) ms, "
-                    + "RSS \(ResidentMemory.current().current >> 20) MB)")
+                var memory = "RSS \(ResidentMemory.current().current >> 20) MB"
+                if options.trimAfterSetup {
+                    ResidentMemory.trimFreeMemory()
+                    memory += ", \(ResidentMemory.current().current >> 20) MB after malloc_trim"
+                }
+                StandardStreams.err("setup: \(name) \(Self.milliseconds(took)) ms (CPU \((cpu - phaseCPU) / 1000) ms, \(memory))")
             }
             phaseStart = end
             phaseCPU = cpu

@@ -82,8 +82,13 @@ public struct AppCatalog: Sendable, Hashable {
 
     /// The app id written in a device id: nil for the default app's (`dev_…`), `fantasy` for `fantasy:dev_…`.
     public static func appId(ofDevice deviceId: String) -> Substring? {
-        guard let colon = deviceId.utf8.firstIndex(of: UInt8(ascii: ":")) else { return nil }
-        return deviceId[..<colon]
+        let utf8 = deviceId.utf8
+        // Searched in the id's contiguous bytes where it has them (every native string): a fan-out asks this of every
+        // delivery, and stepping through a `UTF8View` index by index costs more than the search itself.
+        let found = utf8.withContiguousStorageIfAvailable { $0.firstIndex(of: UInt8(ascii: ":")) }
+        let offset = found ?? utf8.firstIndex(of: UInt8(ascii: ":")).map { utf8.distance(from: utf8.startIndex, to: $0) }
+        guard let offset else { return nil }
+        return deviceId[..<utf8.index(utf8.startIndex, offsetBy: offset)]
     }
 
     /// Whether `deviceId` belongs to the app `appId`.
