@@ -216,9 +216,8 @@ struct FanoutBenchmark: Sendable {
         case .restore:
             // As many apps reporting their tokens while the broker restarts: each lifecycle takes its token, the
             // records are saved a chunk at a time, and a restarted manager loads them. The manager that stops lets go
-            // of its activities first, and each chunk's are let go of once saved, so that the setup leaves no more
-            // behind than a broker that took the tokens one by one would (in memory, a changed lifecycle is a new box
-            // while an older one is still held).
+            // of its activities first, and each chunk's records are let go of once saved, so that the setup holds no
+            // more at once than a broker that took the tokens one by one would.
             manager = makeManager()
             let startedIds = Set(started.map(\.activityId))
             let policy = settings.activityPolicy
