@@ -433,9 +433,15 @@ public actor LifecycleManager {
         await gates.enterAll()
         defer { gates.leaveAll() }
         let open = try await persist { try await self.store.openActivities() }
+        let restored = open.count
         var byMatch: [String: ActivityCache] = [:]
         for record in open { byMatch[record.matchId, default: ActivityCache(policy: policy)].put(record) }
-        for (matchId, cache) in byMatch { matches[matchId, default: MatchState()].cache = cache }
+        _ = consume open
+        // Moved into `matches`, not copied: a copy still alive while the fan-outs below change the activities would
+        // make the first change copy every activity of its match (and the list read back would stay beside them).
+        for matchId in Array(byMatch.keys) {
+            matches[matchId, default: MatchState()].cache = byMatch.removeValue(forKey: matchId)
+        }
         let records = try await persist { try await self.store.matches() }
         for record in records { resume(from: record) }
         // Channels are loaded before the fan-outs below, which attach each match's open one to its update.
@@ -444,7 +450,7 @@ public actor LifecycleManager {
             guard let latest = latest(matchId: matchId) else { continue }
             try await fanOut(latest, to: matchId)
         }
-        logger.info("restored", metadata: ["activities": "\(open.count)", "matches": "\(records.count)"])
+        logger.info("restored", metadata: ["activities": "\(restored)", "matches": "\(records.count)"])
     }
 
     /// The match's tracker picks up from its last stored snapshot.
