@@ -216,40 +216,34 @@ struct FanoutBenchmark: Sendable {
         case .restore:
             // As many apps reporting their tokens while the broker restarts: each lifecycle takes its token, the
             // records are saved a chunk at a time, and a restarted manager loads them. The manager that stops lets go
-            // of its activities first, and each chunk's records are let go of once saved, so that the setup holds no
-            // more at once than a broker that took the tokens one by one would.
+            // of its activities first, so that they are not held twice while the records are read and changed.
             manager = makeManager()
             let startedIds = Set(started.map(\.activityId))
             let policy = settings.activityPolicy
             var records = try await store.activities(matchId: Self.matchId).filter { startedIds.contains($0.activityId) }
-            let count = records.count
-            while !records.isEmpty {
-                var chunk = Array(records.suffix(1024))
-                records.removeLast(chunk.count)
-                for index in chunk.indices {
-                    let token = SyntheticToken.make(for: "update:" + chunk[index].activityId)
-                    guard chunk[index].lifecycle.updateTokenRegistered(token, now: now(), policy: policy).isEmpty else {
-                        throw CommandFailure("setup: activity \(chunk[index].activityId) would send on its update token")
-                    }
-                    chunk[index].updatedAt = now()
+            for index in records.indices {
+                let token = SyntheticToken.make(for: "update:" + records[index].activityId)
+                guard records[index].lifecycle.updateTokenRegistered(token, now: now(), policy: policy).isEmpty else {
+                    throw CommandFailure("setup: activity \(records[index].activityId) would send on its update token")
                 }
-                try await store.saveActivities(chunk)
+                records[index].updatedAt = now()
+            }
+            var start = 0
+            while start < records.count {
+                let end = min(start + 1024, records.count)
+                try await store.saveActivities(Array(records[start..<end]))
+                start = end
             }
             try await manager.restore()
             let sent = sink.takeStarted().count
-            guard count == started.count, sent == 0 else {
-                throw CommandFailure("setup: \(count) of \(started.count) update tokens saved, \(sent) starts again")
+            guard records.count == started.count, sent == 0 else {
+                throw CommandFailure("setup: \(records.count) of \(started.count) update tokens saved, \(sent) starts again")
             }
         }
         setup.updateTokens = phase(options.addresses == nil
             ? "\(started.count) update tokens registered" : "no update tokens: \(started.count) activities active on their addresses")
 
         var rows: [Row] = []
-        if options.trimAfterSetup {
-            let before = ResidentMemory.current().current
-            ResidentMemory.trimFreeMemory()
-            StandardStreams.err("setup: RSS \(before >> 20) MB, after malloc_trim(0) \(ResidentMemory.current().current >> 20) MB")
-        }
         options.beforeTimedUpdates?()
         for index in 1...options.updates {
             clock.advance(by: 60)

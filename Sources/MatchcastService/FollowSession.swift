@@ -225,6 +225,8 @@ public actor FollowSession {
 
 /// Deterministic 64-hex-digit stand-ins for device tokens (FNV-1a, extended), for synthetic followers.
 public enum SyntheticToken {
+    private static let digits = Array("0123456789abcdef".utf8)
+
     public static func make(for seed: String) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in seed.utf8 {
@@ -235,10 +237,9 @@ public enum SyntheticToken {
         // does, where joining four parts leaves it room for twice that (a replay or a benchmark keeps 100,000s).
         var bytes: [UInt8] = []
         bytes.reserveCapacity(64)
-        let digits = Array("0123456789abcdef".utf8)
         for _ in 0..<4 {
             let value = rng.next()
-            for shift in stride(from: 60, through: 0, by: -4) { bytes.append(digits[Int((value >> UInt64(shift)) & 0xF)]) }
+            for shift in stride(from: 60, through: 0, by: -4) { bytes.append(Self.digits[Int((value >> UInt64(shift)) & 0xF)]) }
         }
         return String(decoding: bytes, as: UTF8.self)
     }

@@ -71,8 +71,7 @@ public struct ActivitySlots: Sendable {
     /// Frees `slot`; returns the record it held.
     @discardableResult
     public mutating func remove(at slot: Int) -> ActivityRecord? {
-        guard let id = table[slot]?.activityId else { return nil }
-        return table.remove(id: id)
+        table.remove(at: slot)
     }
 }
 

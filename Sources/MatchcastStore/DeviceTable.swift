@@ -126,6 +126,6 @@ struct DeviceTable: Sendable {
     mutating func remove(id: String) -> Entry? {
         guard let slot = table.slot(id: id) else { return nil }
         if let token = table[slot]?.token?.token { tokenIndex.remove(slot, hash: token.hashValue) }
-        return table.remove(id: id)
+        return table.remove(at: slot)
     }
 }

@@ -130,12 +130,13 @@ struct ActivityTable: Sendable {
         guard let token = record.updateToken else { return }
         if record.isOpen {
             // A holder the batch releases later may still be indexed: the token is this record's from now on.
-            if let previous = openHolder(token) {
-                openHolders.remove(previous, hash: token.hashValue)
+            let hash = token.hashValue
+            if let previous = openHolder(token, hash: hash) {
+                openHolders.remove(previous, hash: hash)
             } else if DirectAddress.isDirect(token) {
                 openDirectTokenCount += 1
             }
-            openHolders.insert(slot, hash: token.hashValue)
+            openHolders.insert(slot, hash: hash)
         } else {
             endedHolders.insert(slot, under: token)
         }
@@ -197,9 +198,9 @@ struct ActivityTable: Sendable {
         slots.records.filter(\.isOpen).sorted { $0.activityId < $1.activityId }
     }
 
-    /// The open activity holding `token`.
-    private func openHolder(_ token: String) -> Int? {
-        openHolders.first(hash: token.hashValue) { slots[$0]?.lifecycle.updateToken == token }
+    /// The open activity holding `token` (`hash`: its hash value, when the caller has it already).
+    private func openHolder(_ token: String, hash: Int? = nil) -> Int? {
+        openHolders.first(hash: hash ?? token.hashValue) { slots[$0]?.lifecycle.updateToken == token }
     }
 
     /// The slots of the device's activities.

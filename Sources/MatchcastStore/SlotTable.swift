@@ -26,10 +26,12 @@ public struct SlotTable<Value: SlotKeyed>: Sendable {
     public var all: some Sequence<Value> { values.lazy.compactMap { $0 } }
 
     /// Every slot in use, in slot order.
-    public var usedSlots: [Int] { values.indices.filter { values[$0] != nil } }
+    public var usedSlots: [Int] { index.slots.sorted() }
 
-    public func slot(id: String) -> Int? {
-        index.first(hash: id.hashValue) { values.span[$0]?.slotKey == id }
+    public func slot(id: String) -> Int? { slot(id: id, hash: id.hashValue) }
+
+    private func slot(id: String, hash: Int) -> Int? {
+        index.first(hash: hash) { values.span[$0]?.slotKey == id }
     }
 
     /// The value in `slot` (nil when the slot is free), read in place.
@@ -42,7 +44,8 @@ public struct SlotTable<Value: SlotKeyed>: Sendable {
     @discardableResult
     public mutating func add(_ value: Value) -> Int {
         let id = value.slotKey
-        precondition(slot(id: id) == nil, "'\(id)' already has a slot")
+        let hash = id.hashValue
+        precondition(slot(id: id, hash: hash) == nil, "'\(id)' already has a slot")
         let slot: Int
         if let free = freeSlots.popLast() {
             slot = free
@@ -51,7 +54,7 @@ public struct SlotTable<Value: SlotKeyed>: Sendable {
             slot = values.count
             values.append(value)
         }
-        index.insert(slot, hash: id.hashValue)
+        index.insert(slot, hash: hash)
         return slot
     }
 
@@ -64,8 +67,14 @@ public struct SlotTable<Value: SlotKeyed>: Sendable {
     /// Frees the slot of the value with this id; returns the value.
     @discardableResult
     public mutating func remove(id: String) -> Value? {
-        guard let slot = slot(id: id), let value = values[slot] else { return nil }
-        index.remove(slot, hash: id.hashValue)
+        slot(id: id).flatMap { remove(at: $0) }
+    }
+
+    /// Frees `slot`; returns the value it held (nil for a free slot).
+    @discardableResult
+    public mutating func remove(at slot: Int) -> Value? {
+        guard let value = values[slot] else { return nil }
+        index.remove(slot, hash: value.slotKey.hashValue)
         values[slot] = nil
         freeSlots.append(slot)
         return value

@@ -439,9 +439,7 @@ public actor LifecycleManager {
         _ = consume open
         // Moved into `matches`, not copied: a copy still alive while the fan-outs below change the activities would
         // make the first change copy every activity of its match (and the list read back would stay beside them).
-        for matchId in Array(byMatch.keys) {
-            matches[matchId, default: MatchState()].cache = byMatch.removeValue(forKey: matchId)
-        }
+        while let (matchId, cache) = byMatch.popFirst() { matches[matchId, default: MatchState()].cache = cache }
         let records = try await persist { try await self.store.matches() }
         for record in records { resume(from: record) }
         // Channels are loaded before the fan-outs below, which attach each match's open one to its update.
