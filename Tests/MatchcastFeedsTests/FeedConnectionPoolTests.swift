@@ -147,7 +147,8 @@ struct FeedConnectionPoolTests {
             let second = Task { try await Self.get("/waits", pool, on: loop, timeout: .milliseconds(300)) }
             await #expect(throws: FeedDeadlineExceeded.self) { _ = try await first.value }
             await #expect(throws: FeedDeadlineExceeded.self) { _ = try await second.value }
-            #expect(begin.duration(to: .now) < .seconds(5))
+            // The host never answers: any end proves the deadlines; the margin is for a loaded machine.
+            #expect(begin.duration(to: .now) < .seconds(15))
         }
     }
 
@@ -198,7 +199,7 @@ struct FeedConnectionPoolTests {
         let pool = FeedConnectionPool(host: "127.0.0.1", port: 1)
         let begin = ContinuousClock.now
         await #expect(throws: (any Error).self) { _ = try await Self.get("/x", pool, on: group.next()) }
-        #expect(begin.duration(to: .now) < .seconds(5))
+        #expect(begin.duration(to: .now) < .seconds(9), "failed at once, not at the 10 s deadline")
         try await group.shutdownGracefully()
     }
 

@@ -64,12 +64,13 @@ struct PostgresWriteGroupTests {
 
     @Test("a write that may not wait goes alone at once, even while others gather")
     func aWriteThatMayNotWaitGoesAlone() async throws {
-        let group = await Self.busyGroup(linger: .seconds(2))
+        // The bound is half the linger, wide enough for a loaded machine.
+        let group = await Self.busyGroup(linger: .seconds(6))
         let calls = Calls()
         let waiting = Task { Self.outcome(await group.turn(for: 2, mayWait: true, run: Self.oddFails(calls))) }
         let started = ContinuousClock.now
         #expect(Self.outcome(await group.turn(for: 4, mayWait: false, run: Self.oddFails(calls))) == "alone")
-        #expect(ContinuousClock.now - started < .seconds(1))
+        #expect(ContinuousClock.now - started < .seconds(3))
         // The leader found nobody to send with: it goes alone too, without a call.
         #expect(await waiting.value == "alone")
         #expect(calls.received.isEmpty)
