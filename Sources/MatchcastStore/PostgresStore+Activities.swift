@@ -112,7 +112,7 @@ extension ActivityRecord {
             held: try contents.box(row.11, of: id), heldStaleness: row.12, endHeld: row.13,
             final: try contents.box(row.14, of: id), channelId: row.15)
         self.init(
-            activityId: id, deviceId: row.1, matchId: row.2, environment: try APNsEnvironment(column: row.3),
+            deviceId: row.1, environment: try APNsEnvironment(column: row.3),
             lifecycle: ActivityLifecycle(activityId: id, matchId: row.2, stored: stored), updatedAt: row.16.readBack)
         do {
             try validate()

@@ -115,9 +115,7 @@ extension ActivityRecord {
             held: try contents.box(row.held, of: row.id), heldStaleness: row.heldStaleness,
             endHeld: row.endHeld, final: try contents.box(row.final, of: row.id), channelId: row.channelId)
         self.init(
-            activityId: row.id,
             deviceId: row.deviceId,
-            matchId: row.matchId,
             environment: try APNsEnvironment(column: row.environment),
             lifecycle: ActivityLifecycle(activityId: row.id, matchId: row.matchId, stored: stored),
             updatedAt: row.updatedAt)

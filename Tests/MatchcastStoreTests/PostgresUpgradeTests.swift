@@ -307,7 +307,6 @@ struct PostgresUpgradeTests {
         #expect(try await store.queuedDeliveries(matchId: P.otherMatch).map(\.id) == ["dlv-old-other"])
 
         var thief = activities[0]
-        thief.activityId = "act-thief"
         thief.lifecycle = P.lifecycle("act-thief", .init(
             phase: .active, updateToken: "upd-active", lastTimestamp: 0, sent: nil, sentAt: nil, sentStaleDate: nil,
             startedAt: P.stamp(0), held: nil, heldStaleness: nil, endHeld: false, final: nil, channelId: nil))

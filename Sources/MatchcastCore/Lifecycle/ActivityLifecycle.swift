@@ -26,36 +26,72 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
         case ended
     }
 
+    // The stored fields are laid out to leave no padding between them: a store and the lifecycle manager's cache
+    // each keep one lifecycle per open activity, a million of them in a big deployment. The optional dates, stale
+    // date and staleness are kept as plain values with a stand-in for "none" (an optional of each would take a
+    // word more, mostly padding); the properties below read and write them as optionals.
     public let activityId: String
     public let matchId: String
-    public internal(set) var phase: Phase
     public internal(set) var updateToken: String?
-    /// Unix seconds of the last push; the next is strictly later.
-    public internal(set) var lastTimestamp: Int
-    /// What the device shows now (the last content sent).
-    public var sentContent: ContentState? { sentBox?.value }
-    var sentBox: ContentBox?
-    public internal(set) var sentAt: Date?
-    /// The stale-date of the last push, in Unix seconds.
-    public internal(set) var sentStaleDate: Int?
-    public internal(set) var startedAt: Date?
-    /// The newest content not yet sent: no update token yet, or coalesced.
-    public var held: ContentState? { heldBox?.value }
-    var heldBox: ContentBox?
-    /// Staleness window of the held content.
-    var heldStaleness: Duration?
-    /// The match went final before an update token arrived: `end` goes out with the token.
-    public internal(set) var endHeld: Bool
-    var finalBox: ContentBox?
     /// The broadcast channel this activity was started on: its updates come from the channel.
     public internal(set) var channelId: String?
+    /// Unix seconds of the last push; the next is strictly later.
+    public internal(set) var lastTimestamp: Int
+    var sentBox: ContentBox?
+    var heldBox: ContentBox?
+    var finalBox: ContentBox?
+    /// `sentAt`, `startedAt`, `sentStaleDate` and `heldStaleness`, with `Self.none…` for nil.
+    private var sentAtValue: Date
+    private var startedAtValue: Date
+    private var sentStaleDateValue: Int
+    private var heldStalenessValue: Duration
+    public internal(set) var phase: Phase
+    /// The match went final before an update token arrived: `end` goes out with the token.
+    public internal(set) var endHeld: Bool
+
+    /// What the device shows now (the last content sent).
+    public var sentContent: ContentState? { sentBox?.value }
+    /// The newest content not yet sent: no update token yet, or coalesced.
+    public var held: ContentState? { heldBox?.value }
+
+    public internal(set) var sentAt: Date? {
+        get { sentAtValue == Self.noDate ? nil : sentAtValue }
+        set { sentAtValue = newValue ?? Self.noDate }
+    }
+
+    /// The stale-date of the last push, in Unix seconds.
+    public internal(set) var sentStaleDate: Int? {
+        get { sentStaleDateValue == Self.noStaleDate ? nil : sentStaleDateValue }
+        set { sentStaleDateValue = newValue ?? Self.noStaleDate }
+    }
+
+    public internal(set) var startedAt: Date? {
+        get { startedAtValue == Self.noDate ? nil : startedAtValue }
+        set { startedAtValue = newValue ?? Self.noDate }
+    }
+
+    /// Staleness window of the held content.
+    var heldStaleness: Duration? {
+        get { heldStalenessValue == Self.noStaleness ? nil : heldStalenessValue }
+        set { heldStalenessValue = newValue ?? Self.noStaleness }
+    }
+
+    /// Stand-ins for "none": values no clock, feed or policy gives (a date or staleness decoded from JSON is finite,
+    /// and a stale date is a Unix time).
+    private static let noDate = Date(timeIntervalSinceReferenceDate: -.infinity)
+    private static let noStaleDate = Int.min
+    private static let noStaleness = Duration(secondsComponent: Int64.min / 2, attosecondsComponent: 0)
 
     /// A follow that will start when its match is in progress.
     public init(activityId: String, matchId: String) {
         self.activityId = activityId
         self.matchId = matchId
-        phase = .waiting
         lastTimestamp = 0
+        sentAtValue = Self.noDate
+        startedAtValue = Self.noDate
+        sentStaleDateValue = Self.noStaleDate
+        heldStalenessValue = Self.noStaleness
+        phase = .waiting
         endHeld = false
     }
 
@@ -299,11 +335,11 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
         if updateToken != later.updateToken { updateToken = later.updateToken }
         lastTimestamp = later.lastTimestamp
         if sentBox !== later.sentBox { sentBox = later.sentBox }
-        sentAt = later.sentAt
-        sentStaleDate = later.sentStaleDate
-        startedAt = later.startedAt
+        sentAtValue = later.sentAtValue
+        sentStaleDateValue = later.sentStaleDateValue
+        startedAtValue = later.startedAtValue
         if heldBox !== later.heldBox { heldBox = later.heldBox }
-        heldStaleness = later.heldStaleness
+        heldStalenessValue = later.heldStalenessValue
         endHeld = later.endHeld
         if finalBox !== later.finalBox { finalBox = later.finalBox }
         if channelId != later.channelId { channelId = later.channelId }
@@ -311,13 +347,49 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
         assert(self == later, "catchUp(to:) missed a field")
     }
 
-    // Stored under the names the fields had before they were boxed.
+    // The JSON form: the fields under the names they had before they were boxed, optional ones left out when nil.
     private enum CodingKeys: String, CodingKey {
         case activityId, matchId, phase, updateToken, lastTimestamp, sentAt, sentStaleDate, startedAt
         case heldStaleness, endHeld, channelId
         case sentBox = "sentContent"
         case heldBox = "held"
         case finalBox = "finalContent"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(activityId: try container.decode(String.self, forKey: .activityId),
+                  matchId: try container.decode(String.self, forKey: .matchId))
+        phase = try container.decode(Phase.self, forKey: .phase)
+        updateToken = try container.decodeIfPresent(String.self, forKey: .updateToken)
+        lastTimestamp = try container.decode(Int.self, forKey: .lastTimestamp)
+        sentBox = try container.decodeIfPresent(ContentBox.self, forKey: .sentBox)
+        sentAt = try container.decodeIfPresent(Date.self, forKey: .sentAt)
+        sentStaleDate = try container.decodeIfPresent(Int.self, forKey: .sentStaleDate)
+        startedAt = try container.decodeIfPresent(Date.self, forKey: .startedAt)
+        heldBox = try container.decodeIfPresent(ContentBox.self, forKey: .heldBox)
+        heldStaleness = try container.decodeIfPresent(Duration.self, forKey: .heldStaleness)
+        endHeld = try container.decode(Bool.self, forKey: .endHeld)
+        finalBox = try container.decodeIfPresent(ContentBox.self, forKey: .finalBox)
+        channelId = try container.decodeIfPresent(String.self, forKey: .channelId)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(activityId, forKey: .activityId)
+        try container.encode(matchId, forKey: .matchId)
+        try container.encode(phase, forKey: .phase)
+        try container.encodeIfPresent(updateToken, forKey: .updateToken)
+        try container.encode(lastTimestamp, forKey: .lastTimestamp)
+        try container.encodeIfPresent(sentBox, forKey: .sentBox)
+        try container.encodeIfPresent(sentAt, forKey: .sentAt)
+        try container.encodeIfPresent(sentStaleDate, forKey: .sentStaleDate)
+        try container.encodeIfPresent(startedAt, forKey: .startedAt)
+        try container.encodeIfPresent(heldBox, forKey: .heldBox)
+        try container.encodeIfPresent(heldStaleness, forKey: .heldStaleness)
+        try container.encode(endHeld, forKey: .endHeld)
+        try container.encodeIfPresent(finalBox, forKey: .finalBox)
+        try container.encodeIfPresent(channelId, forKey: .channelId)
     }
 
     // MARK: Internals
