@@ -59,8 +59,8 @@ public struct OutboxQueue: Sendable {
 
     /// Queues each delivery; a newer one replaces the queued one with the same activity and event.
     public mutating func enqueue(_ deliveries: [Delivery]) {
-        entries.reserveCapacity(entries.count + deliveries.count)
-        tags.reserveCapacity(tags.count + deliveries.count)
+        entries.reserveRoom(for: deliveries.count)
+        tags.reserveRoom(for: deliveries.count)
         for index in deliveries.indices {
             let position = base + entries.count
             let tag = Tag(id: deliveries[index].id, key: Key(activityId: deliveries[index].activityId, event: deliveries[index].event))

@@ -179,7 +179,7 @@ public actor DeliveryRelay {
     // MARK: Queue
 
     private func enqueue(_ deliveries: [Delivery]) {
-        queue.reserveCapacity(queue.count + deliveries.count)
+        queue.reserveRoom(for: deliveries.count)
         for delivery in deliveries {
             if delivery.event == .update {
                 if let older = queuedUpdate.updateValue(delivery.id, forKey: delivery.activityId) {
