@@ -78,4 +78,8 @@ public struct ActivitySlots: Sendable {
 extension ActivityRecord: SlotKeyed {
     /// An activity's slot is found by its id.
     public var slotKey: String { activityId }
+
+    public static func value(at slot: Int, of values: borrowing Span<ActivityRecord?>, hasKey key: String) -> Bool {
+        values[slot]?.lifecycle.activityId == key
+    }
 }

@@ -40,6 +40,10 @@ struct DeviceTable: Sendable {
 
         var slotKey: String { record.id }
 
+        static func value(at slot: Int, of values: borrowing Span<Entry?>, hasKey key: String) -> Bool {
+            values[slot]?.record.id == key
+        }
+
         /// The device's follow of the match, as a record.
         func follow(matchId: String) -> FollowRecord? {
             if let first = firstFollow, first.matchId == matchId { return followRecord(first) }

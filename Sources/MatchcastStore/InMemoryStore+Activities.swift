@@ -66,14 +66,14 @@ struct ActivityTable: Sendable {
         var released: Set<String> = []  // tokens whose stored open holder the batch closed or moved
         for index in records.indices {
             try records[index].validate()
-            let slot = slots.slot(id: records[index].activityId)
+            let slot = slots.slot(id: records[index].lifecycle.activityId)
             // The fan-out case: the stored record has the same device, match, token and openness, and no
             // earlier record of the batch changed it: no index changes, no token is claimed anew. (Its device
             // exists: deleting a device deletes its activities.)
             // Compared stored field by stored field: passing a record to a function, or reading a computed
             // property of it (`isOpen`), copies the whole record for the call.
             if let slot, seenInBatch[slot] != batch, slots[slot]?.deviceId == records[index].deviceId,
-               slots[slot]?.matchId == records[index].matchId,
+               slots[slot]?.lifecycle.matchId == records[index].lifecycle.matchId,
                slots[slot]?.lifecycle.updateToken == records[index].lifecycle.updateToken,
                (slots[slot]?.lifecycle.phase == .ended) == (records[index].lifecycle.phase == .ended) {
                 plan.append(slot)

@@ -1,6 +1,10 @@
 /// A value kept in a `SlotTable`: it carries the id the table finds it by.
 public protocol SlotKeyed: Sendable {
     var slotKey: String { get }
+
+    /// Whether the value in `slot` of `values` has the id `key`, read in place. A lookup asks this of the values its
+    /// index points at; reading `slotKey` of an element through the generic table copies the whole value first.
+    static func value(at slot: Int, of values: borrowing Span<Self?>, hasKey key: String) -> Bool
 }
 
 /// Values in numbered slots, found by id through one index; a removed value's slot is reused by the next one added.
@@ -31,7 +35,7 @@ public struct SlotTable<Value: SlotKeyed>: Sendable {
     public func slot(id: String) -> Int? { slot(id: id, hash: id.hashValue) }
 
     private func slot(id: String, hash: Int) -> Int? {
-        index.first(hash: hash) { values.span[$0]?.slotKey == id }
+        index.first(hash: hash) { Value.value(at: $0, of: values.span, hasKey: id) }
     }
 
     /// The value in `slot` (nil when the slot is free), read in place.
