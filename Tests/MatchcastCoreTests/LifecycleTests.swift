@@ -524,6 +524,22 @@ struct LifecycleTests {
         #expect(intents(b).first?.aps.staleDate == F.unix(10) + 240)
     }
 
+    @Test("the JSON form leaves out what is not set, and keeps what is under the fields' names")
+    func theJSONFormNamesWhatIsSet() throws {
+        func keys(_ lifecycle: ActivityLifecycle) throws -> Set<String> {
+            let object = try JSONSerialization.jsonObject(with: try JSONEncoder().encode(lifecycle)) as? [String: Any]
+            return Set(try #require(object).keys)
+        }
+        let waiting = ActivityLifecycle(activityId: "act-1", matchId: "m1")
+        #expect(waiting.sentAt == nil && waiting.startedAt == nil && waiting.sentStaleDate == nil)
+        #expect(try keys(waiting) == ["activityId", "matchId", "phase", "lastTimestamp", "endHeld"])
+        var coalescing = F.active()
+        _ = coalescing.matchChanged(F.update(.live, 0, 0, clock: "3'", poll: .seconds(60)), now: F.at(3), policy: policy)
+        #expect(coalescing.sentAt != nil && coalescing.sentStaleDate != nil && coalescing.startedAt != nil)
+        #expect(try keys(coalescing).isSuperset(of: ["sentAt", "sentStaleDate", "startedAt", "held", "heldStaleness", "sentContent"]))
+        #expect(try JSONDecoder().decode(ActivityLifecycle.self, from: try JSONEncoder().encode(waiting)) == waiting)
+    }
+
     // MARK: Properties over random event sequences
 
     /// Random events against one activity after another (a fresh one replaces each that ends):
