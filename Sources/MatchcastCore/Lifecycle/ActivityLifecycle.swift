@@ -40,7 +40,7 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     var sentBox: ContentBox?
     var heldBox: ContentBox?
     var finalBox: ContentBox?
-    /// `sentAt`, `startedAt`, `sentStaleDate` and `heldStaleness`, with `Self.none…` for nil.
+    /// `sentAt`, `startedAt`, `sentStaleDate` and `heldStaleness`, each with its stand-in (`Self.noDate`, …) for nil.
     private var sentAtValue: Date
     private var startedAtValue: Date
     private var sentStaleDateValue: Int
