@@ -92,24 +92,6 @@ struct AppCatalogTests {
         #expect(catalog.topic(ofDevice: "sports:dev_3") == nil, "nothing is sent to it, not with another app's key")
     }
 
-    @Test("an app is found by id with a few apps and with many, long ids and ids that start alike included")
-    func lookupsByIdAtEverySize() {
-        for count in [2, 8, 9, 40] {
-            let others = (1..<count).map { AppCatalog.App(id: "club-\($0)-fantasy-league-app", bundleId: "com.example.app\($0)") }
-            let catalog = AppCatalog(defaultBundleId: "com.example.scores", others: others)
-            #expect(catalog.apps.count == count)
-            for app in others {
-                #expect(catalog.app(id: app.id) == app)
-                #expect(catalog.app(id: Substring(app.id)) == app)
-                #expect(catalog.topic(ofDevice: app.id + ":dev_1") == app.topic)
-            }
-            #expect(catalog.app(id: "club-1-fantasy-league-ap") == nil)
-            #expect(catalog.app(id: "club-1-fantasy-league-appx") == nil)
-            #expect(catalog.topic(ofDevice: "club-\(count)-fantasy-league-app:dev_1") == nil)
-            #expect(catalog.app(id: "default")?.topic == F.scoresTopic)
-        }
-    }
-
     @Test("served alone, the default app's devices get its topic; a device of an app taken out still gets none")
     func topicOfDeviceWithTheDefaultAppAlone() {
         let alone = AppCatalog(defaultBundleId: "com.example.scores")

@@ -68,11 +68,7 @@ public struct AppCatalog: Sendable, Hashable {
 
     public var defaultApp: App { apps[0] }
 
-    /// Looked up without making a `String` of `id` (an id of more than 15 bytes would be allocated for each call, and
-    /// a fan-out asks once per delivery to another app's device): a deployment serves a handful of apps.
-    public func app(id: some StringProtocol) -> App? {
-        apps.count <= 8 ? apps.first { $0.id == id } : byId[String(id)]
-    }
+    public func app(id: some StringProtocol) -> App? { byId[String(id)] }
 
     /// The app whose deliveries carry `topic`, if any.
     public func app(topic: String) -> App? { byTopic[topic] }
@@ -81,7 +77,7 @@ public struct AppCatalog: Sendable, Hashable {
     /// served, to which nothing is to be sent: not with another app's credentials, whatever apps are left.
     public func topic(ofDevice deviceId: String) -> String? {
         guard let appId = Self.appId(ofDevice: deviceId) else { return apps[0].topic }
-        return app(id: appId)?.topic
+        return byId[String(appId)]?.topic
     }
 
     /// The app id written in a device id: nil for the default app's (`dev_…`), `fantasy` for `fantasy:dev_…`.
