@@ -225,22 +225,15 @@ public actor FollowSession {
 
 /// Deterministic 64-hex-digit stand-ins for device tokens (FNV-1a, extended), for synthetic followers.
 public enum SyntheticToken {
-    private static let digits = Array("0123456789abcdef".utf8)
-
     public static func make(for seed: String) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in seed.utf8 {
             hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
         }
         var rng = SeededGenerator(seed: hash)
-        // Written as bytes and made a string once: the string then holds 64 bytes, as a token decoded from a request
-        // does, where joining four parts leaves it room for twice that (a replay or a benchmark keeps 100,000s).
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(64)
-        for _ in 0..<4 {
-            let value = rng.next()
-            for shift in stride(from: 60, through: 0, by: -4) { bytes.append(Self.digits[Int((value >> UInt64(shift)) & 0xF)]) }
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        // Four values, each as 16 digits, most significant first: their big-endian bytes in hex. Written straight into
+        // a string of 64 bytes, as a token decoded from a request holds (a replay or a benchmark keeps 100,000s).
+        let values = (rng.next().bigEndian, rng.next().bigEndian, rng.next().bigEndian, rng.next().bigEndian)
+        return withUnsafeBytes(of: values) { Hex.lowercase($0, count: 32) }
     }
 }
