@@ -145,12 +145,12 @@ public struct OutboxQueue: Sendable {
         queuedCount -= 1
     }
 
-    /// Rebuilds the index by key from the queued deliveries alone, dropping the stale keys.
+    /// Rebuilds the index by key from the queued deliveries alone, dropping the stale keys. It keeps its storage: it
+    /// grows back to as many keys before the next rebuild, and a fan-out that queues faster than the relay removes
+    /// rebuilds it several times, each of which would otherwise grow a fresh table, doubling by doubling.
     private mutating func reindexKeys() {
-        var index: [Key: Int] = [:]
-        index.reserveCapacity(queuedCount)
-        for at in head..<tags.count where tags[at].queued { index[tags[at].key] = base + at }
-        positionByKey = index
+        positionByKey.removeAll(keepingCapacity: true)
+        for at in head..<tags.count where tags[at].queued { positionByKey[tags[at].key] = base + at }
     }
 
     /// Moves `head` past the holes at the front, and drops them once they are half the array.

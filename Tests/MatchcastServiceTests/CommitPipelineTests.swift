@@ -34,9 +34,9 @@ private final class HeldSaves: Sendable {
     var saves: [Save] { state.withLock { $0.saves } }
     var sent: [[String]] { state.withLock { $0.sent } }
 
-    func pipeline(groupLimit: Int = 8 * 1024) -> CommitPipeline {
+    func pipeline(groupLimit: Int = 8 * 1024, window: Int = 64 * 1024) -> CommitPipeline {
         CommitPipeline(
-            groupLimit: groupLimit,
+            groupLimit: groupLimit, window: window,
             save: { records, deliveries, share async throws(ServiceError) in
                 try await self.save(records, deliveries, share)
             },
@@ -97,14 +97,14 @@ private enum PipelineFixture {
     }
 
     /// Chunk `index` of `count`, each of `size` activities; the last one's range runs to the end.
-    static func add(_ index: Int, of count: Int, size: Int, to pipeline: CommitPipeline, updatedAt: Date = now) {
+    static func add(_ index: Int, of count: Int, size: Int, to pipeline: CommitPipeline, updatedAt: Date = now) async {
         let numbers = (index * size)..<((index + 1) * size)
         let state = FanOutState(
             lastTimestamp: 1, sent: nil, sentAt: nil, sentStaleDate: nil, held: nil, heldStaleness: nil, updatedAt: updatedAt)
         let share = FanOutShare(
             state: state, moved: Array(0..<size), from: id(numbers.lowerBound),
             through: index == count - 1 ? nil : id(numbers.upperBound - 1))
-        pipeline.add(records: numbers.map(record), deliveries: numbers.map(delivery), share: share)
+        await pipeline.add(records: numbers.map(record), deliveries: numbers.map(delivery), share: share)
     }
 }
 
@@ -116,10 +116,10 @@ struct CommitPipelineTests {
     func chunksWaitingBehindASaveAreJoined() async throws {
         let store = HeldSaves()
         let pipeline = store.pipeline()
-        F.add(0, of: 4, size: 3, to: pipeline)
+        await F.add(0, of: 4, size: 3, to: pipeline)
         var started = store.firstSaveStarted.makeAsyncIterator()
         await started.next()
-        for index in 1..<4 { F.add(index, of: 4, size: 3, to: pipeline) }
+        for index in 1..<4 { await F.add(index, of: 4, size: 3, to: pipeline) }
         store.release()
         try await pipeline.finish()
 
@@ -136,7 +136,7 @@ struct CommitPipelineTests {
     func firstChunkAloneWhateverIsPending() async throws {
         let store = HeldSaves()
         let pipeline = store.pipeline()
-        for index in 0..<4 { F.add(index, of: 4, size: 3, to: pipeline) }
+        for index in 0..<4 { await F.add(index, of: 4, size: 3, to: pipeline) }
         store.release()
         try await pipeline.finish()
 
@@ -148,11 +148,11 @@ struct CommitPipelineTests {
     func groupsKeepToTheLimitAndTheState() async throws {
         let store = HeldSaves()
         let pipeline = store.pipeline(groupLimit: 6)
-        F.add(0, of: 6, size: 2, to: pipeline)
+        await F.add(0, of: 6, size: 2, to: pipeline)
         var started = store.firstSaveStarted.makeAsyncIterator()
         await started.next()
-        for index in 1..<5 { F.add(index, of: 6, size: 2, to: pipeline) }
-        F.add(5, of: 6, size: 2, to: pipeline, updatedAt: F.now.addingTimeInterval(1))
+        for index in 1..<5 { await F.add(index, of: 6, size: 2, to: pipeline) }
+        await F.add(5, of: 6, size: 2, to: pipeline, updatedAt: F.now.addingTimeInterval(1))
         store.release()
         try await pipeline.finish()
 
@@ -182,15 +182,56 @@ struct CommitPipelineTests {
     func aFailedSaveStopsTheRest() async throws {
         let store = HeldSaves(failOn: 2)
         let pipeline = store.pipeline(groupLimit: 3)
-        F.add(0, of: 4, size: 3, to: pipeline)
+        await F.add(0, of: 4, size: 3, to: pipeline)
         var started = store.firstSaveStarted.makeAsyncIterator()
         await started.next()
-        for index in 1..<4 { F.add(index, of: 4, size: 3, to: pipeline) }
+        for index in 1..<4 { await F.add(index, of: 4, size: 3, to: pipeline) }
         store.release()
         await #expect(throws: ServiceError.self) { try await pipeline.finish() }
 
         #expect(store.saves.map(\.ids) == [(0..<3).map(F.id), (3..<6).map(F.id)], "nothing saved after the failure")
         #expect(store.sent.flatMap { $0 } == (0..<3).map { "del-\($0)" }, "only the first chunk, saved, is sent")
+    }
+
+    @Test("add waits while more than the window is in flight, and returns once the chunks ahead are saved and sent")
+    func addWaitsForTheWindow() async throws {
+        let store = HeldSaves()
+        // A chunk of 3 weighs 6 (3 activities, 3 deliveries): the first fits the window, the second does not.
+        let pipeline = store.pipeline(window: 6)
+        await F.add(0, of: 2, size: 3, to: pipeline)
+        var started = store.firstSaveStarted.makeAsyncIterator()
+        await started.next()
+        let returned = Mutex(false)
+        let second = Task {
+            await F.add(1, of: 2, size: 3, to: pipeline)
+            returned.withLock { $0 = true }
+        }
+        // The first save is held: nothing is sent, so the second chunk cannot fit however long this waits.
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(!returned.withLock { $0 }, "the second add returned with 12 in flight, over a window of 6")
+        #expect(store.saves.count == 1)
+        store.release()
+        await second.value
+        try await pipeline.finish()
+        #expect(store.saves.flatMap(\.ids) == (0..<6).map(F.id))
+        #expect(store.sent.flatMap { $0 } == (0..<6).map { "del-\($0)" }, "everything sent once, in order")
+    }
+
+    @Test("a save that fails lets the adds waiting for the window go: they return, and nothing after it is saved")
+    func aFailedSaveLetsWaitingAddsGo() async throws {
+        let store = HeldSaves(failOn: 1)
+        let pipeline = store.pipeline(window: 6)
+        await F.add(0, of: 3, size: 3, to: pipeline)
+        var started = store.firstSaveStarted.makeAsyncIterator()
+        await started.next()
+        let second = Task { await F.add(1, of: 3, size: 3, to: pipeline) }
+        try await Task.sleep(for: .milliseconds(200))  // the second add is, by now, waiting for the window
+        store.release()
+        await second.value
+        await F.add(2, of: 3, size: 3, to: pipeline)  // after the failure: dropped at once, never waits
+        await #expect(throws: ServiceError.self) { try await pipeline.finish() }
+        #expect(store.saves.map(\.ids) == [(0..<3).map(F.id)], "nothing saved after the failure")
+        #expect(store.sent.isEmpty)
     }
 
     @Test("finish on a pipeline that was given nothing returns at once")

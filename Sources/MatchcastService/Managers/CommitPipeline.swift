@@ -16,6 +16,11 @@ import Synchronization
 /// APNs) gets large batches, with all its connections busy, rather than one chunk at a time. Nothing is sent before
 /// it is saved; a save that fails stops every chunk after it, and what was saved before it is still sent.
 ///
+/// How far the work runs ahead is bounded: `add` returns only once no more than `window` activities and deliveries
+/// added are still to be sent (or, for a chunk with nothing to send, saved). The lifecycle work of a fan-out to a
+/// million activities runs faster than the store and the relay take its chunks; without the bound, every chunk of the
+/// fan-out waited in memory at once, with its deliveries, beside the activities themselves.
+///
 /// No task runs before the first chunk, nor after `finish` returns.
 final class CommitPipeline: Sendable {
     typealias Save = @Sendable (
@@ -25,12 +30,18 @@ final class CommitPipeline: Sendable {
 
     /// The most activities one save takes when chunks are saved together (a chunk larger than that is saved alone).
     let groupLimit: Int
+    /// The most weight (`ChunkGroup.weight`) in flight when `add` returns.
+    let window: Int
 
     private struct State {
         /// Added, not yet taken by the saver, in order.
         var pending: [ChunkGroup] = []
-        /// Saved, not yet taken by the sender, in order.
-        var ready: [[Delivery]] = []
+        /// Saved, not yet taken by the sender, in order, each with the weight it lets go once sent.
+        var ready: [(deliveries: [Delivery], weight: Int)] = []
+        /// The weight of the chunks added and not yet sent (or saved, for one with nothing to send; or dropped).
+        var inFlight = 0
+        /// `add`s waiting for `inFlight` to come down to `window`.
+        var waiting: [CheckedContinuation<Void, Never>] = []
         /// Runs while chunks are pending; started by the first chunk added after it ended.
         var saver: Task<Void, Never>?
         /// Runs while saved deliveries wait to be sent.
@@ -46,23 +57,37 @@ final class CommitPipeline: Sendable {
     private let send: Send
     private let state = Mutex(State())
 
-    init(groupLimit: Int = 8 * 1024, save: @escaping Save, send: @escaping Send) {
+    init(groupLimit: Int = 8 * 1024, window: Int = 64 * 1024, save: @escaping Save, send: @escaping Send) {
         self.groupLimit = groupLimit
+        self.window = max(1, window)
         self.save = save
         self.send = send
     }
 
     /// Queues one chunk (described to the store by `share`, when given): saved after every chunk added before it, then
-    /// sent. Not after `finish`.
-    func add(records: [ActivityRecord], deliveries: [Delivery], share: FanOutShare? = nil) {
+    /// sent. Not after `finish`. Returns once what is in flight, this chunk included, fits `window` (a chunk larger
+    /// than the window, once it is sent).
+    func add(records: [ActivityRecord], deliveries: [Delivery], share: FanOutShare? = nil) async {
         guard !records.isEmpty || !deliveries.isEmpty else { return }
-        state.withLock { state in
+        let chunk = ChunkGroup(records: records, deliveries: deliveries, share: share)
+        let added = state.withLock { state -> Bool in
             precondition(!state.finished, "a chunk added to a finished commit pipeline would be saved and never sent")
-            guard state.failure == nil else { return }  // a save failed: nothing after it is saved
-            state.pending.append(ChunkGroup(records: records, deliveries: deliveries, share: share))
+            guard state.failure == nil else { return false }  // a save failed: nothing after it is saved
+            state.inFlight += chunk.weight
+            state.pending.append(chunk)
             if state.saver == nil {
                 state.saver = Task.detached { [self] in await runSaves() }
             }
+            return true
+        }
+        guard added else { return }
+        await withCheckedContinuation { continuation in
+            let go = state.withLock { state -> Bool in
+                guard state.inFlight > window else { return true }
+                state.waiting.append(continuation)
+                return false
+            }
+            if go { continuation.resume() }
         }
     }
 
@@ -95,20 +120,27 @@ final class CommitPipeline: Sendable {
                 return state.pending
             }
             guard let taken else { return }
-            for group in ChunkGroup.joined(taken, limit: groupLimit) {
+            let groups = ChunkGroup.joined(taken, limit: groupLimit)
+            for (index, group) in groups.enumerated() {
                 do {
                     try await save(group.records, group.deliveries, group.share)
                 } catch {
-                    state.withLock { state in
+                    // This group and every one after it, taken or pending, is dropped unsaved.
+                    let dropped = state.withLock { state -> Int in
                         state.failure = error
-                        state.pending.removeAll()
                         state.saver = nil
+                        defer { state.pending.removeAll() }
+                        return state.pending.reduce(0) { $0 + $1.weight }
                     }
+                    letGo(dropped + groups[index...].reduce(0) { $0 + $1.weight })
                     return
                 }
-                guard !group.deliveries.isEmpty else { continue }
+                guard !group.deliveries.isEmpty else {
+                    letGo(group.weight)
+                    continue
+                }
                 state.withLock { state in
-                    state.ready.append(group.deliveries)
+                    state.ready.append((group.deliveries, group.weight))
                     if state.sender == nil {
                         state.sender = Task.detached { [self] in await runSends() }
                     }
@@ -120,7 +152,7 @@ final class CommitPipeline: Sendable {
     /// Sends what is saved, all of it at once each time, until nothing is; then ends (the next save starts another).
     private func runSends() async {
         while true {
-            let batches = state.withLock { state -> [[Delivery]]? in
+            let batches = state.withLock { state -> [(deliveries: [Delivery], weight: Int)]? in
                 guard !state.ready.isEmpty else {
                     state.sender = nil
                     return nil
@@ -130,8 +162,20 @@ final class CommitPipeline: Sendable {
             }
             guard let batches else { return }
             // One batch goes as it is; several are joined into one for the relay.
-            await send(batches.count == 1 ? batches[0] : Array(batches.joined()))
+            await send(batches.count == 1 ? batches[0].deliveries : Array(batches.map(\.deliveries).joined()))
+            letGo(batches.reduce(0) { $0 + $1.weight })
         }
+    }
+
+    /// `weight` is no longer in flight: the `add`s waiting return once what is left fits the window.
+    private func letGo(_ weight: Int) {
+        let resumed = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.inFlight -= weight
+            guard state.inFlight <= window else { return [] }
+            defer { state.waiting.removeAll() }
+            return state.waiting
+        }
+        for continuation in resumed { continuation.resume() }
     }
 }
 
@@ -141,6 +185,10 @@ struct ChunkGroup: Sendable {
     var records: [ActivityRecord]
     var deliveries: [Delivery]
     var share: FanOutShare?
+
+    /// What the group holds in memory until it is sent, as `CommitPipeline`'s window counts it: its activities and its
+    /// deliveries.
+    var weight: Int { records.count + deliveries.count }
 
     /// `chunks` in order, each joined to the group before it when `join` allows and the group stays within
     /// `limit` activities.

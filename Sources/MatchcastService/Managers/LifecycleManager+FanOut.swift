@@ -14,6 +14,10 @@ extension LifecycleManager {
     /// The most activities a fan-out saves at once when its chunks queue behind a save, on a store that saves them
     /// together (`MatchcastStore.savesChunksTogether`).
     static let fanOutSaveLimit = 8 * fanOutChunk
+    /// How far a fan-out's lifecycle work runs ahead of what is sent, in activities and deliveries (`CommitPipeline`'s
+    /// window): several save groups, so that the store and the relay always have the next one, and a bound on what a
+    /// fan-out holds in memory however many follow the match.
+    static let fanOutWindow = 64 * fanOutChunk
 
     func fanOut(_ update: MatchUpdate, to matchId: String) async throws(ServiceError) {
         try await loadActivities(matchId: matchId)
@@ -29,7 +33,7 @@ extension LifecycleManager {
         // One fence for the whole fan-out: every chunk is worked out from the cache as this lease left it.
         let fence = ownership.fence(for: [matchId])
         let pipeline = CommitPipeline(
-            groupLimit: store.savesChunksTogether ? Self.fanOutSaveLimit : Self.fanOutChunk,
+            groupLimit: store.savesChunksTogether ? Self.fanOutSaveLimit : Self.fanOutChunk, window: Self.fanOutWindow,
             save: { [self] records, deliveries, share async throws(ServiceError) in
                 try await save(records, deliveries, fence: fence, share: share)
             },
@@ -58,7 +62,7 @@ extension LifecycleManager {
                     }
                     share = changed.share(shared, from: range.from, through: start == slots.count ? nil : range.through)
                 }
-                pipeline.add(records: changed.all, deliveries: deliveries, share: share)
+                await pipeline.add(records: changed.all, deliveries: deliveries, share: share)
             } while start < slots.count
             matches[matchId]?.cache?.endSweep()
             try await pipeline.finish()
