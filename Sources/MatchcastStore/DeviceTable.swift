@@ -15,11 +15,21 @@ struct DeviceTable: Sendable {
         var createdAt: Date
     }
 
-    /// A push-to-start token as kept beside its device.
+    /// A push-to-start token as kept beside its device: the token's 32 bytes, when it is an APNs token's 64 hex
+    /// digits (`CompactToken`).
     struct Token: Sendable {
-        var token: String
+        var kept: CompactToken
         var environment: APNsEnvironment
         var updatedAt: Date
+
+        init(token: String, environment: APNsEnvironment, updatedAt: Date) {
+            kept = CompactToken(token)
+            self.environment = environment
+            self.updatedAt = updatedAt
+        }
+
+        /// The token's text, made on each read.
+        var token: String { kept.string }
     }
 
     /// When an update token of the device was first reported (`UpdateTokenSighting`).
@@ -29,7 +39,10 @@ struct DeviceTable: Sendable {
     }
 
     struct Entry: SlotKeyed {
-        var record: DeviceRecord
+        let id: String
+        /// The device's `DeviceRecord.secretHash` (64 hex digits, kept in their 32 bytes).
+        var secretHash: CompactToken
+        var createdAt: Date
         var token: Token?
         /// Its update tokens' first sightings, oldest first: an array beside the device (empty costs nothing), not a
         /// table of its own.
@@ -38,10 +51,19 @@ struct DeviceTable: Sendable {
         var firstFollow: Follow?
         var moreFollows: [Follow] = []
 
-        var slotKey: String { record.id }
+        init(record: DeviceRecord) {
+            id = record.id
+            secretHash = CompactToken(record.secretHash)
+            createdAt = record.createdAt
+        }
+
+        /// The device as registered.
+        var record: DeviceRecord { DeviceRecord(id: id, secretHash: secretHash.string, createdAt: createdAt) }
+
+        var slotKey: String { id }
 
         static func value(at slot: Int, of values: borrowing Span<Entry?>, hasKey key: String) -> Bool {
-            values[slot]?.record.id == key
+            values[slot]?.id == key
         }
 
         /// The device's follow of the match, as a record.
@@ -57,12 +79,12 @@ struct DeviceTable: Sendable {
 
         var tokenRecord: PushToStartTokenRecord? {
             token.map {
-                PushToStartTokenRecord(deviceId: record.id, token: $0.token, environment: $0.environment, updatedAt: $0.updatedAt)
+                PushToStartTokenRecord(deviceId: id, token: $0.token, environment: $0.environment, updatedAt: $0.updatedAt)
             }
         }
 
         private func followRecord(_ follow: Follow) -> FollowRecord {
-            FollowRecord(deviceId: record.id, matchId: follow.matchId, createdAt: follow.createdAt)
+            FollowRecord(deviceId: id, matchId: follow.matchId, createdAt: follow.createdAt)
         }
 
         /// False when the device did not follow the match.
@@ -104,15 +126,16 @@ struct DeviceTable: Sendable {
     /// Changes the device in `slot` in place; not its token (`setToken`).
     mutating func update<R>(at slot: Int, _ body: (inout Entry) -> R) -> R {
         table.update(at: slot) { entry in
-            let token = entry.token?.token
-            defer { assert(entry.token?.token == token, "a device's token changes through setToken") }
+            let token = entry.token?.kept
+            defer { assert(entry.token?.kept == token, "a device's token changes through setToken") }
             return body(&entry)
         }
     }
 
     /// The slot of the device holding this push-to-start token.
     func slot(token: String) -> Int? {
-        tokenIndex.first(hash: token.hashValue) { table[$0]?.token?.token == token }
+        let kept = CompactToken(token)
+        return tokenIndex.first(hash: token.hashValue) { table[$0]?.token?.kept == kept }
     }
 
     /// Gives the device in `slot` this push-to-start token (nil: none); returns the token it held. The caller takes

@@ -79,14 +79,14 @@ public actor InMemoryStore: MatchcastStore {
     }
 
     public func pushToStartTokenHolder(token: String) -> String? {
-        devices.slot(token: token).flatMap { devices[$0]?.record.id }
+        devices.slot(token: token).flatMap { devices[$0]?.id }
     }
 
     public func removePushToStartToken(token: String) -> String? {
         guard let slot = devices.slot(token: token) else { return nil }
         tokenCounts[StoreCensus.AddressKind(token), default: 0] -= 1
         devices.setToken(nil, at: slot)
-        return devices[slot]?.record.id
+        return devices[slot]?.id
     }
 
     // MARK: Follows
