@@ -29,11 +29,10 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     // The stored fields are laid out to leave no padding between them: a store and the lifecycle manager's cache
     // each keep one lifecycle per open activity, a million of them in a big deployment. The optional dates, stale
     // date and staleness are kept as plain values with a stand-in for "none" (an optional of each would take a
-    // word more, mostly padding); the properties below read and write them as optionals. The update token is kept
-    // as a `CompactToken` (its 32 bytes, for the usual 64 hex digits), just before the one-byte fields that fill
-    // the rest of its last word.
+    // word more, mostly padding); the properties below read and write them as optionals.
     public let activityId: String
     public let matchId: String
+    public internal(set) var updateToken: String?
     /// The broadcast channel this activity was started on: its updates come from the channel.
     public internal(set) var channelId: String?
     /// Unix seconds of the last push; the next is strictly later.
@@ -46,7 +45,6 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     private var startedAtValue: Date
     private var sentStaleDateValue: Int
     private var heldStalenessValue: Duration
-    private var updateTokenValue: CompactToken?
     public internal(set) var phase: Phase
     /// The match went final before an update token arrived: `end` goes out with the token.
     public internal(set) var endHeld: Bool
@@ -55,16 +53,6 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     public var sentContent: ContentState? { sentBox?.value }
     /// The newest content not yet sent: no update token yet, or coalesced.
     public var held: ContentState? { heldBox?.value }
-
-    /// The token APNs takes the activity's updates on; made into a string on each read (`storedUpdateToken`
-    /// compares without).
-    public internal(set) var updateToken: String? {
-        get { updateTokenValue?.string }
-        set { updateTokenValue = newValue.map(CompactToken.init) }
-    }
-
-    /// The update token as kept, for comparing.
-    public var storedUpdateToken: CompactToken? { updateTokenValue }
 
     public internal(set) var sentAt: Date? {
         get { sentAtValue == Self.noDate ? nil : sentAtValue }
@@ -204,7 +192,7 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     /// ended meanwhile. Only a start still waiting for its update token is taken back: once the app reported one,
     /// the activity is on the device.
     public mutating func startRejected() -> [ActivityAction] {
-        guard phase == .starting, updateTokenValue == nil else { return [] }
+        guard phase == .starting, updateToken == nil else { return [] }
         return takeBack()
     }
 
@@ -299,9 +287,8 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     /// web device's (its token on a `DirectAddress`) has no such limit: its notification stays up for the whole match
     /// (an ODI, a five-set final), rather than being dismissed and shown again.
     var restartsNearTheLimit: Bool {
-        // Asked of every activity a fan-out changes: 64 hex digits are an APNs token, with no string to make.
-        guard let updateTokenValue, !updateTokenValue.isHexDigits else { return true }
-        return !DirectAddress.isDirect(updateTokenValue.string)
+        guard let updateToken else { return true }
+        return !DirectAddress.isDirect(updateToken)
     }
 
     /// What an event may change without sending anything (content held or dropped, an end held for
@@ -325,7 +312,7 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     /// takes the update; equal, the activity changed only as every other one of its match did.
     public struct Standing: Equatable, Sendable {
         fileprivate let phase: Phase
-        fileprivate let updateToken: CompactToken?
+        fileprivate let updateToken: String?
         fileprivate let startedAt: Date?
         fileprivate let endHeld: Bool
         fileprivate let final: ContentBox?
@@ -333,7 +320,7 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     }
 
     public var standing: Standing {
-        Standing(phase: phase, updateToken: updateTokenValue, startedAt: startedAt, endHeld: endHeld, final: finalBox,
+        Standing(phase: phase, updateToken: updateToken, startedAt: startedAt, endHeld: endHeld, final: finalBox,
                  channelId: channelId)
     }
 
@@ -345,7 +332,7 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     public mutating func catchUp(to later: ActivityLifecycle) {
         assert(activityId == later.activityId && matchId == later.matchId, "catchUp(to:) is for the same activity")
         phase = later.phase
-        if updateTokenValue != later.updateTokenValue { updateTokenValue = later.updateTokenValue }
+        if updateToken != later.updateToken { updateToken = later.updateToken }
         lastTimestamp = later.lastTimestamp
         if sentBox !== later.sentBox { sentBox = later.sentBox }
         sentAtValue = later.sentAtValue
