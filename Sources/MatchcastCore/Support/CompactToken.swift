@@ -1,9 +1,11 @@
-/// A token as the broker keeps it in memory, one per device or activity: the common form, 64 lowercase hex digits
-/// (an APNs token, the SHA-256 of a device secret), as its 32 bytes inline; any other (an FCM token, a Web Push
-/// subscription, a longer or upper-case one) as its string.
+/// A token as the broker keeps it in memory, one per device: the common form, 64 lowercase hex digits (an APNs
+/// token, the SHA-256 of a device secret), as its 32 bytes inline; any other (an FCM token, a Web Push subscription,
+/// a longer or upper-case one) as its string. The memory store keeps its devices' push-to-start tokens and secret
+/// hashes this way.
 ///
 /// Such a string holds 112 bytes of heap besides its own 16, and every copy of a record holding it counts a reference
-/// on that heap object; this holds 33 bytes and no reference. A million open activities keep a million of each kind.
+/// on that heap object; this holds 33 bytes and no reference. (An activity's update token stays a `String`: a fan-out
+/// hands it to every delivery, and making its string per delivery cost more than the memory saved.)
 ///
 /// A string has exactly one form here (the digits only when it is exactly 64 lowercase hex digits), so two are equal
 /// exactly when their strings are. `string` makes the string again on each read: keep it where the string is needed
