@@ -24,7 +24,7 @@ private final class HeldSaves: Sendable {
 
     private let state = Mutex(State())
     private let firstStarted: AsyncStream<Void>.Continuation
-    let firstSaveStarted: AsyncStream<Void>
+    private let firstSaveStarted: AsyncStream<Void>
 
     init(failOn: Int? = nil) {
         (firstSaveStarted, firstStarted) = AsyncStream.makeStream(of: Void.self)
@@ -32,6 +32,12 @@ private final class HeldSaves: Sendable {
     }
 
     var saves: [Save] { state.withLock { $0.saves } }
+
+    /// Returns once the first save has started (it is then held until `release`).
+    func firstSaveHeld() async {
+        var started = firstSaveStarted.makeAsyncIterator()
+        await started.next()
+    }
     var sent: [[String]] { state.withLock { $0.sent } }
 
     func pipeline(groupLimit: Int = 8 * 1024, window: Int = 64 * 1024) -> CommitPipeline {
@@ -117,8 +123,7 @@ struct CommitPipelineTests {
         let store = HeldSaves()
         let pipeline = store.pipeline()
         await F.add(0, of: 4, size: 3, to: pipeline)
-        var started = store.firstSaveStarted.makeAsyncIterator()
-        await started.next()
+        await store.firstSaveHeld()
         for index in 1..<4 { await F.add(index, of: 4, size: 3, to: pipeline) }
         store.release()
         try await pipeline.finish()
@@ -149,8 +154,7 @@ struct CommitPipelineTests {
         let store = HeldSaves()
         let pipeline = store.pipeline(groupLimit: 6)
         await F.add(0, of: 6, size: 2, to: pipeline)
-        var started = store.firstSaveStarted.makeAsyncIterator()
-        await started.next()
+        await store.firstSaveHeld()
         for index in 1..<5 { await F.add(index, of: 6, size: 2, to: pipeline) }
         await F.add(5, of: 6, size: 2, to: pipeline, updatedAt: F.now.addingTimeInterval(1))
         store.release()
@@ -183,8 +187,7 @@ struct CommitPipelineTests {
         let store = HeldSaves(failOn: 2)
         let pipeline = store.pipeline(groupLimit: 3)
         await F.add(0, of: 4, size: 3, to: pipeline)
-        var started = store.firstSaveStarted.makeAsyncIterator()
-        await started.next()
+        await store.firstSaveHeld()
         for index in 1..<4 { await F.add(index, of: 4, size: 3, to: pipeline) }
         store.release()
         await #expect(throws: ServiceError.self) { try await pipeline.finish() }
@@ -199,8 +202,7 @@ struct CommitPipelineTests {
         // A chunk of 3 weighs 6 (3 activities, 3 deliveries): the first fits the window, the second does not.
         let pipeline = store.pipeline(window: 6)
         await F.add(0, of: 2, size: 3, to: pipeline)
-        var started = store.firstSaveStarted.makeAsyncIterator()
-        await started.next()
+        await store.firstSaveHeld()
         let returned = Mutex(false)
         let second = Task {
             await F.add(1, of: 2, size: 3, to: pipeline)
@@ -222,8 +224,7 @@ struct CommitPipelineTests {
         let store = HeldSaves(failOn: 1)
         let pipeline = store.pipeline(window: 6)
         await F.add(0, of: 3, size: 3, to: pipeline)
-        var started = store.firstSaveStarted.makeAsyncIterator()
-        await started.next()
+        await store.firstSaveHeld()
         let second = Task { await F.add(1, of: 3, size: 3, to: pipeline) }
         try await Task.sleep(for: .milliseconds(200))  // the second add is, by now, waiting for the window
         store.release()

@@ -8,8 +8,8 @@
 /// hands it to every delivery, and making its string per delivery cost more than the memory saved.)
 ///
 /// A string has exactly one form here (the digits only when it is exactly 64 lowercase hex digits), so two are equal
-/// exactly when their strings are. `string` makes the string again on each read: keep it where the string is needed
-/// once (a push to send), compare with `==` or `matches(_:)` elsewhere.
+/// exactly when their strings are. `string` makes the string again on each read: compare with `==` where a string is
+/// not needed.
 public struct CompactToken: Sendable, Hashable {
     private enum Storage: Sendable, Hashable {
         /// The 32 bytes, big-endian, in four words.
@@ -35,30 +35,16 @@ public struct CompactToken: Sendable, Hashable {
         case .text(let text):
             return text
         case let .digits(first, second, third, fourth):
-            return String(unsafeUninitializedCapacity: 64) { out in
-                func write(_ word: UInt64, at start: Int) {
-                    for nibble in 0..<16 {
-                        out[start + nibble] = Hex.digit(UInt8(truncatingIfNeeded: word >> UInt64(60 - 4 * nibble)) & 0xF)
-                    }
-                }
-                write(first, at: 0)
-                write(second, at: 16)
-                write(third, at: 32)
-                write(fourth, at: 48)
-                return 64
+            return withUnsafeBytes(of: (first.bigEndian, second.bigEndian, third.bigEndian, fourth.bigEndian)) {
+                Hex.lowercase($0, count: 32)
             }
         }
     }
 
-    /// Whether the token is 64 lowercase hex digits (an APNs token's form; a `DirectAddress` never is).
-    public var isHexDigits: Bool {
+    /// Whether the token is kept as its 32 bytes (for tests).
+    var isHexDigits: Bool {
         if case .digits = storage { return true }
         return false
-    }
-
-    /// Whether this is the token `string`, without making a string of it.
-    public func matches(_ string: String) -> Bool {
-        self == CompactToken(string)
     }
 
     /// The four big-endian words of 64 lowercase hex digits; nil for anything else.

@@ -70,7 +70,7 @@ final class CommitPipeline: Sendable {
     func add(records: [ActivityRecord], deliveries: [Delivery], share: FanOutShare? = nil) async {
         guard !records.isEmpty || !deliveries.isEmpty else { return }
         let chunk = ChunkGroup(records: records, deliveries: deliveries, share: share)
-        let added = state.withLock { state -> Bool in
+        let full = state.withLock { state -> Bool in
             precondition(!state.finished, "a chunk added to a finished commit pipeline would be saved and never sent")
             guard state.failure == nil else { return false }  // a save failed: nothing after it is saved
             state.inFlight += chunk.weight
@@ -78,9 +78,10 @@ final class CommitPipeline: Sendable {
             if state.saver == nil {
                 state.saver = Task.detached { [self] in await runSaves() }
             }
-            return true
+            return state.inFlight > window
         }
-        guard added else { return }
+        guard full else { return }
+        // Checked again under the lock: what was in flight may have been sent meanwhile.
         await withCheckedContinuation { continuation in
             let go = state.withLock { state -> Bool in
                 guard state.inFlight > window else { return true }
@@ -129,8 +130,9 @@ final class CommitPipeline: Sendable {
                     let dropped = state.withLock { state -> Int in
                         state.failure = error
                         state.saver = nil
-                        defer { state.pending.removeAll() }
-                        return state.pending.reduce(0) { $0 + $1.weight }
+                        let pending = state.pending.reduce(0) { $0 + $1.weight }
+                        state.pending.removeAll()
+                        return pending
                     }
                     letGo(dropped + groups[index...].reduce(0) { $0 + $1.weight })
                     return
