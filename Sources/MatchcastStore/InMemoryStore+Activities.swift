@@ -74,7 +74,7 @@ struct ActivityTable: Sendable {
             // property of it (`isOpen`), copies the whole record for the call.
             if let slot, seenInBatch[slot] != batch, slots[slot]?.deviceId == records[index].deviceId,
                slots[slot]?.lifecycle.matchId == records[index].lifecycle.matchId,
-               slots[slot]?.lifecycle.updateToken == records[index].lifecycle.updateToken,
+               slots[slot]?.lifecycle.storedUpdateToken == records[index].lifecycle.storedUpdateToken,
                (slots[slot]?.lifecycle.phase == .ended) == (records[index].lifecycle.phase == .ended) {
                 plan.append(slot)
                 continue
@@ -200,7 +200,8 @@ struct ActivityTable: Sendable {
 
     /// The open activity holding `token` (`hash`: its hash value, when the caller has it already).
     private func openHolder(_ token: String, hash: Int? = nil) -> Int? {
-        openHolders.first(hash: hash ?? token.hashValue) { slots[$0]?.lifecycle.updateToken == token }
+        let kept = CompactToken(token)
+        return openHolders.first(hash: hash ?? token.hashValue) { slots[$0]?.lifecycle.storedUpdateToken == kept }
     }
 
     /// The slots of the device's activities.

@@ -13,7 +13,8 @@ struct OutboxBatchEntries: Sendable, Equatable {
         var activityId: String
         var event: String
         var targetKind: String
-        var targetValue: String
+        /// As the delivery keeps it: written from its digits, read back into them.
+        var targetValue: CompactToken
     }
 
     var entries: [Entry]
@@ -29,7 +30,7 @@ struct OutboxBatchEntries: Sendable, Equatable {
         var size = 0
         for entry in entries {
             size += 10 + entry.deliveryId.utf8.count + entry.activityId.utf8.count + entry.event.utf8.count
-                + entry.targetKind.utf8.count + entry.targetValue.utf8.count
+                + entry.targetKind.utf8.count + entry.targetValue.utf8Count
         }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(size)
@@ -38,16 +39,21 @@ struct OutboxBatchEntries: Sendable, Equatable {
             try Self.append(entry.activityId, to: &bytes)
             try Self.append(entry.event, to: &bytes)
             try Self.append(entry.targetKind, to: &bytes)
-            try Self.append(entry.targetValue, to: &bytes)
+            guard entry.targetValue.utf8Count <= Self.maxFieldBytes else { throw Self.tooLong }
+            entry.targetValue.withUTF8 { Self.appendField($0, to: &bytes) }
         }
         return Data(bytes)
     }
 
+    private static let tooLong = StoreError.invalid("a queued delivery's field is longer than \(maxFieldBytes) bytes")
+
     private static func append(_ field: String, to bytes: inout [UInt8]) throws(StoreError) {
-        let utf8 = field.utf8
-        guard utf8.count <= maxFieldBytes else {
-            throw .invalid("a queued delivery's field is longer than \(maxFieldBytes) bytes")
-        }
+        guard field.utf8.count <= maxFieldBytes else { throw tooLong }
+        appendField(field.utf8, to: &bytes)
+    }
+
+    /// A field of at most `maxFieldBytes`: its length, then its bytes.
+    private static func appendField<UTF8: Collection<UInt8>>(_ utf8: UTF8, to bytes: inout [UInt8]) {
         bytes.append(UInt8(truncatingIfNeeded: utf8.count >> 8))
         bytes.append(UInt8(truncatingIfNeeded: utf8.count))
         bytes.append(contentsOf: utf8)
@@ -83,17 +89,20 @@ struct OutboxBatchEntries: Sendable, Equatable {
         let parsed: [Entry]? = data.withUnsafeBytes { raw -> [Entry]? in
             let bytes = raw.bindMemory(to: UInt8.self)
             var offset = 0
-            func field() -> String? {
+            func fieldBytes() -> UnsafeBufferPointer<UInt8>? {
                 guard offset + 2 <= bytes.count else { return nil }
                 let length = Int(bytes[offset]) << 8 | Int(bytes[offset + 1])
                 offset += 2
                 guard offset + length <= bytes.count else { return nil }
                 defer { offset += length }
-                return String(decoding: UnsafeBufferPointer(rebasing: bytes[offset..<offset + length]), as: UTF8.self)
+                return UnsafeBufferPointer(rebasing: bytes[offset..<offset + length])
+            }
+            func field() -> String? {
+                fieldBytes().map { String(decoding: $0, as: UTF8.self) }
             }
             while offset < bytes.count {
                 guard let id = field(), let activity = field(), let event = field(), let kind = field(),
-                      let value = field()
+                      let value = fieldBytes().map(CompactToken.init(utf8:))
                 else { return nil }
                 entries.append(Entry(deliveryId: id, activityId: activity, event: event, targetKind: kind, targetValue: value))
             }
@@ -170,7 +179,7 @@ struct OutboxBatchRuns: Sendable {
                 entries.append(.init(
                     deliveryId: deliveries[position].id, activityId: deliveries[position].activityId,
                     event: payloads.events[position], targetKind: deliveries[position].target.kind.rawValue,
-                    targetValue: deliveries[position].target.value))
+                    targetValue: deliveries[position].target.token))
             }
             let batch = OutboxBatchEntries(entries)
             if let range = batch.activityRange {

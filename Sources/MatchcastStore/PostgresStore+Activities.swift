@@ -107,7 +107,7 @@ extension ActivityRecord {
             throw .corrupt("stored activity '\(id)' has an unknown phase")
         }
         let stored = ActivityLifecycle.Stored(
-            phase: phase, updateToken: row.5, lastTimestamp: Int(row.6), sent: try contents.box(row.7, of: id),
+            phase: phase, updateToken: row.5.map { CompactToken($0) }, lastTimestamp: Int(row.6), sent: try contents.box(row.7, of: id),
             sentAt: row.8.map(Int.init), sentStaleDate: row.9.map(Int.init), startedAt: row.10.map(Int.init),
             held: try contents.box(row.11, of: id), heldStaleness: row.12, endHeld: row.13,
             final: try contents.box(row.14, of: id), channelId: row.15)

@@ -40,7 +40,7 @@ extension PostgresStore {
                         throw StoreError.corrupt("queued delivery '\(row.0)' has no target")
                     }
                     deliveries.append(try templates.delivery(
-                        id: row.0, activityId: row.1, kind: kind, value: value, payloadId: payloadId))
+                        id: row.0, activityId: row.1, kind: kind, token: CompactToken(value), payloadId: payloadId))
                 } else {
                     // Queued before v5: the whole delivery, as it was written.
                     guard let bytes = row.5 else {
@@ -103,7 +103,7 @@ extension PostgresStore {
         }
         for index in 0..<min(count, limit) {
             deliveries.append(try templates.delivery(
-                id: ids[index], activityId: activities[index], kind: kinds[index], value: values[index],
+                id: ids[index], activityId: activities[index], kind: kinds[index], token: CompactToken(values[index]),
                 payloadId: Int64(refs[index])))
         }
     }

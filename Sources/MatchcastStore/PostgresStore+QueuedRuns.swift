@@ -23,7 +23,8 @@ struct PostgresQueuedRuns: Sendable {
         var activityIds: [String] = []
         var events: [String] = []
         var targetKinds: [String] = []
-        var targetValues: [String] = []
+        /// As the deliveries keep them: written out from their digits (`PostgresTokenArray`).
+        var targetValues: [CompactToken] = []
         /// Each delivery's payload: its position in `payloads`, from 1.
         var payloadRefs: [Int32] = []
 
@@ -37,9 +38,10 @@ struct PostgresQueuedRuns: Sendable {
             bindings.append(priorities)
             bindings.append(expirations)
             bindings.append(payloads)
-            for column in [deliveryIds, activityIds, events, targetKinds, targetValues] {
+            for column in [deliveryIds, activityIds, events, targetKinds] {
                 bindings.append(PostgresTextArray(column))
             }
+            bindings.append(PostgresTokenArray(targetValues))
             bindings.append(PostgresInt32Array(payloadRefs))
         }
 
@@ -141,7 +143,7 @@ extension PostgresQueuedRuns.Run {
         activityIds.append(delivery.activityId)
         events.append(event)
         targetKinds.append(delivery.target.kind.rawValue)
-        targetValues.append(delivery.target.value)
+        targetValues.append(delivery.target.token)
         payloadRefs.append(payloadRef)
     }
 }

@@ -279,7 +279,7 @@ struct PostgresActivityBatch: Sendable {
         Self.text(count, into: &bindings) { records[$0].matchId }
         Self.text(count, into: &bindings) { records[$0].environment.rawValue }
         Self.text(count, into: &bindings) { stored[$0].phase.rawValue }
-        Self.text(count, into: &bindings) { stored[$0].updateToken ?? "" }
+        bindings.append(PostgresTokenArray(Self.values(count) { stored[$0].updateToken ?? "" }))
         Self.column(count, into: &bindings) { Int64(stored[$0].lastTimestamp) }
         Self.column(count, into: &bindings) { refs[$0].sent + 1 }
         Self.column(count, into: &bindings) { stored[$0].sentAt.map(Int64.init) ?? Self.none }
@@ -362,7 +362,7 @@ struct PostgresActivityBatch: Sendable {
                     sent_content, sent_at, sent_stale_date, started_at, held_content, held_staleness, end_held,
                     final_content, channel_id, updated_at)
                 VALUES (\(record.activityId), \(record.deviceId), \(record.matchId), \(record.environment.rawValue),
-                    \(stored.phase.rawValue), \(stored.updateToken), \(Int64(stored.lastTimestamp)), \(sent), \(sentAt),
+                    \(stored.phase.rawValue), \(stored.updateToken?.string), \(Int64(stored.lastTimestamp)), \(sent), \(sentAt),
                     \(stale), \(startedAt), \(held), \(stored.heldStaleness), \(stored.endHeld), \(final),
                     \(stored.channelId), \(record.updatedAt.storedPrecision))
                 ON CONFLICT (id) DO UPDATE SET

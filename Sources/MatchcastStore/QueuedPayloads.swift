@@ -97,14 +97,14 @@ struct OutboxTemplates: Sendable {
             payload: payload)
     }
 
-    func delivery(id: String, activityId: String, kind: String, value: String, payloadId: Int64) throws(StoreError) -> Delivery {
+    func delivery(id: String, activityId: String, kind: String, token: CompactToken, payloadId: Int64) throws(StoreError) -> Delivery {
         guard let template = byId[payloadId] else {
             throw .corrupt("queued delivery '\(id)' refers to missing outbox payload \(payloadId)")
         }
         guard let kind = PushTarget.Kind(rawValue: kind) else {
             throw .corrupt("queued delivery '\(id)' has an unknown target kind")
         }
-        let target = PushTarget(kind: kind, value: value)
+        let target = PushTarget(kind: kind, token: token)
         guard let start = starts[payloadId] else {
             return Delivery(id: id, activityId: activityId, target: target, sharingWith: template)
         }
@@ -120,7 +120,7 @@ struct OutboxTemplates: Sendable {
     ) throws(StoreError) {
         for entry in batch.entries.prefix(limit) {
             deliveries.append(try delivery(
-                id: entry.deliveryId, activityId: entry.activityId, kind: entry.targetKind, value: entry.targetValue,
+                id: entry.deliveryId, activityId: entry.activityId, kind: entry.targetKind, token: entry.targetValue,
                 payloadId: payloadId))
         }
     }

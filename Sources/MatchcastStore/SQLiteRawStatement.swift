@@ -1,4 +1,5 @@
 import Foundation
+import MatchcastCore
 internal import GRDB
 internal import GRDBSQLite
 
@@ -22,6 +23,14 @@ struct SQLiteRawStatement {
 
     func bind(_ index: Int32, _ value: String?) {
         guard var value else { return bindNull(index) }
+        value.withUTF8 { text in
+            _ = sqlite3_bind_text(handle, index, text.baseAddress, Int32(text.count), Self.transient)
+        }
+    }
+
+    /// A token's text, written from its digits as kept (no string made for a hex token).
+    func bind(_ index: Int32, _ value: CompactToken?) {
+        guard let value else { return bindNull(index) }
         value.withUTF8 { text in
             _ = sqlite3_bind_text(handle, index, text.baseAddress, Int32(text.count), Self.transient)
         }

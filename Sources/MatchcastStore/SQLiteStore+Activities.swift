@@ -199,7 +199,7 @@ struct ActivityBatch: Sendable {
             let tokenChange = try token ?? SQLiteRawStatement(db, sql: Self.tokenSQL)
             token = tokenChange
             bind(position, updatedAt: lastDateText, join: join, contentIds, to: tokenChange)
-            tokenChange.bind(19, contents.stored[position].updateToken.map(SQLiteStore.tokenKey))
+            tokenChange.bind(19, contents.stored[position].updateToken.map { SQLiteStore.tokenKey($0) })
             if try run(tokenChange, position, db) == 1 { continue }
             try Self.insertOrReplace(records[position], arguments(position, join: join, contentIds), db)
         }
@@ -265,7 +265,7 @@ struct ActivityBatch: Sendable {
             stored.startedAt, id(refs.held), stored.heldStaleness, stored.endHeld, id(refs.final), stored.channelId,
             records[position].updatedAt,
             records[position].activityId, records[position].deviceId, records[position].matchId,
-            records[position].environment.rawValue, stored.updateToken, join, stored.updateToken.map(SQLiteStore.tokenKey),
+            records[position].environment.rawValue, stored.updateToken?.string, join, stored.updateToken.map { SQLiteStore.tokenKey($0) },
         ]
     }
 

@@ -130,7 +130,7 @@ struct QueuedDeliveries: Sendable {
                 if let payloadId: Int64 = try row.decode(atIndex: 4) {
                     deliveries.append(try templates.delivery(
                         id: id, activityId: row.decode(atIndex: 1), kind: row.decode(atIndex: 2),
-                        value: row.decode(atIndex: 3), payloadId: payloadId))
+                        token: CompactToken(row.decode(atIndex: 3) as String), payloadId: payloadId))
                 } else {
                     // Queued before v4: the whole delivery, as it was written.
                     deliveries.append(try SQLiteStore.delivery(row, "queued delivery"))

@@ -109,7 +109,7 @@ extension ActivityRecord {
             throw StoreError.corrupt("stored activity '\(row.id)' has an unknown phase")
         }
         let stored = ActivityLifecycle.Stored(
-            phase: phase, updateToken: row.updateToken, lastTimestamp: Int(row.lastTimestamp),
+            phase: phase, updateToken: row.updateToken.map { CompactToken($0) }, lastTimestamp: Int(row.lastTimestamp),
             sent: try contents.box(row.sent, of: row.id), sentAt: row.sentAt.map(Int.init),
             sentStaleDate: row.sentStaleDate.map(Int.init), startedAt: row.startedAt.map(Int.init),
             held: try contents.box(row.held, of: row.id), heldStaleness: row.heldStaleness,

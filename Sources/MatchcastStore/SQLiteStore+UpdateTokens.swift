@@ -1,4 +1,5 @@
 import Crypto
+import MatchcastCore
 internal import GRDB
 
 extension SQLiteStore {
@@ -6,7 +7,12 @@ extension SQLiteStore {
     /// entry a fraction of the token's size keeps a registration to one narrow index page; a hash, not a prefix, so
     /// that no client can crowd one key with tokens of its making and make every lookup of it a scan.
     static func tokenKey(_ token: String) -> Int64 {
-        let digest = SHA256.hash(data: Array(token.utf8))
+        tokenKey(CompactToken(token))
+    }
+
+    /// The same key, hashed from the token's bytes as kept (no string made for a hex token).
+    static func tokenKey(_ token: CompactToken) -> Int64 {
+        let digest = token.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer($0)) }
         return digest.withUnsafeBytes { bytes in
             bytes.prefix(8).reduce(Int64(0)) { ($0 << 8) | Int64($1) }
         }

@@ -1,3 +1,4 @@
+import Foundation
 @testable import MatchcastCore
 import Testing
 
@@ -40,7 +41,35 @@ struct CompactTokenTests {
         #expect(CompactToken(Self.apns).hashValue == CompactToken(String(Self.apns)).hashValue)
         #expect(CompactToken(Self.apns) != CompactToken(other))
         #expect(CompactToken(Self.apns) != CompactToken(Self.apns.uppercased()), "upper case is another token")
-        #expect(Set([Self.apns, other, Self.apns.uppercased(), Self.apns].map(CompactToken.init)).count == 3)
+        #expect(Set([Self.apns, other, Self.apns.uppercased(), Self.apns].map { CompactToken($0) }).count == 3)
+    }
+
+    @Test(
+        "its bytes and its JSON string are the string's, whichever way it is kept",
+        arguments: [Self.apns, String(repeating: "0", count: 64), Self.apns.uppercased(), #"{"endpoint":"https://x/é","k":"\"}"#, ""])
+    func writtenOutAsItsString(_ text: String) throws {
+        let token = CompactToken(text)
+        #expect(token.withUTF8 { Array($0) } == Array(text.utf8))
+        #expect(token.utf8Count == text.utf8.count)
+        var written: [UInt8] = [UInt8(ascii: "[")]
+        token.appendJSONString(to: &written)
+        var expected: [UInt8] = [UInt8(ascii: "[")]
+        JSONText.appendString(text, to: &expected)
+        #expect(written == expected)
+        #expect(try JSONDecoder().decode(String.self, from: Data(written.dropFirst())) == text)
+    }
+
+    @Test("a delivery's target keeps an APNs token as digits and still encodes, decodes and compares as its string")
+    func pushTargetKeepsTheDigits() throws {
+        let target = PushTarget(kind: .updateToken, value: Self.apns)
+        #expect(target.token.isHexDigits)
+        #expect(target.value == Self.apns)
+        #expect(target == PushTarget(kind: .updateToken, token: CompactToken(Self.apns)))
+        #expect(target != PushTarget(kind: .pushToStartToken, value: Self.apns))
+        let json = try JSONEncoder().encode(target)
+        let object = try JSONSerialization.jsonObject(with: json) as? [String: String]
+        #expect(object == ["kind": "updateToken", "value": Self.apns])
+        #expect(try JSONDecoder().decode(PushTarget.self, from: json) == target)
     }
 
     @Test("its description is redacted, as a token in a log must be")

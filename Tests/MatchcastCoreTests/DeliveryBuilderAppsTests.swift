@@ -19,7 +19,7 @@ private enum AppsBuilderFixture {
         _ builder: inout DeliveryBuilder, to devices: [String?], aps: APS = aps(), matchId: String = "m"
     ) throws -> [Delivery] {
         try devices.enumerated().map { n, device in
-            let intent = PushIntent(recipient: .updateToken("tok_\(n)"), aps: aps, priority: 10, expiration: aps.staleDate ?? 0)
+            let intent = PushIntent(recipient: .updateToken(CompactToken("tok_\(n)")), aps: aps, priority: 10, expiration: aps.staleDate ?? 0)
             // As the lifecycle does: a device's topic is its app's; no device (a channel) takes the builder's own.
             var topic: String?
             if let device {

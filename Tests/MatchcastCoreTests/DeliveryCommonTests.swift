@@ -16,7 +16,7 @@ private enum CommonFixture {
     }
 
     static func intent(_ aps: APS = aps(), token: String, priority: Int = 10) -> PushIntent {
-        PushIntent(recipient: .updateToken(token), aps: aps, priority: priority, expiration: aps.staleDate ?? 0)
+        PushIntent(recipient: .updateToken(CompactToken(token)), aps: aps, priority: priority, expiration: aps.staleDate ?? 0)
     }
 
     static func delivery(id: String = "dlv_1", matchId: String = "m", activityId: String = "act_1",

@@ -21,7 +21,7 @@ private enum DeliveryFixture {
     }
 
     static func intent(_ aps: APS = aps(), token: String = "80a1b2c3d4e5f60718293a4b5c6d7e8f", priority: Int = 5) -> PushIntent {
-        PushIntent(recipient: .updateToken(token), aps: aps, priority: priority, expiration: aps.staleDate ?? 0)
+        PushIntent(recipient: .updateToken(CompactToken(token)), aps: aps, priority: priority, expiration: aps.staleDate ?? 0)
     }
 
     static func delivery(

@@ -629,7 +629,7 @@ struct LifecycleTests {
                         started = true
                     case .update, .end:
                         #expect(started || adopted, "update or end before a start; \(context)")
-                        #expect(intent.recipient == tokens.last.map { .updateToken($0) }, context)
+                        #expect(intent.recipient == tokens.last.map { .updateToken(CompactToken($0)) }, context)
                         if intent.aps.event == .end {
                             #expect(intent.priority == 10, context)
                             #expect(intent.aps.dismissalDate.map { $0 >= intent.aps.timestamp } == true, context)

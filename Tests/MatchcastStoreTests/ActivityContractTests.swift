@@ -187,10 +187,12 @@ struct ActivityContractTests {
         let record = F.activity("act-1", match: "m1")
         #expect(record.activityId == "act-1" && record.lifecycle.activityId == "act-1")
         #expect(record.matchId == "m1" && record.lifecycle.matchId == "m1")
-        // Four strings, seven words and a duration, then the phase and a flag: what a store and the lifecycle
-        // manager's cache each keep per open activity. A field added, or an optional where a stand-in did, shows here.
-        #expect(MemoryLayout<ActivityLifecycle>.size == 4 * 16 + 7 * 8 + 16 + 2)
-        #expect(MemoryLayout<ActivityRecord>.stride == 168)
+        // Three strings, seven words, a duration and the update token's 32 bytes and its tag, then the phase and a
+        // flag: what a store and the lifecycle manager's cache each keep per open activity. A field added, or an
+        // optional where a stand-in did, shows here.
+        #expect(MemoryLayout<CompactToken?>.size == 33)
+        #expect(MemoryLayout<ActivityLifecycle>.size == 3 * 16 + 7 * 8 + 16 + 33 + 2)
+        #expect(MemoryLayout<ActivityRecord>.stride == 184)
     }
 
     @Test(arguments: StoreKind.allCases)

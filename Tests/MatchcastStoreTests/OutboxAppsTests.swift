@@ -22,7 +22,7 @@ struct OutboxAppsTests {
         for index in 0..<count {
             let activityId = String(format: "act-%04d", index)
             var push = intent
-            push.recipient = .updateToken(String(format: "%064x", index))
+            push.recipient = .updateToken(CompactToken(String(format: "%064x", index)))
             let device = AppCatalog.deviceId(app: index % 3 == 0 ? AppCatalog.defaultId : "fantasy", base: "dev_\(index)")
             let topic: String = try #require(catalog.topic(ofDevice: device))
             deliveries.append(try #require(try builder.build(

@@ -1,4 +1,5 @@
 import Foundation
+import MatchcastCore
 @testable import MatchcastStore
 import Testing
 
@@ -9,13 +10,16 @@ struct OutboxBatchEntriesTests {
         OutboxBatchEntries.Entry(
             deliveryId: "dlv-\(index)-é", activityId: "act-\(index)", event: index.isMultiple(of: 3) ? "start" : "update",
             targetKind: index.isMultiple(of: 3) ? "pushToStartToken" : "updateToken",
-            targetValue: String(repeating: "ab", count: index))  // the first one empty
+            // The first one empty; the 33rd 64 hex digits, kept (and written) as its 32 bytes.
+            targetValue: CompactToken(String(repeating: "ab", count: index)))
     })
 
     @Test func roundTripsAndGivesItsIdsAlone() throws {
         let data = try Self.entries.encoded()
         #expect(try OutboxBatchEntries(decoding: data, row: 1) == Self.entries)
         #expect(OutboxBatchEntries.deliveryIds(decoding: data) == Self.entries.entries.map(\.deliveryId))
+        #expect(Self.entries.entries[32].targetValue.string == String(repeating: "ab", count: 32))
+        #expect(data.range(of: Data(String(repeating: "ab", count: 32).utf8)) != nil, "the digits are written as text")
         #expect(OutboxBatchEntries.deliveryIds(decoding: Data()) == [])
     }
 
@@ -33,7 +37,7 @@ struct OutboxBatchEntriesTests {
     @Test func aFieldTooLongForItsLengthIsInvalid() {
         let long = OutboxBatchEntries([.init(
             deliveryId: "d", activityId: "a", event: "update", targetKind: "updateToken",
-            targetValue: String(repeating: "x", count: OutboxBatchEntries.maxFieldBytes + 1))])
+            targetValue: CompactToken(String(repeating: "x", count: OutboxBatchEntries.maxFieldBytes + 1)))])
         #expect(throws: StoreError.invalid) { try long.encoded() }
     }
 }

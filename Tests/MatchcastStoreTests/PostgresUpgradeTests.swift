@@ -197,7 +197,7 @@ struct PostgresUpgradeTests {
                 ).collect(Int64.self).first
                 let entries = OutboxBatchEntries(run.map {
                     .init(deliveryId: $0.id, activityId: $0.activityId, event: $0.event.rawValue,
-                          targetKind: $0.target.kind.rawValue, targetValue: $0.target.value)
+                          targetKind: $0.target.kind.rawValue, targetValue: $0.target.token)
                 })
                 let activities = run.map(\.activityId)
                 try await connection.query(

@@ -4,7 +4,8 @@ public struct PushIntent: Sendable, Hashable {
     /// or every activity listening on a broadcast channel (iOS 18; `update` and `end` only).
     public enum Recipient: Sendable, Hashable {
         case pushToStart
-        case updateToken(String)
+        /// As the lifecycle keeps it: a fan-out's delivery takes it as it is (`PushTarget.token`).
+        case updateToken(CompactToken)
         case channel(String)
     }
 

@@ -8,7 +8,8 @@ extension ActivityLifecycle {
     /// Dates are whole seconds, as in the lifecycle's JSON form.
     public struct Stored: Sendable, Hashable {
         public var phase: Phase
-        public var updateToken: String?
+        /// As kept: a store writes its digits out (`CompactToken.withUTF8`) rather than a string per activity.
+        public var updateToken: CompactToken?
         public var lastTimestamp: Int
         public var sent: ContentBox?
         /// Unix seconds.
@@ -24,7 +25,7 @@ extension ActivityLifecycle {
         public var channelId: String?
 
         public init(
-            phase: Phase, updateToken: String?, lastTimestamp: Int, sent: ContentBox?, sentAt: Int?, sentStaleDate: Int?,
+            phase: Phase, updateToken: CompactToken?, lastTimestamp: Int, sent: ContentBox?, sentAt: Int?, sentStaleDate: Int?,
             startedAt: Int?, held: ContentBox?, heldStaleness: Int64?, endHeld: Bool, final: ContentBox?, channelId: String?
         ) {
             self.phase = phase
@@ -45,7 +46,7 @@ extension ActivityLifecycle {
     /// What a store writes.
     public var stored: Stored {
         Stored(
-            phase: phase, updateToken: updateToken, lastTimestamp: lastTimestamp, sent: sentBox,
+            phase: phase, updateToken: updateTokenValue, lastTimestamp: lastTimestamp, sent: sentBox,
             sentAt: sentAt.map(Self.wholeSeconds), sentStaleDate: sentStaleDate, startedAt: startedAt.map(Self.wholeSeconds),
             held: heldBox, heldStaleness: heldStaleness.map(Self.nanoseconds), endHeld: endHeld, final: finalBox,
             channelId: channelId)
@@ -55,7 +56,7 @@ extension ActivityLifecycle {
     public init(activityId: String, matchId: String, stored: Stored) {
         self.init(activityId: activityId, matchId: matchId)
         phase = stored.phase
-        updateToken = stored.updateToken
+        updateTokenValue = stored.updateToken
         lastTimestamp = stored.lastTimestamp
         sentBox = stored.sent
         sentAt = stored.sentAt.map { Date(timeIntervalSince1970: TimeInterval($0)) }

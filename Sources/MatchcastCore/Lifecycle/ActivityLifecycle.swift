@@ -29,10 +29,11 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     // The stored fields are laid out to leave no padding between them: a store and the lifecycle manager's cache
     // each keep one lifecycle per open activity, a million of them in a big deployment. The optional dates, stale
     // date and staleness are kept as plain values with a stand-in for "none" (an optional of each would take a
-    // word more, mostly padding); the properties below read and write them as optionals.
+    // word more, mostly padding); the properties below read and write them as optionals. The update token is kept
+    // as a `CompactToken` (its 32 bytes, for the usual 64 hex digits), just before the one-byte fields that fill
+    // the rest of its last word.
     public let activityId: String
     public let matchId: String
-    public internal(set) var updateToken: String?
     /// The broadcast channel this activity was started on: its updates come from the channel.
     public internal(set) var channelId: String?
     /// Unix seconds of the last push; the next is strictly later.
@@ -45,6 +46,7 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     private var startedAtValue: Date
     private var sentStaleDateValue: Int
     private var heldStalenessValue: Duration
+    var updateTokenValue: CompactToken?
     public internal(set) var phase: Phase
     /// The match went final before an update token arrived: `end` goes out with the token.
     public internal(set) var endHeld: Bool
@@ -53,6 +55,16 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     public var sentContent: ContentState? { sentBox?.value }
     /// The newest content not yet sent: no update token yet, or coalesced.
     public var held: ContentState? { heldBox?.value }
+
+    /// The token APNs takes the activity's updates on; made into a string on each read (`storedUpdateToken`
+    /// compares without).
+    public internal(set) var updateToken: String? {
+        get { updateTokenValue?.string }
+        set { updateTokenValue = newValue.map { CompactToken($0) } }
+    }
+
+    /// The update token as kept, for comparing.
+    public var storedUpdateToken: CompactToken? { updateTokenValue }
 
     public internal(set) var sentAt: Date? {
         get { sentAtValue == Self.noDate ? nil : sentAtValue }
@@ -130,7 +142,7 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
             if update.status.isFinal {
                 return finish(content: update.contentBox, alert: update.alert, now: now, policy: policy)
             }
-            guard phase == .active, let token = updateToken else {
+            guard phase == .active, let token = updateTokenValue else {
                 hold(update.contentBox, staleness: staleness)
                 return []
             }
@@ -172,7 +184,7 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
                 return []
             }
             let staleness = heldStaleness ?? policy.minimumStaleness
-            return [sendUpdate(content, alert: nil, priority: 5, token: token, now: now, staleness: staleness)]
+            return [sendUpdate(content, alert: nil, priority: 5, token: CompactToken(token), now: now, staleness: staleness)]
         }
     }
 
@@ -180,7 +192,7 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     public mutating func end(_ reason: ActivityEndReason, now: Date) -> [ActivityAction] {
         guard phase != .ended else { return [] }
         defer { phase = .ended; heldBox = nil }
-        if reason == .unfollowed, phase == .active, let token = updateToken, let content = heldBox ?? sentBox {
+        if reason == .unfollowed, phase == .active, let token = updateTokenValue, let content = heldBox ?? sentBox {
             let intent = endIntent(content: content, alert: nil, dismissal: now, token: token, now: now)
             return [.send(intent), .finished]
         }
@@ -192,7 +204,7 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     /// ended meanwhile. Only a start still waiting for its update token is taken back: once the app reported one,
     /// the activity is on the device.
     public mutating func startRejected() -> [ActivityAction] {
-        guard phase == .starting, updateToken == nil else { return [] }
+        guard phase == .starting, updateTokenValue == nil else { return [] }
         return takeBack()
     }
 
@@ -252,14 +264,14 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
         }
         if let limitFrom, now >= limitFrom.addingTimeInterval(policy.restartAfter.seconds) {
             var actions: [ActivityAction] = []
-            if phase == .active, let token = updateToken, let content = heldBox ?? sentBox {
+            if phase == .active, let token = updateTokenValue, let content = heldBox ?? sentBox {
                 actions.append(.send(endIntent(content: content, alert: nil, dismissal: now, token: token, now: now)))
             }
             phase = .ended
             heldBox = nil
             return actions + [.restart]
         }
-        guard phase == .active, channelId == nil, let token = updateToken else { return [] }
+        guard phase == .active, channelId == nil, let token = updateTokenValue else { return [] }
         if let content = heldBox, let due = coalesceDue(policy), now >= due {
             return [sendUpdate(content, alert: nil, priority: 5, token: token, now: now,
                                staleness: heldStaleness ?? policy.minimumStaleness)]
@@ -287,8 +299,9 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     /// web device's (its token on a `DirectAddress`) has no such limit: its notification stays up for the whole match
     /// (an ODI, a five-set final), rather than being dismissed and shown again.
     var restartsNearTheLimit: Bool {
-        guard let updateToken else { return true }
-        return !DirectAddress.isDirect(updateToken)
+        // Asked of every activity a fan-out changes: 64 hex digits are an APNs token, with no string to make.
+        guard let updateTokenValue, !updateTokenValue.isHexDigits else { return true }
+        return !DirectAddress.isDirect(updateTokenValue.string)
     }
 
     /// What an event may change without sending anything (content held or dropped, an end held for
@@ -312,7 +325,7 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     /// takes the update; equal, the activity changed only as every other one of its match did.
     public struct Standing: Equatable, Sendable {
         fileprivate let phase: Phase
-        fileprivate let updateToken: String?
+        fileprivate let updateToken: CompactToken?
         fileprivate let startedAt: Date?
         fileprivate let endHeld: Bool
         fileprivate let final: ContentBox?
@@ -320,7 +333,7 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     }
 
     public var standing: Standing {
-        Standing(phase: phase, updateToken: updateToken, startedAt: startedAt, endHeld: endHeld, final: finalBox,
+        Standing(phase: phase, updateToken: updateTokenValue, startedAt: startedAt, endHeld: endHeld, final: finalBox,
                  channelId: channelId)
     }
 
@@ -332,7 +345,7 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     public mutating func catchUp(to later: ActivityLifecycle) {
         assert(activityId == later.activityId && matchId == later.matchId, "catchUp(to:) is for the same activity")
         phase = later.phase
-        if updateToken != later.updateToken { updateToken = later.updateToken }
+        if updateTokenValue != later.updateTokenValue { updateTokenValue = later.updateTokenValue }
         lastTimestamp = later.lastTimestamp
         if sentBox !== later.sentBox { sentBox = later.sentBox }
         sentAtValue = later.sentAtValue
@@ -438,7 +451,7 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     }
 
     private mutating func sendUpdate(
-        _ content: ContentBox, alert: APS.Alert?, priority: Int, token: String, now: Date, staleness: Duration
+        _ content: ContentBox, alert: APS.Alert?, priority: Int, token: CompactToken, now: Date, staleness: Duration
     ) -> ActivityAction {
         let ts = timestamp(now)
         let stale = ts + Int(staleness.seconds)
@@ -452,7 +465,7 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     }
 
     private mutating func finish(content: ContentBox?, alert: APS.Alert?, now: Date, policy: ActivityPolicy) -> [ActivityAction] {
-        guard phase == .active, let token = updateToken else {
+        guard phase == .active, let token = updateTokenValue else {
             endHeld = true
             finalBox = content
             return []
@@ -470,7 +483,7 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
         return [.send(intent), .finished]
     }
 
-    private mutating func endIntent(content: ContentBox, alert: APS.Alert?, dismissal: Date, token: String, now: Date) -> PushIntent {
+    private mutating func endIntent(content: ContentBox, alert: APS.Alert?, dismissal: Date, token: CompactToken, now: Date) -> PushIntent {
         let ts = timestamp(now)
         sentBox = content
         sentAt = now

@@ -106,7 +106,7 @@ public struct Delivery: Sendable, Hashable {
         out.append(contentsOf: #","target":{"kind":"#.utf8)
         JSONText.appendString(target.kind.rawValue, to: &out)
         out.append(contentsOf: #","value":"#.utf8)
-        JSONText.appendString(target.value, to: &out)
+        target.token.appendJSONString(to: &out)
     }
 
     /// The rest, from the end of the target on: the same for every delivery sharing `apns` and `payload`.

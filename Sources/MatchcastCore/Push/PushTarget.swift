@@ -21,12 +21,40 @@ public struct PushTarget: Sendable, Hashable, Codable {
     }
 
     public var kind: Kind
-    /// A hex token, a channel id, an FCM registration token, or a subscription's JSON.
-    public var value: String
+    /// The address as kept: an APNs token's 64 hex digits in their 32 bytes, anything else as its string. A fan-out
+    /// hands the activity's update token to its delivery as it is, and a sink writes it out from here
+    /// (`CompactToken.appendJSONString`, `withUTF8`) without making a string per delivery.
+    public var token: CompactToken
+
+    /// A hex token, a channel id, an FCM registration token, or a subscription's JSON. Made from the digits on each
+    /// read of a hex token: compare and write out `token` where a string is not needed.
+    public var value: String {
+        get { token.string }
+        set { token = CompactToken(newValue) }
+    }
 
     public init(kind: Kind, value: String) {
+        self.init(kind: kind, token: CompactToken(value))
+    }
+
+    public init(kind: Kind, token: CompactToken) {
         self.kind = kind
-        self.value = value
+        self.token = token
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case kind, value
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(kind: try container.decode(Kind.self, forKey: .kind), value: try container.decode(String.self, forKey: .value))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(value, forKey: .value)
     }
 
     /// The value with all but its first and last four characters hidden, for logs.

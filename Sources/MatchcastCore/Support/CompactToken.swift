@@ -1,11 +1,12 @@
-/// A token as the broker keeps it in memory, one per device: the common form, 64 lowercase hex digits (an APNs
-/// token, the SHA-256 of a device secret), as its 32 bytes inline; any other (an FCM token, a Web Push subscription,
-/// a longer or upper-case one) as its string. The memory store keeps its devices' push-to-start tokens and secret
-/// hashes this way.
+/// A token as the broker keeps it in memory: the common form, 64 lowercase hex digits (an APNs token, the SHA-256 of a
+/// device secret), as its 32 bytes inline; any other (an FCM token, a Web Push subscription, a longer or upper-case
+/// one) as its string. The memory store keeps its devices' push-to-start tokens and secret hashes this way, and an
+/// activity's update token goes this way from the lifecycle through its deliveries (`PushTarget.token`) to the sink.
 ///
-/// Such a string holds 112 bytes of heap besides its own 16, and every copy of a record holding it counts a reference
-/// on that heap object; this holds 33 bytes and no reference. (An activity's update token stays a `String`: a fan-out
-/// hands it to every delivery, and making its string per delivery cost more than the memory saved.)
+/// Such a string holds 112 bytes of heap besides its own 16, and every copy of a record or a delivery holding it
+/// counts a reference on that heap object; this holds 33 bytes and no reference. Where the text is written out (a
+/// JSON line, an SQLite or PostgreSQL parameter) it is written from the digits (`withUTF8`, `appendJSONString`),
+/// with no string made.
 ///
 /// A string has exactly one form here (the digits only when it is exactly 64 lowercase hex digits), so two are equal
 /// exactly when their strings are. `string` makes the string again on each read: compare with `==` where a string is
@@ -29,20 +30,83 @@ public struct CompactToken: Sendable, Hashable {
         }
     }
 
+    /// The token whose text is `utf8` (invalid UTF-8 repaired as `String(decoding:as:)` repairs it).
+    public init(utf8: UnsafeBufferPointer<UInt8>) {
+        if let words = Self.words(ofHex: utf8) {
+            storage = .digits(words.0, words.1, words.2, words.3)
+        } else {
+            storage = .text(String(decoding: utf8, as: UTF8.self))
+        }
+    }
+
     /// The token's text.
     public var string: String {
         switch storage {
         case .text(let text):
             return text
         case let .digits(first, second, third, fourth):
-            return withUnsafeBytes(of: (first.bigEndian, second.bigEndian, third.bigEndian, fourth.bigEndian)) {
-                Hex.lowercase($0, count: 32)
+            return String(unsafeUninitializedCapacity: 64) { text in
+                Self.write(first, second, third, fourth, into: UnsafeMutableRawBufferPointer(text))
+                return 64
             }
         }
     }
 
-    /// Whether the token is kept as its 32 bytes (for tests).
-    var isHexDigits: Bool {
+    /// The text's UTF-8 bytes, written on the stack for the digits: for writing the token out without a string.
+    public func withUTF8<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        switch storage {
+        case .text(var text):
+            return text.withUTF8(body)
+        case let .digits(first, second, third, fourth):
+            var digits: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
+            return withUnsafeMutableBytes(of: &digits) { raw in
+                Self.write(first, second, third, fourth, into: raw)
+                return body(UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: UInt8.self), count: 64))
+            }
+        }
+    }
+
+    /// The number of UTF-8 bytes of the text.
+    public var utf8Count: Int {
+        switch storage {
+        case .text(let text): text.utf8.count
+        case .digits: 64
+        }
+    }
+
+    /// Appends the text as a JSON string, quotes and escapes included (`JSONText.appendString`'s bytes).
+    public func appendJSONString(to out: inout [UInt8]) {
+        switch storage {
+        case .text(let text):
+            JSONText.appendString(text, to: &out)
+        case .digits:
+            // Hex digits need no escaping.
+            out.append(UInt8(ascii: "\""))
+            withUTF8 { out.append(contentsOf: $0) }
+            out.append(UInt8(ascii: "\""))
+        }
+    }
+
+    /// The 64 digits of the four words into the first 64 bytes of `raw`.
+    private static func write(
+        _ first: UInt64, _ second: UInt64, _ third: UInt64, _ fourth: UInt64, into raw: UnsafeMutableRawBufferPointer
+    ) {
+        write(first, at: 0, into: raw)
+        write(second, at: 16, into: raw)
+        write(third, at: 32, into: raw)
+        write(fourth, at: 48, into: raw)
+    }
+
+    /// The 16 digits of `word` into `raw` from `start` on.
+    @inline(__always)
+    private static func write(_ word: UInt64, at start: Int, into raw: UnsafeMutableRawBufferPointer) {
+        for index in 0..<16 {
+            raw[start + index] = Hex.digit(UInt8(truncatingIfNeeded: word >> UInt64(60 - 4 * index)) & 0xF)
+        }
+    }
+
+    /// Whether the token is 64 lowercase hex digits, kept as its 32 bytes: an APNs token, with no string to look at.
+    public var isHexDigits: Bool {
         if case .digits = storage { return true }
         return false
     }
@@ -70,6 +134,12 @@ public struct CompactToken: Sendable, Hashable {
             }
         }
         return words
+    }
+}
+
+extension CompactToken: ExpressibleByStringLiteral {
+    public init(stringLiteral value: String) {
+        self.init(value)
     }
 }
 

@@ -62,12 +62,11 @@ extension APNsSink {
     }
 
     /// A device push, `POST /3/device/<token>`, or a broadcast (APNsSink+Broadcast.swift).
-    private static func request(for item: Item, jwt: String, heads: inout HeadCache) -> APNsRequest {
+    private static func request(for item: Item, token: String, jwt: String, heads: inout HeadCache) -> APNsRequest {
         let delivery = item.delivery
         guard delivery.target.kind != .channel else { return broadcastRequest(item, jwt: jwt) }
         return APNsRequest(
-            head: heads.head(jwt: jwt, apns: delivery.apns), path: "/3/device/" + delivery.target.value, apnsID: item.apnsID,
-            body: item.body)
+            head: heads.head(jwt: jwt, apns: delivery.apns), path: "/3/device/" + token, apnsID: item.apnsID, body: item.body)
     }
 
     /// Sends every token's deliveries, each token's in order, in rounds: every token with a delivery
@@ -105,7 +104,8 @@ extension APNsSink {
                     requests.reserveCapacity(end - first)
                     for index in due[first..<end] {
                         if progress[index].firstAttempt == nil { progress[index].firstAttempt = now }
-                        requests.append(Self.request(for: progress[index].item, jwt: providerToken.jwt, heads: &heads))
+                        requests.append(Self.request(
+                            for: progress[index].item, token: progress[index].queue.token, jwt: providerToken.jwt, heads: &heads))
                     }
                     let offset = first
                     group.addTask { [pool] in (offset, await pool.send(requests)) }
@@ -170,7 +170,7 @@ extension APNsSink {
             logger.notice("APNs reports the device token dead", metadata: [
                 "apns.token": "\(Redact.token(progress.queue.token))", "delivery.id": "\(delivery.id)", "apns.reason": "\(why)",
             ])
-            await onInvalidToken(delivery.target.value, why)
+            await onInvalidToken(progress.queue.token, why)
             progress.result.invalid += progress.queue.items.count - progress.next
             progress.done = true
         case .rejected, .invalidToken:

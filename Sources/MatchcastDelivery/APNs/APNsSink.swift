@@ -190,10 +190,10 @@ public struct APNsSink: DeliverySink {
         for delivery in batch {
             // An Android or web device's delivery is another sink's (FCM, Web Push): not APNs's to send, nor to call malformed.
             guard delivery.target.kind.isAPNs else { continue }
-            let target = delivery.target.value
+            let target = delivery.target.token
             let isChannel = delivery.target.kind == .channel
-            guard isChannel || Self.isHexToken(target) else {
-                malformed[target, default: 0] += 1
+            guard isChannel || target.isHexDigits || Self.isHexToken(target.string) else {
+                malformed[target.string, default: 0] += 1
                 continue
             }
             let bytes = delivery.payload.bytes
@@ -226,19 +226,19 @@ public struct APNsSink: DeliverySink {
     /// Queues in order of first appearance, one per target.
     private struct QueueBuilder {
         var queues: [TokenQueue] = []
-        var index: [String: Int] = [:]
+        var index: [CompactToken: Int] = [:]
 
         init(capacity: Int) {
             queues.reserveCapacity(capacity)
             index.reserveCapacity(capacity)
         }
 
-        mutating func append(_ item: Item, to target: String) {
+        mutating func append(_ item: Item, to target: CompactToken) {
             if let position = index[target] {
                 queues[position].items.append(item)
             } else {
                 index[target] = queues.count
-                queues.append(TokenQueue(token: target, items: [item]))
+                queues.append(TokenQueue(token: target.string, items: [item]))
             }
         }
     }
