@@ -16,6 +16,20 @@ struct CompactTokenTests {
         }
     }
 
+    @Test("every digit in every place comes back as it went in")
+    func everyDigitInEveryPlace() {
+        var generator = SystemRandomNumberGenerator()
+        let digits = Array("0123456789abcdef")
+        var texts = (0..<16).map { shift in String((0..<64).map { digits[($0 + shift) % 16] }) }
+        texts += (0..<200).map { _ in String((0..<64).map { _ in digits[Int(generator.next() % 16)] }) }
+        for text in texts {
+            let token = CompactToken(text)
+            #expect(token.isHexDigits)
+            #expect(token.string == text)
+            #expect(token.withUTF8 { String(decoding: $0, as: UTF8.self) } == text)
+        }
+    }
+
     @Test(
         "anything else is kept as it is",
         arguments: [
@@ -70,6 +84,9 @@ struct CompactTokenTests {
         let object = try JSONSerialization.jsonObject(with: json) as? [String: String]
         #expect(object == ["kind": "updateToken", "value": Self.apns])
         #expect(try JSONDecoder().decode(PushTarget.self, from: json) == target)
+        // A fan-out holds a window of deliveries: the target's kind sits in the room after the token's 33 bytes.
+        #expect(MemoryLayout<PushTarget>.size == 34)
+        #expect(MemoryLayout<Delivery>.stride == 80)
     }
 
     @Test("its description is redacted, as a token in a log must be")

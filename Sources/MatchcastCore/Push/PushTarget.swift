@@ -20,11 +20,13 @@ public struct PushTarget: Sendable, Hashable, Codable {
         }
     }
 
-    public var kind: Kind
     /// The address as kept: an APNs token's 64 hex digits in their 32 bytes, anything else as its string. A fan-out
     /// hands the activity's update token to its delivery as it is, and a sink writes it out from here
     /// (`CompactToken.appendJSONString`, `withUTF8`) without making a string per delivery.
     public var token: CompactToken
+
+    /// After `token`, so that its byte takes the room after the token's 33 rather than a word of its own.
+    public var kind: Kind
 
     /// A hex token, a channel id, an FCM registration token, or a subscription's JSON. Made from the digits on each
     /// read of a hex token: compare and write out `token` where a string is not needed.

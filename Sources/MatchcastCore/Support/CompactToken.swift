@@ -87,24 +87,6 @@ public struct CompactToken: Sendable, Hashable {
         }
     }
 
-    /// The 64 digits of the four words into the first 64 bytes of `raw`.
-    private static func write(
-        _ first: UInt64, _ second: UInt64, _ third: UInt64, _ fourth: UInt64, into raw: UnsafeMutableRawBufferPointer
-    ) {
-        write(first, at: 0, into: raw)
-        write(second, at: 16, into: raw)
-        write(third, at: 32, into: raw)
-        write(fourth, at: 48, into: raw)
-    }
-
-    /// The 16 digits of `word` into `raw` from `start` on.
-    @inline(__always)
-    private static func write(_ word: UInt64, at start: Int, into raw: UnsafeMutableRawBufferPointer) {
-        for index in 0..<16 {
-            raw[start + index] = Hex.digit(UInt8(truncatingIfNeeded: word >> UInt64(60 - 4 * index)) & 0xF)
-        }
-    }
-
     /// Whether the token is 64 lowercase hex digits, kept as its 32 bytes: an APNs token, with no string to look at.
     public var isHexDigits: Bool {
         if case .digits = storage { return true }
@@ -134,6 +116,36 @@ public struct CompactToken: Sendable, Hashable {
             }
         }
         return words
+    }
+
+    /// The 64 digits of the four words into the first 64 bytes of `raw`.
+    private static func write(
+        _ first: UInt64, _ second: UInt64, _ third: UInt64, _ fourth: UInt64, into raw: UnsafeMutableRawBufferPointer
+    ) {
+        write(first, at: 0, into: raw)
+        write(second, at: 16, into: raw)
+        write(third, at: 32, into: raw)
+        write(fourth, at: 48, into: raw)
+    }
+
+    /// The 16 digits of `word` into `raw` from `start` on: each half's eight nibbles spread into the bytes of a word,
+    /// then all eight turned into ASCII digits at once.
+    @inline(__always)
+    private static func write(_ word: UInt64, at start: Int, into raw: UnsafeMutableRawBufferPointer) {
+        raw.storeBytes(of: digits(UInt32(truncatingIfNeeded: word >> 32)).bigEndian, toByteOffset: start, as: UInt64.self)
+        raw.storeBytes(of: digits(UInt32(truncatingIfNeeded: word)).bigEndian, toByteOffset: start + 8, as: UInt64.self)
+    }
+
+    /// The eight hex digits of `half`, its lowest nibble's in the lowest byte.
+    @inline(__always)
+    private static func digits(_ half: UInt32) -> UInt64 {
+        var nibbles = UInt64(half)
+        nibbles = (nibbles | nibbles << 16) & 0x0000_FFFF_0000_FFFF
+        nibbles = (nibbles | nibbles << 8) & 0x00FF_00FF_00FF_00FF
+        nibbles = (nibbles | nibbles << 4) & 0x0F0F_0F0F_0F0F_0F0F
+        // 1 in each byte whose nibble is 10 or more: those go to "a"..."f", 39 past where "0" + nibble would be.
+        let letters = ((nibbles &+ 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101
+        return nibbles &+ 0x3030_3030_3030_3030 &+ letters &* 39
     }
 }
 
