@@ -23,7 +23,7 @@ struct PostgresQueuedRuns: Sendable {
         var activityIds: [String] = []
         var events: [String] = []
         var targetKinds: [String] = []
-        /// As the deliveries keep them: written out from their digits (`PostgresTokenArray`).
+        /// As the deliveries keep them: written out from their digits (`PostgresTextArray`).
         var targetValues: [CompactToken] = []
         /// Each delivery's payload: its position in `payloads`, from 1.
         var payloadRefs: [Int32] = []
@@ -41,7 +41,7 @@ struct PostgresQueuedRuns: Sendable {
             for column in [deliveryIds, activityIds, events, targetKinds] {
                 bindings.append(PostgresTextArray(column))
             }
-            bindings.append(PostgresTokenArray(targetValues))
+            bindings.append(PostgresTextArray(targetValues))
             bindings.append(PostgresInt32Array(payloadRefs))
         }
 

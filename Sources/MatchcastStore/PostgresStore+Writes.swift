@@ -279,7 +279,7 @@ struct PostgresActivityBatch: Sendable {
         Self.text(count, into: &bindings) { records[$0].matchId }
         Self.text(count, into: &bindings) { records[$0].environment.rawValue }
         Self.text(count, into: &bindings) { stored[$0].phase.rawValue }
-        bindings.append(PostgresTokenArray(Self.values(count) { stored[$0].updateToken ?? "" }))
+        bindings.append(PostgresTextArray(Self.values(count) { stored[$0].updateToken ?? "" }))
         Self.column(count, into: &bindings) { Int64(stored[$0].lastTimestamp) }
         Self.column(count, into: &bindings) { refs[$0].sent + 1 }
         Self.column(count, into: &bindings) { stored[$0].sentAt.map(Int64.init) ?? Self.none }
