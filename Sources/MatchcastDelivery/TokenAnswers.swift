@@ -1,4 +1,5 @@
 import Foundation
+import MatchcastCore
 import Synchronization
 
 /// The last answer a push service gave for each device token this process sent to, for the device diagnostics
@@ -22,8 +23,9 @@ public final class TokenAnswers: Sendable {
     }
 
     private struct Generations {
-        var current: [String: Answer] = [:]
-        var previous: [String: Answer] = [:]
+        // Keyed by the token as kept: an APNs token's 33 bytes, not a 112-byte string per entry.
+        var current: [CompactToken: Answer] = [:]
+        var previous: [CompactToken: Answer] = [:]
     }
 
     private let generations = Mutex(Generations())
@@ -35,7 +37,7 @@ public final class TokenAnswers: Sendable {
     }
 
     /// The answers of one round of requests, all given at `at`.
-    public func record(_ answers: [(token: String, status: Int, reason: String?)], at: Date) {
+    public func record(_ answers: [(token: CompactToken, status: Int, reason: String?)], at: Date) {
         guard !answers.isEmpty else { return }
         generations.withLock { state in
             for answer in answers {
@@ -52,6 +54,7 @@ public final class TokenAnswers: Sendable {
 
     /// The last answer for `token`, if it is still kept.
     public func last(token: String) -> Answer? {
-        generations.withLock { $0.current[token] ?? $0.previous[token] }
+        let token = CompactToken(token)
+        return generations.withLock { $0.current[token] ?? $0.previous[token] }
     }
 }

@@ -84,4 +84,3 @@ enum PostgresArrayHeader {
         if count > 0 { buffer.writeMultipleIntegers(Int32(count), Int32(1)) }
     }
 }
-

@@ -279,7 +279,7 @@ struct PostgresActivityBatch: Sendable {
         Self.text(count, into: &bindings) { records[$0].matchId }
         Self.text(count, into: &bindings) { records[$0].environment.rawValue }
         Self.text(count, into: &bindings) { stored[$0].phase.rawValue }
-        bindings.append(PostgresTextArray(Self.values(count) { stored[$0].updateToken ?? "" }))
+        Self.text(count, into: &bindings) { stored[$0].updateToken ?? "" }
         Self.column(count, into: &bindings) { Int64(stored[$0].lastTimestamp) }
         Self.column(count, into: &bindings) { refs[$0].sent + 1 }
         Self.column(count, into: &bindings) { stored[$0].sentAt.map(Int64.init) ?? Self.none }
@@ -317,7 +317,9 @@ struct PostgresActivityBatch: Sendable {
     }
 
     /// A text column, as `column` and written by `PostgresTextArray`.
-    private static func text(_ count: Int, into bindings: inout PostgresBindings, _ value: (Int) -> String) {
+    private static func text<Text: PostgresTextElement & Equatable>(
+        _ count: Int, into bindings: inout PostgresBindings, _ value: (Int) -> Text
+    ) {
         bindings.append(PostgresTextArray(values(count, value)))
     }
 

@@ -23,17 +23,17 @@ struct SQLiteRawStatement {
 
     func bind(_ index: Int32, _ value: String?) {
         guard var value else { return bindNull(index) }
-        value.withUTF8 { text in
-            _ = sqlite3_bind_text(handle, index, text.baseAddress, Int32(text.count), Self.transient)
-        }
+        value.withUTF8 { bindText(index, $0) }
     }
 
     /// A token's text, written from its digits as kept (no string made for a hex token).
     func bind(_ index: Int32, _ value: CompactToken?) {
         guard let value else { return bindNull(index) }
-        value.withUTF8 { text in
-            _ = sqlite3_bind_text(handle, index, text.baseAddress, Int32(text.count), Self.transient)
-        }
+        value.withUTF8 { bindText(index, $0) }
+    }
+
+    private func bindText(_ index: Int32, _ text: UnsafeBufferPointer<UInt8>) {
+        _ = sqlite3_bind_text(handle, index, text.baseAddress, Int32(text.count), Self.transient)
     }
 
     func bind(_ index: Int32, _ value: Int?) {

@@ -7,12 +7,17 @@ extension SQLiteStore {
     /// entry a fraction of the token's size keeps a registration to one narrow index page; a hash, not a prefix, so
     /// that no client can crowd one key with tokens of its making and make every lookup of it a scan.
     static func tokenKey(_ token: String) -> Int64 {
-        tokenKey(CompactToken(token))
+        var text = token
+        return text.withUTF8(tokenKey(utf8:))
     }
 
-    /// The same key, hashed from the token's bytes as kept (no string made for a hex token).
+    /// The same key for a token as kept, hashed from its digits (no string made for a hex token).
     static func tokenKey(_ token: CompactToken) -> Int64 {
-        let digest = token.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer($0)) }
+        token.withUTF8(tokenKey(utf8:))
+    }
+
+    private static func tokenKey(utf8: UnsafeBufferPointer<UInt8>) -> Int64 {
+        let digest = SHA256.hash(data: UnsafeRawBufferPointer(utf8))
         return digest.withUnsafeBytes { bytes in
             bytes.prefix(8).reduce(Int64(0)) { ($0 << 8) | Int64($1) }
         }

@@ -89,6 +89,16 @@ struct CompactTokenTests {
         #expect(MemoryLayout<Delivery>.stride == 80)
     }
 
+    @Test("an APNs token is never a direct address; an FCM or Web Push activity token is, kept or as a string")
+    func directAddressesOfKeptTokens() {
+        let fcm = DirectAddress.fcm("dGhpcyBpcyBhbiBGQ00gcmVnaXN0cmF0aW9uIHRva2Vu").activityToken(for: "act_1")
+        #expect(!DirectAddress.isDirect(CompactToken(Self.apns)))
+        #expect(DirectAddress(activityToken: CompactToken(Self.apns)) == nil)
+        #expect(DirectAddress.isDirect(CompactToken(fcm)) == DirectAddress.isDirect(fcm))
+        #expect(DirectAddress(activityToken: CompactToken(fcm)) == DirectAddress(activityToken: fcm))
+        #expect(DirectAddress(activityToken: CompactToken(fcm)) != nil)
+    }
+
     @Test("its description is redacted, as a token in a log must be")
     func descriptionIsRedacted() {
         let described = "\(CompactToken(Self.apns))"

@@ -271,7 +271,7 @@ private struct AnsweringSink: DeliverySink {
 
     func deliver(_ batch: [Delivery]) async throws {
         answers.record(batch.map { delivery in
-            delivery.target.value == refusing ? (delivery.target.value, 410, "Unregistered") : (delivery.target.value, 200, nil)
+            delivery.target.value == refusing ? (delivery.target.token, 410, "Unregistered") : (delivery.target.token, 200, nil)
         }, at: at())
     }
 }

@@ -46,7 +46,7 @@ extension ActivityLifecycle {
     /// What a store writes.
     public var stored: Stored {
         Stored(
-            phase: phase, updateToken: updateTokenValue, lastTimestamp: lastTimestamp, sent: sentBox,
+            phase: phase, updateToken: storedUpdateToken, lastTimestamp: lastTimestamp, sent: sentBox,
             sentAt: sentAt.map(Self.wholeSeconds), sentStaleDate: sentStaleDate, startedAt: startedAt.map(Self.wholeSeconds),
             held: heldBox, heldStaleness: heldStaleness.map(Self.nanoseconds), endHeld: endHeld, final: finalBox,
             channelId: channelId)
@@ -56,7 +56,7 @@ extension ActivityLifecycle {
     public init(activityId: String, matchId: String, stored: Stored) {
         self.init(activityId: activityId, matchId: matchId)
         phase = stored.phase
-        updateTokenValue = stored.updateToken
+        storedUpdateToken = stored.updateToken
         lastTimestamp = stored.lastTimestamp
         sentBox = stored.sent
         sentAt = stored.sentAt.map { Date(timeIntervalSince1970: TimeInterval($0)) }

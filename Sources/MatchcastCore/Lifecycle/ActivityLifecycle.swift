@@ -46,7 +46,8 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     private var startedAtValue: Date
     private var sentStaleDateValue: Int
     private var heldStalenessValue: Duration
-    var updateTokenValue: CompactToken?
+    /// The token APNs takes the activity's updates on, as kept (compared and handed to deliveries as it is).
+    public internal(set) var storedUpdateToken: CompactToken?
     public internal(set) var phase: Phase
     /// The match went final before an update token arrived: `end` goes out with the token.
     public internal(set) var endHeld: Bool
@@ -56,15 +57,11 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     /// The newest content not yet sent: no update token yet, or coalesced.
     public var held: ContentState? { heldBox?.value }
 
-    /// The token APNs takes the activity's updates on; made into a string on each read (`storedUpdateToken`
-    /// compares without).
+    /// `storedUpdateToken`'s text, made on each read.
     public internal(set) var updateToken: String? {
-        get { updateTokenValue?.string }
-        set { updateTokenValue = newValue.map { CompactToken($0) } }
+        get { storedUpdateToken?.string }
+        set { storedUpdateToken = newValue.map { CompactToken($0) } }
     }
-
-    /// The update token as kept, for comparing.
-    public var storedUpdateToken: CompactToken? { updateTokenValue }
 
     public internal(set) var sentAt: Date? {
         get { sentAtValue == Self.noDate ? nil : sentAtValue }
@@ -142,7 +139,7 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
             if update.status.isFinal {
                 return finish(content: update.contentBox, alert: update.alert, now: now, policy: policy)
             }
-            guard phase == .active, let token = updateTokenValue else {
+            guard phase == .active, let token = storedUpdateToken else {
                 hold(update.contentBox, staleness: staleness)
                 return []
             }
@@ -162,17 +159,18 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
 
     /// The app reported (or rotated) this activity's update token.
     public mutating func updateTokenRegistered(_ token: String, now: Date, policy: ActivityPolicy) -> [ActivityAction] {
+        let token = CompactToken(token)
         switch phase {
         case .ended:
             return []
         case .waiting:
             // The app started the activity before the match went live: adopt it.
             phase = .active
-            updateToken = token
+            storedUpdateToken = token
             startedAt = startedAt ?? now
             return []
         case .starting, .active:
-            updateToken = token
+            storedUpdateToken = token
             phase = .active
             // A channel listener keeps its updates from the channel; the token only serves an unfollow's end.
             if channelId != nil { return [] }
@@ -184,7 +182,7 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
                 return []
             }
             let staleness = heldStaleness ?? policy.minimumStaleness
-            return [sendUpdate(content, alert: nil, priority: 5, token: CompactToken(token), now: now, staleness: staleness)]
+            return [sendUpdate(content, alert: nil, priority: 5, token: token, now: now, staleness: staleness)]
         }
     }
 
@@ -192,7 +190,7 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     public mutating func end(_ reason: ActivityEndReason, now: Date) -> [ActivityAction] {
         guard phase != .ended else { return [] }
         defer { phase = .ended; heldBox = nil }
-        if reason == .unfollowed, phase == .active, let token = updateTokenValue, let content = heldBox ?? sentBox {
+        if reason == .unfollowed, phase == .active, let token = storedUpdateToken, let content = heldBox ?? sentBox {
             let intent = endIntent(content: content, alert: nil, dismissal: now, token: token, now: now)
             return [.send(intent), .finished]
         }
@@ -204,7 +202,7 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     /// ended meanwhile. Only a start still waiting for its update token is taken back: once the app reported one,
     /// the activity is on the device.
     public mutating func startRejected() -> [ActivityAction] {
-        guard phase == .starting, updateTokenValue == nil else { return [] }
+        guard phase == .starting, storedUpdateToken == nil else { return [] }
         return takeBack()
     }
 
@@ -222,7 +220,9 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     /// no longer on any screen. It waits again, to start afresh with the device's next address; or it ends, if the
     /// match ended meanwhile.
     public mutating func addressLost() -> [ActivityAction] {
-        guard phase == .starting || phase == .active, let updateToken, DirectAddress.isDirect(updateToken) else { return [] }
+        guard phase == .starting || phase == .active, let storedUpdateToken, DirectAddress.isDirect(storedUpdateToken) else {
+            return []
+        }
         return takeBack()
     }
 
@@ -264,14 +264,14 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
         }
         if let limitFrom, now >= limitFrom.addingTimeInterval(policy.restartAfter.seconds) {
             var actions: [ActivityAction] = []
-            if phase == .active, let token = updateTokenValue, let content = heldBox ?? sentBox {
+            if phase == .active, let token = storedUpdateToken, let content = heldBox ?? sentBox {
                 actions.append(.send(endIntent(content: content, alert: nil, dismissal: now, token: token, now: now)))
             }
             phase = .ended
             heldBox = nil
             return actions + [.restart]
         }
-        guard phase == .active, channelId == nil, let token = updateTokenValue else { return [] }
+        guard phase == .active, channelId == nil, let token = storedUpdateToken else { return [] }
         if let content = heldBox, let due = coalesceDue(policy), now >= due {
             return [sendUpdate(content, alert: nil, priority: 5, token: token, now: now,
                                staleness: heldStaleness ?? policy.minimumStaleness)]
@@ -299,9 +299,8 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     /// web device's (its token on a `DirectAddress`) has no such limit: its notification stays up for the whole match
     /// (an ODI, a five-set final), rather than being dismissed and shown again.
     var restartsNearTheLimit: Bool {
-        // Asked of every activity a fan-out changes: 64 hex digits are an APNs token, with no string to make.
-        guard let updateTokenValue, !updateTokenValue.isHexDigits else { return true }
-        return !DirectAddress.isDirect(updateTokenValue.string)
+        guard let storedUpdateToken else { return true }
+        return !DirectAddress.isDirect(storedUpdateToken)
     }
 
     /// What an event may change without sending anything (content held or dropped, an end held for
@@ -333,7 +332,7 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     }
 
     public var standing: Standing {
-        Standing(phase: phase, updateToken: updateTokenValue, startedAt: startedAt, endHeld: endHeld, final: finalBox,
+        Standing(phase: phase, updateToken: storedUpdateToken, startedAt: startedAt, endHeld: endHeld, final: finalBox,
                  channelId: channelId)
     }
 
@@ -345,7 +344,7 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     public mutating func catchUp(to later: ActivityLifecycle) {
         assert(activityId == later.activityId && matchId == later.matchId, "catchUp(to:) is for the same activity")
         phase = later.phase
-        if updateTokenValue != later.updateTokenValue { updateTokenValue = later.updateTokenValue }
+        if storedUpdateToken != later.storedUpdateToken { storedUpdateToken = later.storedUpdateToken }
         lastTimestamp = later.lastTimestamp
         if sentBox !== later.sentBox { sentBox = later.sentBox }
         sentAtValue = later.sentAtValue
@@ -465,7 +464,7 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
     }
 
     private mutating func finish(content: ContentBox?, alert: APS.Alert?, now: Date, policy: ActivityPolicy) -> [ActivityAction] {
-        guard phase == .active, let token = updateTokenValue else {
+        guard phase == .active, let token = storedUpdateToken else {
             endHeld = true
             finalBox = content
             return []

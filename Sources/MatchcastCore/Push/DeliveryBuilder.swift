@@ -34,10 +34,7 @@ public struct DeliveryBuilder: Sendable {
             guard let token = pushToStartToken else { return nil }
             target = DirectAddress(stored: token)?.target ?? PushTarget(kind: .pushToStartToken, value: token)
         case .updateToken(let token):
-            // 64 hex digits are an APNs token: the delivery takes it as kept, with no string made.
-            target = token.isHexDigits
-                ? PushTarget(kind: .updateToken, token: token)
-                : DirectAddress(activityToken: token.string)?.target ?? PushTarget(kind: .updateToken, token: token)
+            target = DirectAddress(activityToken: token)?.target ?? PushTarget(kind: .updateToken, token: token)
         case .channel(let channelId):
             target = PushTarget(kind: .channel, value: channelId)
         }

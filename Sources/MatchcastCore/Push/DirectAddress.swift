@@ -57,6 +57,18 @@ public enum DirectAddress: Sendable, Hashable {
         return token.utf8.starts(with: fcmPrefix.utf8) || token.utf8.starts(with: webPushPrefix.utf8)
     }
 
+    /// The same for a token as kept: asked of every activity a fan-out changes, so 64 hex digits (an APNs token, which
+    /// no direct address is) are answered with no string made.
+    public static func isDirect(_ token: CompactToken) -> Bool {
+        !token.isHexDigits && isDirect(token.string)
+    }
+
+    /// The address an activity's update token (as kept) was made from, or nil for an APNs token.
+    public init?(activityToken token: CompactToken) {
+        guard !token.isHexDigits else { return nil }
+        self.init(activityToken: token.string)
+    }
+
     /// The address an activity's update token was made from (`activityToken(for:)`), or nil for an APNs token.
     public init?(activityToken token: String) {
         guard Self.isDirect(token), let separator = token.lastIndex(of: Self.activitySeparator) else { return nil }

@@ -62,11 +62,24 @@ extension APNsSink {
     }
 
     /// A device push, `POST /3/device/<token>`, or a broadcast (APNsSink+Broadcast.swift).
-    private static func request(for item: Item, token: String, jwt: String, heads: inout HeadCache) -> APNsRequest {
+    private static func request(for item: Item, token: CompactToken, jwt: String, heads: inout HeadCache) -> APNsRequest {
         let delivery = item.delivery
         guard delivery.target.kind != .channel else { return broadcastRequest(item, jwt: jwt) }
         return APNsRequest(
-            head: heads.head(jwt: jwt, apns: delivery.apns), path: "/3/device/" + token, apnsID: item.apnsID, body: item.body)
+            head: heads.head(jwt: jwt, apns: delivery.apns), path: devicePath(token), apnsID: item.apnsID, body: item.body)
+    }
+
+    /// `/3/device/<token>`, written in one string from the token as kept.
+    static func devicePath(_ token: CompactToken) -> String {
+        let prefix: StaticString = "/3/device/"
+        return token.withUTF8 { digits in
+            String(unsafeUninitializedCapacity: prefix.utf8CodeUnitCount + digits.count) { out in
+                let start = UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount)
+                _ = out.initialize(fromContentsOf: start)
+                _ = out[start.count...].initialize(fromContentsOf: digits)
+                return start.count + digits.count
+            }
+        }
     }
 
     /// Sends every token's deliveries, each token's in order, in rounds: every token with a delivery
@@ -119,7 +132,7 @@ extension APNsSink {
 
             var answers: [AnswerKey: Int] = [:]
             var errors: [String: Int] = [:]
-            var byToken: [(token: String, status: Int, reason: String?)] = []
+            var byToken: [(token: CompactToken, status: Int, reason: String?)] = []
             byToken.reserveCapacity(due.count)
             for (position, index) in due.enumerated() {
                 switch exchanges[position]! {
@@ -168,9 +181,9 @@ extension APNsSink {
         case .invalidToken where delivery.target.kind != .channel:
             let why = reason ?? "HTTP \(response.status)"
             logger.notice("APNs reports the device token dead", metadata: [
-                "apns.token": "\(Redact.token(progress.queue.token))", "delivery.id": "\(delivery.id)", "apns.reason": "\(why)",
+                "apns.token": "\(progress.queue.token)", "delivery.id": "\(delivery.id)", "apns.reason": "\(why)",
             ])
-            await onInvalidToken(progress.queue.token, why)
+            await onInvalidToken(progress.queue.token.string, why)
             progress.result.invalid += progress.queue.items.count - progress.next
             progress.done = true
         case .rejected, .invalidToken:
@@ -207,7 +220,7 @@ extension APNsSink {
             random: Double.random(in: 0..<1))
         guard let delay else {
             logger.warning("APNs attempts exhausted", metadata: [
-                "apns.token": "\(Redact.token(progress.queue.token))", "delivery.id": "\(progress.item.delivery.id)",
+                "apns.token": "\(progress.queue.token)", "delivery.id": "\(progress.item.delivery.id)",
                 "apns.attempt": "\(progress.attempt)", "apns.last": "\(problem)",
             ])
             giveUp(&progress, problem: problem)

@@ -170,8 +170,8 @@ public struct APNsSink: DeliverySink {
 
     /// The deliveries of one token (or broadcast channel), in batch order.
     struct TokenQueue: Sendable {
-        /// The device token, or the channel id.
-        var token: String
+        /// The device token, or the channel id, as the deliveries keep it.
+        var token: CompactToken
         var items: [Item]
     }
 
@@ -192,7 +192,7 @@ public struct APNsSink: DeliverySink {
             guard delivery.target.kind.isAPNs else { continue }
             let target = delivery.target.token
             let isChannel = delivery.target.kind == .channel
-            guard isChannel || target.isHexDigits || Self.isHexToken(target.string) else {
+            guard isChannel || Self.isHexToken(target) else {
                 malformed[target.string, default: 0] += 1
                 continue
             }
@@ -238,13 +238,17 @@ public struct APNsSink: DeliverySink {
                 queues[position].items.append(item)
             } else {
                 index[target] = queues.count
-                queues.append(TokenQueue(token: target.string, items: [item]))
+                queues.append(TokenQueue(token: target, items: [item]))
             }
         }
     }
 
     /// An even number of hex digits, at most 512: anything else cannot be a device token, and must
     /// not be put into a request path.
+    static func isHexToken(_ token: CompactToken) -> Bool {
+        token.isHexDigits || isHexToken(token.string)
+    }
+
     static func isHexToken(_ token: String) -> Bool {
         let utf8 = token.utf8
         guard !utf8.isEmpty, utf8.count <= 512, utf8.count % 2 == 0 else { return false }

@@ -125,7 +125,7 @@ extension FCMSink {
                 let error = FCMAnswer.errorBody(answer.body)
                 let reason = error?.reason
                 metrics.response(status: answer.status, reason: reason)
-                answers.record([(token, answer.status, reason)], at: now())
+                answers.record([(CompactToken(token), answer.status, reason)], at: now())
                 let why = Self.reason(status: answer.status, error: error, body: answer.body, limit: configuration.maxErrorBodyBytes)
                 switch FCMAnswer.classify(status: answer.status, error: error) {
                 case .accepted:
