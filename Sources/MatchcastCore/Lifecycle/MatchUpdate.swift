@@ -1,42 +1,99 @@
 /// A change of one match, rendered once and shared by every activity that follows it.
+///
+/// Its fields live behind one immutable reference, replaced when one of them is set: a fan-out hands the same update
+/// to every activity of the match, and a copy of the fields themselves (the rendered snapshot's strings, the key
+/// events, the alert) would be dozens of retains per activity.
 public struct MatchUpdate: Sendable, Hashable {
-    public var rendered: RenderedMatch
+    private var fields: Fields
+
+    public var rendered: RenderedMatch {
+        get { fields.rendered }
+        set { fields = fields.with { $0.rendered = newValue } }
+    }
     /// The content-state with `event` set to the latest key event.
     public var content: ContentState {
-        get { contentBox.value }
-        set { contentBox = ContentBox(newValue) }
+        get { fields.contentBox.value }
+        set { fields = fields.with { $0.contentBox = ContentBox(newValue) } }
     }
     /// Key moments since the previous update, in order; non-empty means an alert, sent at `keyEventPriority`.
     public var keyEvents: [KeyEvent] {
-        didSet { alert = Self.alert(for: keyEvents) }
+        get { fields.keyEvents }
+        set { fields = fields.with { $0.keyEvents = newValue } }
     }
     /// The priority its key events go at: 10, or 5 once the match's activities have had their hourly ceiling of
     /// priority-10 pushes (`HighPriorityLedger`).
-    public var keyEventPriority = 10
+    public var keyEventPriority: Int {
+        get { fields.keyEventPriority }
+        set { fields = fields.with { $0.keyEventPriority = newValue } }
+    }
     /// The source's current poll interval: the stale-date is a multiple of it.
-    public var pollInterval: Duration
+    public var pollInterval: Duration {
+        get { fields.pollInterval }
+        set { fields = fields.with { $0.pollInterval = newValue } }
+    }
     /// The alert for this update's key events: the first's title, their bodies joined. Built once
     /// per update, so every push of a fan-out shares its strings.
-    public private(set) var alert: APS.Alert?
+    public var alert: APS.Alert? { fields.alert }
     /// The content, shared by reference with every lifecycle and push that takes it.
-    private(set) var contentBox: ContentBox
+    var contentBox: ContentBox { fields.contentBox }
     /// The match's broadcast channel (iOS 18), when it has one: activities started from this update
     /// listen on it (`input-push-channel`) and get their updates from it, not per token.
-    public var channelId: String?
-
-    public init(rendered: RenderedMatch, content: ContentState, keyEvents: [KeyEvent], pollInterval: Duration) {
-        self.rendered = rendered
-        contentBox = ContentBox(content)
-        self.keyEvents = keyEvents
-        self.pollInterval = pollInterval
-        alert = Self.alert(for: keyEvents)
+    public var channelId: String? {
+        get { fields.channelId }
+        set { fields = fields.with { $0.channelId = newValue } }
     }
 
-    public var snapshot: MatchSnapshot { rendered.snapshot }
-    public var status: MatchStatus { rendered.snapshot.status }
+    public init(rendered: RenderedMatch, content: ContentState, keyEvents: [KeyEvent], pollInterval: Duration) {
+        fields = Fields(Values(rendered: rendered, contentBox: ContentBox(content), keyEvents: keyEvents,
+                               keyEventPriority: 10, pollInterval: pollInterval, channelId: nil))
+    }
 
-    private static func alert(for keyEvents: [KeyEvent]) -> APS.Alert? {
-        guard let first = keyEvents.first else { return nil }
-        return APS.Alert(title: first.title, body: keyEvents.map(\.body).joined(separator: " · "))
+    public var snapshot: MatchSnapshot { fields.rendered.snapshot }
+    public var status: MatchStatus { fields.rendered.snapshot.status }
+
+    public static func == (lhs: MatchUpdate, rhs: MatchUpdate) -> Bool {
+        lhs.fields === rhs.fields || lhs.fields.values == rhs.fields.values
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(fields.values)
+    }
+
+    /// Every field but the alert, which follows from the key events.
+    private struct Values: Hashable {
+        var rendered: RenderedMatch
+        var contentBox: ContentBox
+        var keyEvents: [KeyEvent]
+        var keyEventPriority: Int
+        var pollInterval: Duration
+        var channelId: String?
+    }
+
+    private final class Fields: Sendable {
+        let values: Values
+        let alert: APS.Alert?
+
+        init(_ values: Values) {
+            self.values = values
+            if let first = values.keyEvents.first {
+                alert = APS.Alert(title: first.title, body: values.keyEvents.map(\.body).joined(separator: " · "))
+            } else {
+                alert = nil
+            }
+        }
+
+        var rendered: RenderedMatch { values.rendered }
+        var contentBox: ContentBox { values.contentBox }
+        var keyEvents: [KeyEvent] { values.keyEvents }
+        var keyEventPriority: Int { values.keyEventPriority }
+        var pollInterval: Duration { values.pollInterval }
+        var channelId: String? { values.channelId }
+
+        /// These fields with one changed (the alert made again from the key events).
+        func with(_ change: (inout Values) -> Void) -> Fields {
+            var values = values
+            change(&values)
+            return Fields(values)
+        }
     }
 }
