@@ -49,14 +49,7 @@ final class StreamHandler: ChannelInboundHandler {
 
     private func requestEnded(context: ChannelHandlerContext) {
         done = true
-        let path = headers.first(name: ":path") ?? ""
-        let prefix = "/3/device/"
-        let request = APNsPeer.Request(
-            method: headers.first(name: ":method") ?? "", path: path,
-            token: path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : nil,
-            apnsID: headers.first(name: "apns-id"), pushType: headers.first(name: "apns-push-type"),
-            topic: headers.first(name: "apns-topic"), priority: headers.first(name: "apns-priority").flatMap { Int($0) },
-            authorization: headers.first(name: "authorization"), body: body, connection: connection.number, stream: streamID)
+        let request = APNsPeer.Request(headers: headers, body: body, connection: connection.number, stream: streamID)
         let answer = Self.shapeProblem(request) ?? state.configuration.answer(request)
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
@@ -91,13 +84,35 @@ final class StreamHandler: ChannelInboundHandler {
 
     private func respond(_ answer: APNsPeer.Answer, to request: APNsPeer.Request, context: ChannelHandlerContext) {
         guard context.channel.isActive else { return }  // closed meanwhile (GOAWAY, the client went away)
+        switch Self.frames(for: answer, to: request, filler: state.configuration.fillerHeaderBytes,
+                           allocator: context.channel.allocator) {
+        case .reset(let code):
+            state.reset()
+            context.writeAndFlush(wrapOutboundOut(.rstStream(code)), promise: nil)
+        case .answer(let status, let headers, let body):
+            if let body {
+                context.write(wrapOutboundOut(.headers(.init(headers: headers))), promise: nil)
+                context.writeAndFlush(wrapOutboundOut(.data(.init(data: .byteBuffer(body), endStream: true))), promise: nil)
+            } else {
+                context.writeAndFlush(wrapOutboundOut(.headers(.init(headers: headers, endStream: true))), promise: nil)
+            }
+            state.answered(request, status: status)
+        }
+    }
+
+    /// What answering a request sends: a reset, or a status's header block and, for an error, its JSON body.
+    enum Frames {
+        case reset(HTTP2ErrorCode)
+        case answer(status: Int, headers: HPACKHeaders, body: ByteBuffer?)
+    }
+
+    static func frames(for answer: APNsPeer.Answer, to request: APNsPeer.Request, filler: Int,
+                       allocator: ByteBufferAllocator) -> Frames {
         var fields = HPACKHeaders()
         let status: Int
         switch answer {
         case .reset(let code):
-            state.reset()
-            context.writeAndFlush(wrapOutboundOut(.rstStream(HTTP2ErrorCode(networkCode: code))), promise: nil)
-            return
+            return .reset(HTTP2ErrorCode(networkCode: code))
         case .ok:
             status = 200
         case .error(let code, _):
@@ -105,20 +120,14 @@ final class StreamHandler: ChannelInboundHandler {
         }
         fields.add(name: ":status", value: String(status))
         fields.add(name: "apns-id", value: request.apnsID ?? "00000000-0000-0000-0000-000000000000")
-        let filler = state.configuration.fillerHeaderBytes
         if filler > 0 {
-            fields.add(name: "x-filler", value: String((0..<filler).map { _ in Self.alphabet.randomElement()! }))
+            fields.add(name: "x-filler", value: String((0..<filler).map { _ in alphabet.randomElement()! }))
         }
-        if case .error(_, let reason) = answer {
-            fields.add(name: "content-type", value: "application/json")
-            context.write(wrapOutboundOut(.headers(.init(headers: fields))), promise: nil)
-            var buffer = context.channel.allocator.buffer(capacity: 32 + reason.utf8.count)
-            buffer.writeString(#"{"reason":"\#(reason)"}"#)
-            context.writeAndFlush(wrapOutboundOut(.data(.init(data: .byteBuffer(buffer), endStream: true))), promise: nil)
-        } else {
-            context.writeAndFlush(wrapOutboundOut(.headers(.init(headers: fields, endStream: true))), promise: nil)
-        }
-        state.answered(request, status: status)
+        guard case .error(_, let reason) = answer else { return .answer(status: status, headers: fields, body: nil) }
+        fields.add(name: "content-type", value: "application/json")
+        var buffer = allocator.buffer(capacity: 32 + reason.utf8.count)
+        buffer.writeString(#"{"reason":"\#(reason)"}"#)
+        return .answer(status: status, headers: fields, body: buffer)
     }
 
     private static let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789")

@@ -12,7 +12,12 @@ import Synchronization
 /// `matchcast-bench serve --sink apns` or by hand. It is not part of the shipped `matchcast`.
 ///
 ///     matchcast-fake-apns --cert server.pem --key server-key.pem [--port 0] [--ready-file F] [--report]
-///                         [--threads 1] [--max-concurrent-streams 1000] [--unregistered-share 0]
+///                         [--threads 1] [--max-concurrent-streams 1000] [--unregistered-share 0] [--stream-channels]
+///
+/// It answers at the HTTP/2 frame level (`APNsPeer.Configuration.frameLevel`): every stream handled on its connection
+/// from NIOHTTP2Handler's frames, not in a child channel per stream, so that a benchmark measures serve rather than
+/// the fake, and without NIOHTTP2's validation of header blocks (its own checks of a request's shape stay).
+/// `--stream-channels` runs the tests' peer as it is (a child channel per stream, header blocks validated).
 ///
 /// Every request of the right shape is answered 200, except a share of tokens (chosen by a hash of
 /// the token) answered 410 `Unregistered`. With `--ready-file` it writes its port there once it
@@ -34,6 +39,8 @@ struct FakeAPNsCommand: AsyncParsableCommand {
     @Option(help: "SETTINGS_MAX_CONCURRENT_STREAMS announced.") var maxConcurrentStreams = 1000
     @Option(help: "The share of tokens (0...1, by a hash of the token) answered 410 Unregistered.")
     var unregisteredShare = 0.0
+    @Flag(help: "Each stream in a child channel of NIOHTTP2's multiplexer (the tests' peer), not answered from the connection's frames.")
+    var streamChannels = false
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535") }
@@ -145,6 +152,10 @@ func serve(_ options: FakeAPNsCommand) async throws {
     configuration.recording = false
     configuration.threads = options.threads
     configuration.maxConcurrentStreams = options.maxConcurrentStreams
+    configuration.frameLevel = !options.streamChannels
+    // The tests check the client's header blocks against NIOHTTP2's validation; the benchmark's fake keeps its own
+    // shape checks of each request and spends no time on RFC 9113's grammar.
+    configuration.validatesHeaderBlocks = options.streamChannels
     let share = options.unregisteredShare
     configuration.answer = { request in
         isInShare(request.token ?? "", share) ? .error(status: 410, reason: "Unregistered") : .ok

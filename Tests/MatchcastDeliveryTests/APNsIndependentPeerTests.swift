@@ -17,8 +17,8 @@ import Testing
 /// error answers. Every case must deliver each notification exactly once and read every answer right.
 @Suite("APNs client against an independent HTTP/2 server", .serialized, .timeLimit(.minutes(3)))
 struct APNsIndependentPeerTests {
-    @Test func manyStreamsWithFourKilobyteBodiesPassThroughWindowsSmallerThanOneBody() async throws {
-        try await PeerFixture.run(configure: { peer in
+    @Test(arguments: PeerFixture.modes) func manyStreamsWithFourKilobyteBodiesPassThroughWindowsSmallerThanOneBody(frameLevel: Bool) async throws {
+        try await PeerFixture.run(frameLevel: frameLevel, configure: { peer in
             peer.maxConcurrentStreams = 100
             peer.initialWindowSize = 1000
             peer.connectionWindow = 4000
@@ -42,8 +42,8 @@ struct APNsIndependentPeerTests {
         }
     }
 
-    @Test func maxConcurrentStreamsLoweredMidConnectionIsObeyedByNewStreams() async throws {
-        try await PeerFixture.run(configure: { $0.maxConcurrentStreams = 50 }) { peer, fixture in
+    @Test(arguments: PeerFixture.modes) func maxConcurrentStreamsLoweredMidConnectionIsObeyedByNewStreams(frameLevel: Bool) async throws {
+        try await PeerFixture.run(frameLevel: frameLevel, configure: { $0.maxConcurrentStreams = 50 }) { peer, fixture in
             let sink = try fixture.sink(peer, maxConnections: 1)
             defer { sink.shutdown() }
             peer.hold()
@@ -64,8 +64,8 @@ struct APNsIndependentPeerTests {
         }
     }
 
-    @Test func goAwayWithStreamsInFlightResendsTheUnprocessedOnesOnANewConnection() async throws {
-        try await PeerFixture.run(configure: { _ in }) { peer, fixture in
+    @Test(arguments: PeerFixture.modes) func goAwayWithStreamsInFlightResendsTheUnprocessedOnesOnANewConnection(frameLevel: Bool) async throws {
+        try await PeerFixture.run(frameLevel: frameLevel, configure: { _ in }) { peer, fixture in
             let sink = try fixture.sink(peer, maxConnections: 2)
             defer { sink.shutdown() }
             peer.hold()
@@ -84,9 +84,9 @@ struct APNsIndependentPeerTests {
         }
     }
 
-    @Test func resetStreamsAreSentAgainRefusedAtOnceOthersAfterABackoff() async throws {
+    @Test(arguments: PeerFixture.modes) func resetStreamsAreSentAgainRefusedAtOnceOthersAfterABackoff(frameLevel: Bool) async throws {
         let attempts = Mutex<[String: Int]>([:])
-        try await PeerFixture.run(configure: { peer in
+        try await PeerFixture.run(frameLevel: frameLevel, configure: { peer in
             peer.answer = { request in
                 let token = request.token ?? ""
                 let attempt = attempts.withLock { seen in
@@ -114,8 +114,8 @@ struct APNsIndependentPeerTests {
         }
     }
 
-    @Test func answersInContinuationFramesWithAnEvictingDynamicTableAreReadRight() async throws {
-        try await PeerFixture.run(configure: { peer in
+    @Test(arguments: PeerFixture.modes) func answersInContinuationFramesWithAnEvictingDynamicTableAreReadRight(frameLevel: Bool) async throws {
+        try await PeerFixture.run(frameLevel: frameLevel, configure: { peer in
             peer.headerFragmentBytes = 7
             peer.fillerHeaderBytes = 900  // about four answers fill the 4,096-byte table
             peer.answer = { request in
@@ -155,12 +155,17 @@ struct PeerFixture {
     let client: HTTPClient
     let invalid = InvalidTokenReports()
 
+    /// Every case runs against both of the peer's ways of serving a stream: a child channel of NIOHTTP2's multiplexer
+    /// per stream, and the frame-level handler the benchmark's fake runs (`APNsPeer.Configuration.frameLevel`).
+    static let modes = [false, true]
+
     static func run(
-        configure: (inout APNsPeer.Configuration) -> Void, _ body: (APNsPeer, PeerFixture) async throws -> Void
+        frameLevel: Bool, configure: (inout APNsPeer.Configuration) -> Void, _ body: (APNsPeer, PeerFixture) async throws -> Void
     ) async throws {
         let certificates = try TestCertificates.make()
         var configuration = APNsPeer.Configuration(
             certificateChainPEM: certificates.serverCertificatePEM, privateKeyPEM: certificates.serverKeyPEM)
+        configuration.frameLevel = frameLevel
         configure(&configuration)
         let peer = try await APNsPeer.start(configuration)
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
