@@ -41,6 +41,13 @@ struct ActivityTable: Sendable {
     /// Update token → the ended activities that held it, for a lookup when no open one does.
     private var endedHolders: [String: SlotSet] = [:]
     private var batch: UInt64 = 0
+    /// By slot: the slot of the record saved right after this slot's the last time (-1: none yet). A fan-out saves a
+    /// match's activities in the same order every time (activity-id order, chunk after chunk), so the slot that came
+    /// next last time is checked first, by comparing the ids (the same string: compared by identity), before the id
+    /// is hashed and looked up. A stale guess (a slot since reused) fails the comparison.
+    private var successors: [Int32] = []
+    /// The slot of the last record saved (-1: none), across batches: a fan-out's chunks come one batch each.
+    private var lastSaved = -1
 
     /// Update tokens held by open activities.
     var openTokenCount: Int { openHolders.count }
@@ -66,7 +73,7 @@ struct ActivityTable: Sendable {
         var released: Set<String> = []  // tokens whose stored open holder the batch closed or moved
         for index in records.indices {
             try records[index].validate()
-            let slot = slots.slot(id: records[index].lifecycle.activityId)
+            let slot = slot(of: records[index])
             // The fan-out case: the stored record has the same device, match, token and openness, and no
             // earlier record of the batch changed it: no index changes, no token is claimed anew. (Its device
             // exists: deleting a device deletes its activities.)
@@ -111,6 +118,23 @@ struct ActivityTable: Sendable {
         }
     }
 
+    /// The slot of the stored record with `record`'s id: the one saved after the last record saved the last time,
+    /// when it is (`successors`), else found by the id.
+    private mutating func slot(of record: borrowing ActivityRecord) -> Int? {
+        let previous = lastSaved
+        if previous >= 0, previous < successors.count {
+            let guess = Int(successors[previous])
+            if guess >= 0, slots[guess]?.lifecycle.activityId == record.lifecycle.activityId {
+                lastSaved = guess
+                return guess
+            }
+        }
+        let found = slots.slot(id: record.lifecycle.activityId)
+        if let found, previous >= 0, previous < successors.count { successors[previous] = Int32(truncatingIfNeeded: found) }
+        lastSaved = found ?? -1
+        return found
+    }
+
     /// Writes a record that passed the checks, and updates the indexes.
     private mutating func apply(_ record: ActivityRecord) {
         if let slot = slots.slot(id: record.activityId), let old = slots[slot] {
@@ -121,6 +145,7 @@ struct ActivityTable: Sendable {
         }
         let slot = slots.add(record)
         if seenInBatch.count < slots.capacity { seenInBatch.append(0) }
+        if successors.count < slots.capacity { successors.append(-1) }
         index(record, slot)
     }
 

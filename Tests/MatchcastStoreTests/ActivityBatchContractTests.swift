@@ -45,6 +45,40 @@ struct ActivityBatchContractTests {
         }
     }
 
+    /// Batches saved in the same order again and again (as fan-outs save them; the in-memory store then checks the
+    /// slot that came next last time before it looks an id up): with activities removed, added in freed places, left
+    /// out and saved out of order, every save still lands on its own activity.
+    @Test(arguments: StoreKind.allCases)
+    func batchesSavedInARepeatedOrderLandOnTheirOwnActivities(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            try await store.createDevice(F.device("dev-a"))
+            func saved(_ ids: [String], at seconds: Int) async throws {
+                try await store.saveActivities(ids.map { F.activity($0, token: "upd-\($0)", at: seconds) })
+            }
+            func updatedAt(_ id: String) async throws -> Date? { try await store.activity(id: id)?.updatedAt }
+
+            try await saved(["act-a", "act-b", "act-c"], at: 1)
+            try await saved(["act-a", "act-b", "act-c"], at: 2)
+            #expect(try await store.deleteActivity(id: "act-b"))
+            try await saved(["act-d"], at: 3)  // in the place act-b had, in the in-memory store
+            try await saved(["act-a", "act-d", "act-c"], at: 4)
+            try await saved(["act-a", "act-c"], at: 5)
+            try await saved(["act-c", "act-a", "act-d"], at: 6)
+            try await saved(["act-a"], at: 7)
+            try await saved(["act-b"], at: 8)
+
+            #expect(try await updatedAt("act-a") == F.at(7))
+            #expect(try await updatedAt("act-b") == F.at(8))
+            #expect(try await updatedAt("act-c") == F.at(6))
+            #expect(try await updatedAt("act-d") == F.at(6))
+            for id in ["act-a", "act-b", "act-c", "act-d"] {
+                #expect(try await store.activity(updateToken: "upd-\(id)")?.activityId == id)
+                #expect(try await store.activity(id: id)?.updateToken == "upd-\(id)")
+            }
+            #expect(try await store.openActivities().map(\.activityId) == ["act-a", "act-b", "act-c", "act-d"])
+        }
+    }
+
     @Test(arguments: StoreKind.allCases)
     func theSameActivityTwiceInABatch(_ kind: StoreKind) async throws {
         try await kind.withStore { store in
