@@ -107,17 +107,11 @@ final class FrameHandler: ChannelDuplexHandler {
         guard let stream = streams[id] else { return }
         let request = APNsPeer.Request(headers: stream.headers, body: stream.body, connection: connection.number,
                                        stream: Int(id))
-        let answer = StreamHandler.shapeProblem(request) ?? state.configuration.answer(request)
-        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        let eventLoop = context.eventLoop
-        let held = state.arrived(request) {
-            eventLoop.execute {
-                let (handler, context) = loopBound.value
-                handler.respond(answer, to: request, on: id, context: context)
-                if !handler.reading { context.flush() }
-            }
-        }
-        if !held { respond(answer, to: request, on: id, context: context) }
+        state.answer(request, on: context.eventLoop, respond: NIOLoopBound({ answer in
+            self.respond(answer, to: request, on: id, context: context)
+            // A held answer, let go outside a read: no read completes to flush it.
+            if !self.reading { context.flush() }
+        }, eventLoop: context.eventLoop))
     }
 
     private func respond(_ answer: APNsPeer.Answer, to request: APNsPeer.Request, on id: HTTP2StreamID,

@@ -74,8 +74,17 @@ final class PeerState: Sendable {
         }
     }
 
+    /// Answers `request` (its shape checked first, then `configuration.answer`) through `respond`: now, or on
+    /// `eventLoop` once `release()` lets it go while requests are held.
+    func answer(_ request: APNsPeer.Request, on eventLoop: any EventLoop,
+                respond: NIOLoopBound<(APNsPeer.Answer) -> Void>) {
+        let answer = StreamHandler.shapeProblem(request) ?? configuration.answer(request)
+        let held = arrived(request) { eventLoop.execute { respond.value(answer) } }
+        if !held { respond.value(answer) }
+    }
+
     /// Counts a request; false to answer it now, true when `answer` is held for `release()`.
-    func arrived(_ request: APNsPeer.Request, answer: @escaping @Sendable () -> Void) -> Bool {
+    private func arrived(_ request: APNsPeer.Request, answer: @escaping @Sendable () -> Void) -> Bool {
         values.withLock { counts in
             counts.requests += 1
             if configuration.recording, let id = request.apnsID { counts.requestsByID[id, default: 0] += 1 }

@@ -50,16 +50,9 @@ final class StreamHandler: ChannelInboundHandler {
     private func requestEnded(context: ChannelHandlerContext) {
         done = true
         let request = APNsPeer.Request(headers: headers, body: body, connection: connection.number, stream: streamID)
-        let answer = Self.shapeProblem(request) ?? state.configuration.answer(request)
-        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        let eventLoop = context.eventLoop
-        let held = state.arrived(request) {
-            eventLoop.execute {
-                let (handler, context) = loopBound.value
-                handler.respond(answer, to: request, context: context)
-            }
-        }
-        if !held { respond(answer, to: request, context: context) }
+        state.answer(request, on: context.eventLoop, respond: NIOLoopBound({ answer in
+            self.respond(answer, to: request, context: context)
+        }, eventLoop: context.eventLoop))
     }
 
     /// APNs' own refusals for a request of the wrong shape (checked here, independently of the client).
