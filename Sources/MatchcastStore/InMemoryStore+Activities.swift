@@ -73,7 +73,7 @@ struct ActivityTable: Sendable {
         var released: Set<String> = []  // tokens whose stored open holder the batch closed or moved
         for index in records.indices {
             try records[index].validate()
-            let slot = slot(of: records[index])
+            let slot = slot(of: records[index].lifecycle.activityId)
             // The fan-out case: the stored record has the same device, match, token and openness, and no
             // earlier record of the batch changed it: no index changes, no token is claimed anew. (Its device
             // exists: deleting a device deletes its activities.)
@@ -118,18 +118,18 @@ struct ActivityTable: Sendable {
         }
     }
 
-    /// The slot of the stored record with `record`'s id: the one saved after the last record saved the last time,
-    /// when it is (`successors`), else found by the id.
-    private mutating func slot(of record: borrowing ActivityRecord) -> Int? {
+    /// The slot of the stored record with this id: the one saved after the last record saved the last time, when it
+    /// is (`successors`), else found by the id.
+    private mutating func slot(of id: String) -> Int? {
         let previous = lastSaved
         if previous >= 0, previous < successors.count {
             let guess = Int(successors[previous])
-            if guess >= 0, slots[guess]?.lifecycle.activityId == record.lifecycle.activityId {
+            if guess >= 0, slots[guess]?.lifecycle.activityId == id {
                 lastSaved = guess
                 return guess
             }
         }
-        let found = slots.slot(id: record.lifecycle.activityId)
+        let found = slots.slot(id: id)
         if let found, previous >= 0, previous < successors.count { successors[previous] = Int32(truncatingIfNeeded: found) }
         lastSaved = found ?? -1
         return found
