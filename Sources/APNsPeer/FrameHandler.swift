@@ -59,7 +59,7 @@ final class FrameHandler: ChannelDuplexHandler {
             if headers.endStream { requestEnded(id, context: context) }
         case .data(let data):
             guard streams[id] != nil else { return }
-            if case .byteBuffer(let buffer) = data.data, (streams[id]?.body.count ?? 0) <= StreamHandler.maxBody {
+            if case .byteBuffer(let buffer) = data.data, (streams[id]?.body.count ?? 0) <= APNsPeer.maxBody {
                 streams[id]?.body.append(contentsOf: buffer.readableBytesView)
             }
             // What the frame used of the windows: its data, and its padding with the padding's length byte.
@@ -117,18 +117,10 @@ final class FrameHandler: ChannelDuplexHandler {
     private func respond(_ answer: APNsPeer.Answer, to request: APNsPeer.Request, on id: HTTP2StreamID,
                          context: ChannelHandlerContext) {
         guard context.channel.isActive, streams[id] != nil else { return }  // closed meanwhile (GOAWAY, a reset)
-        switch StreamHandler.frames(for: answer, to: request, filler: state.configuration.fillerHeaderBytes,
-                                    allocator: context.channel.allocator) {
-        case .reset(let code):
-            state.reset()
-            write(HTTP2Frame(streamID: id, payload: .rstStream(code)), context: context)
-        case .answer(let status, let headers, let body):
-            write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: headers, endStream: body == nil))), context: context)
-            if let body {
-                write(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(body), endStream: true))), context: context)
-            }
-            state.answered(request, status: status)
-        }
+        let (status, payloads) = answer.payloads(to: request, filler: state.configuration.fillerHeaderBytes,
+                                                 allocator: context.channel.allocator)
+        for payload in payloads { write(HTTP2Frame(streamID: id, payload: payload), context: context) }
+        state.settled(request, status: status)
     }
 
     /// Written now, flushed when the read that caused it completes.

@@ -78,7 +78,7 @@ final class PeerState: Sendable {
     /// `eventLoop` once `release()` lets it go while requests are held.
     func answer(_ request: APNsPeer.Request, on eventLoop: any EventLoop,
                 respond: NIOLoopBound<(APNsPeer.Answer) -> Void>) {
-        let answer = StreamHandler.shapeProblem(request) ?? configuration.answer(request)
+        let answer = request.shapeProblem ?? configuration.answer(request)
         let held = arrived(request) { eventLoop.execute { respond.value(answer) } }
         if !held { respond.value(answer) }
     }
@@ -97,7 +97,7 @@ final class PeerState: Sendable {
         }
     }
 
-    func answered(_ request: APNsPeer.Request, status: Int) {
+    private func answered(_ request: APNsPeer.Request, status: Int) {
         values.withLock { counts in
             counts.statuses[status, default: 0] += 1
             if status == 200, configuration.recording, let id = request.apnsID { counts.acceptedByID[id, default: 0] += 1 }
@@ -105,7 +105,12 @@ final class PeerState: Sendable {
         configuration.onAnswer?(request, status)
     }
 
-    func reset() { values.withLock { $0.resets += 1 } }
+    private func reset() { values.withLock { $0.resets += 1 } }
+
+    /// An answer went out: `status`, or a reset when nil.
+    func settled(_ request: APNsPeer.Request, status: Int?) {
+        if let status { answered(request, status: status) } else { reset() }
+    }
 
     func setHolding(_ on: Bool) {
         let released: [@Sendable () -> Void] = holding.withLock { state in

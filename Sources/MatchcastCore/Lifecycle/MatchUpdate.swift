@@ -7,39 +7,39 @@ public struct MatchUpdate: Sendable, Hashable {
     private var fields: Fields
 
     public var rendered: RenderedMatch {
-        get { fields.rendered }
+        get { fields.values.rendered }
         set { fields = fields.with { $0.rendered = newValue } }
     }
     /// The content-state with `event` set to the latest key event.
     public var content: ContentState {
-        get { fields.contentBox.value }
+        get { fields.values.contentBox.value }
         set { fields = fields.with { $0.contentBox = ContentBox(newValue) } }
     }
     /// Key moments since the previous update, in order; non-empty means an alert, sent at `keyEventPriority`.
     public var keyEvents: [KeyEvent] {
-        get { fields.keyEvents }
+        get { fields.values.keyEvents }
         set { fields = fields.with { $0.keyEvents = newValue } }
     }
     /// The priority its key events go at: 10, or 5 once the match's activities have had their hourly ceiling of
     /// priority-10 pushes (`HighPriorityLedger`).
     public var keyEventPriority: Int {
-        get { fields.keyEventPriority }
+        get { fields.values.keyEventPriority }
         set { fields = fields.with { $0.keyEventPriority = newValue } }
     }
     /// The source's current poll interval: the stale-date is a multiple of it.
     public var pollInterval: Duration {
-        get { fields.pollInterval }
+        get { fields.values.pollInterval }
         set { fields = fields.with { $0.pollInterval = newValue } }
     }
     /// The alert for this update's key events: the first's title, their bodies joined. Built once
     /// per update, so every push of a fan-out shares its strings.
     public var alert: APS.Alert? { fields.alert }
     /// The content, shared by reference with every lifecycle and push that takes it.
-    var contentBox: ContentBox { fields.contentBox }
+    var contentBox: ContentBox { fields.values.contentBox }
     /// The match's broadcast channel (iOS 18), when it has one: activities started from this update
     /// listen on it (`input-push-channel`) and get their updates from it, not per token.
     public var channelId: String? {
-        get { fields.channelId }
+        get { fields.values.channelId }
         set { fields = fields.with { $0.channelId = newValue } }
     }
 
@@ -48,8 +48,8 @@ public struct MatchUpdate: Sendable, Hashable {
                                keyEventPriority: 10, pollInterval: pollInterval, channelId: nil))
     }
 
-    public var snapshot: MatchSnapshot { fields.rendered.snapshot }
-    public var status: MatchStatus { fields.rendered.snapshot.status }
+    public var snapshot: MatchSnapshot { fields.values.rendered.snapshot }
+    public var status: MatchStatus { fields.values.rendered.snapshot.status }
 
     public static func == (lhs: MatchUpdate, rhs: MatchUpdate) -> Bool {
         lhs.fields === rhs.fields || lhs.fields.values == rhs.fields.values
@@ -81,13 +81,6 @@ public struct MatchUpdate: Sendable, Hashable {
                 alert = nil
             }
         }
-
-        var rendered: RenderedMatch { values.rendered }
-        var contentBox: ContentBox { values.contentBox }
-        var keyEvents: [KeyEvent] { values.keyEvents }
-        var keyEventPriority: Int { values.keyEventPriority }
-        var pollInterval: Duration { values.pollInterval }
-        var channelId: String? { values.channelId }
 
         /// These fields with one changed (the alert made again from the key events).
         func with(_ change: (inout Values) -> Void) -> Fields {
