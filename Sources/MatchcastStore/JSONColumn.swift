@@ -12,6 +12,11 @@ enum JSONColumn {
         }
     }
 
+    /// The same text, written without `Codable` (`CanonicalJSONWriter`): a snapshot's row, a fan-out's content.
+    static func encode<Value: CanonicalJSONWritable>(_ value: Value, _ what: String) throws(StoreError) -> String {
+        String(decoding: CanonicalJSONWriter.encode(value), as: UTF8.self)
+    }
+
     static func decode<Value: Decodable>(_ type: Value.Type, from text: String, _ what: String) throws(StoreError) -> Value {
         do {
             return try JSON.decoder().decode(type, from: Data(text.utf8))

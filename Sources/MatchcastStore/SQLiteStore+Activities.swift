@@ -270,12 +270,7 @@ struct ActivityBatch: Sendable {
     }
 
     /// A date as GRDB stores it (its text form), so rows written here read back as those GRDB wrote.
-    static func text(_ date: Date) -> String {
-        guard case .string(let text) = date.databaseValue.storage else {
-            preconditionFailure("GRDB stores dates as text")
-        }
-        return text
-    }
+    static func text(_ date: Date) -> String { SQLiteDateText.text(date) }
 
     /// A new activity, or one whose device, match, environment or token changes: the device must exist and the
     /// token must not be held by another open activity.

@@ -9,7 +9,10 @@ extension SQLiteStore {
                     INSERT INTO matchState (matchId, snapshot, updatedAt, highPrioritySends) VALUES (?, ?, ?, ?)
                     ON CONFLICT (matchId) DO UPDATE SET snapshot = excluded.snapshot, updatedAt = excluded.updatedAt,
                         highPrioritySends = excluded.highPrioritySends
-                    """).execute(arguments: [record.matchId, snapshot, record.updatedAt, SQLiteStore.sendsColumn(record.highPrioritySends)])
+                    """).execute(arguments: [
+                        record.matchId, snapshot, SQLiteDateText.text(record.updatedAt),
+                        SQLiteStore.sendsColumn(record.highPrioritySends),
+                    ])
         }
     }
 

@@ -45,6 +45,23 @@ public enum JSON {
 
     /// `2026-04-21T15:12:09Z` (whole seconds, UTC).
     public static func formatDate(_ date: Date) -> String {
-        Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down)).formatted(.iso8601)
+        let seconds = date.timeIntervalSince1970.rounded(.down)
+        // Written from the Gregorian calendar date here (every snapshot's row holds two); Foundation's formatter only
+        // outside 1600...9999 (before 1582 it counts Julian dates) and for dates that are not finite.
+        guard seconds >= -11_676_096_000, seconds < 253_402_300_800 else {
+            return Date(timeIntervalSince1970: seconds).formatted(.iso8601)
+        }
+        let (days, secondOfDay) = Int(seconds).quotientAndRemainder(dividingBy: 86_400)
+        let (day, time) = secondOfDay < 0 ? (days - 1, secondOfDay + 86_400) : (days, secondOfDay)
+        let date = CivilDate.from(daysSince1970: day)
+        var text: [UInt8] = []
+        text.reserveCapacity(20)
+        CivilDate.append(date.year, width: 4, then: UInt8(ascii: "-"), to: &text)
+        CivilDate.append(date.month, width: 2, then: UInt8(ascii: "-"), to: &text)
+        CivilDate.append(date.day, width: 2, then: UInt8(ascii: "T"), to: &text)
+        CivilDate.append(time / 3600, width: 2, then: UInt8(ascii: ":"), to: &text)
+        CivilDate.append(time / 60 % 60, width: 2, then: UInt8(ascii: ":"), to: &text)
+        CivilDate.append(time % 60, width: 2, then: UInt8(ascii: "Z"), to: &text)
+        return String(decoding: text, as: UTF8.self)
     }
 }

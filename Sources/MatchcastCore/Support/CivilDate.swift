@@ -1,0 +1,28 @@
+/// Calendar dates from day counts, for the date texts Matchcast writes often (`JSON.formatDate`, the SQLite store's
+/// dates), which Foundation's formatters make slowly.
+public enum CivilDate {
+    /// The proleptic Gregorian date `days` after 1970-01-01 (H. Hinnant's `civil_from_days`). Foundation's calendar
+    /// counts Julian dates before 1582-10-15: callers keep to later dates.
+    public static func from(daysSince1970 days: Int) -> (year: Int, month: Int, day: Int) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let shiftedMonth = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
+        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    /// `value` (not negative) in `width` decimal digits, zero-padded, then `separator` if any.
+    public static func append(_ value: Int, width: Int, then separator: UInt8? = nil, to text: inout [UInt8]) {
+        var divisor = 1
+        for _ in 1..<width { divisor *= 10 }
+        while divisor > 0 {
+            text.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+            divisor /= 10
+        }
+        if let separator { text.append(separator) }
+    }
+}
