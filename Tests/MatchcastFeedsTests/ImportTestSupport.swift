@@ -1,16 +1,25 @@
 import Foundation
-import MatchcastCore
 import Testing
+
+@testable import MatchcastCore
 
 @testable import MatchcastFeeds
 
 /// Reading back what an importer produced.
 enum ImportCheck {
-    /// Every line's body as the pipeline decodes it.
+    /// Every line's body as the pipeline decodes it. Each real body also holds the pipeline's fast paths to
+    /// Foundation's: read without `Codable` (`FeedBodyReading`) as Foundation's decoder reads it, and the snapshot
+    /// written for the stores (`CanonicalJSONWriter`) byte for byte as `JSON.encoder()` writes it.
     static func responses(_ lines: [RecordingLine]) throws -> [MatchResponse] {
         try lines.map { line in
             let body = try #require(line.body, "line at t=\(line.t) has no body")
-            return try FeedDecoding.match(body)
+            let response = try FeedDecoding.match(body)
+            let fast = FeedBodyReading.match(body)
+            #expect(fast != nil, "a plain body left to Foundation at t=\(line.t)")
+            let decoded = try FeedDecoding.decodedMatch(body)
+            #expect(response.match == decoded.match && response.retryAfterMs == decoded.retryAfterMs, "t=\(line.t)")
+            #expect(CanonicalJSONWriter.encode(response.match) == Array(try JSON.encoder().encode(response.match)), "t=\(line.t)")
+            return response
         }
     }
 

@@ -81,15 +81,30 @@ public enum FeedDecoding {
         var match: MatchSnapshot
     }
 
+    /// Read without `Codable` when the body is plain (`FeedBodyReading`), else decoded by Foundation, which names
+    /// any error: the same response either way.
     public static func liveMatches(_ data: Data) throws(InputError) -> LiveMatchesResponse {
+        if let read = FeedBodyReading.liveMatches(data) { return read }
+        return try decodedLiveMatches(data)
+    }
+
+    /// As `liveMatches`: read without `Codable` when plain, else by Foundation.
+    public static func match(_ data: Data) throws(InputError) -> MatchResponse {
+        if let read = FeedBodyReading.match(data) { return read }
+        return try decodedMatch(data)
+    }
+
+    /// `match` by Foundation's decoder alone (tests hold `FeedBodyReading` to it).
+    static func decodedMatch(_ data: Data) throws(InputError) -> MatchResponse {
+        let body = try JSON.decode(MatchBody.self, from: data)
+        return MatchResponse(retryAfterMs: body.retryAfterMs, match: body.match)
+    }
+
+    /// `liveMatches` by Foundation's decoder alone.
+    static func decodedLiveMatches(_ data: Data) throws(InputError) -> LiveMatchesResponse {
         let body = try JSON.decode(ListBody.self, from: data)
         let (ok, bad) = split(body.matches)
         return LiveMatchesResponse(retryAfterMs: body.retryAfterMs, generatedAt: body.generatedAt, matches: ok, failures: bad)
-    }
-
-    public static func match(_ data: Data) throws(InputError) -> MatchResponse {
-        let body = try JSON.decode(MatchBody.self, from: data)
-        return MatchResponse(retryAfterMs: body.retryAfterMs, match: body.match)
     }
 
     public static func schedule(_ data: Data) throws(InputError) -> ScheduleResponse {
