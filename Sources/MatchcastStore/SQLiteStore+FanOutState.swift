@@ -50,28 +50,32 @@ struct FanOutStateWrite: Sendable {
     /// range (at the current one: chunks before it, with nothing to share, were not described).
     func open(_ db: Database) throws {
         let values = try values(db)
-        let current = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT \(Self.columns.joined(separator: ", ")), boundary FROM fanOutState WHERE matchId = ?"),
-            arguments: [matchId])
+        let current = try Row.fetchOne(db.cachedStatement(sql: Self.readCurrentSQL), arguments: [matchId])
         guard let current else {
-            let names = (Self.columns + Self.previous).joined(separator: ", ")
-            try db.cachedStatement(sql: """
-                INSERT INTO fanOutState (matchId, \(names), boundary)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?2, ?3, ?4, ?5, ?6, ?7, ?8, '')
-                """).execute(arguments: StatementArguments([matchId.databaseValue] + values))
+            try db.cachedStatement(sql: Self.insertSQL)
+                .execute(arguments: StatementArguments([matchId.databaseValue] + values))
             return
         }
         if Self.columns.indices.allSatisfy({ (current[$0] as DatabaseValue) == values[$0] }) { return }
         if let boundary: String = try current.decode(atIndex: Self.columns.count) {
-            try detach(Self.previous, where: "id > ?2", boundary, db)
+            try db.cachedStatement(sql: Self.detachPastBoundarySQL).execute(arguments: [matchId, boundary])
         }
-        try detach(Self.columns, where: "id < ?2", from, db)
-        let moves = zip(Self.previous, Self.columns).map { "\($0) = \($1)" }
-            + Self.columns.enumerated().map { "\($1) = ?\($0 + 2)" }
-        try db.cachedStatement(sql: """
-            UPDATE fanOutState SET \(moves.joined(separator: ", ")), boundary = '' WHERE matchId = ?1
-            """).execute(arguments: StatementArguments([matchId.databaseValue] + values))
+        try db.cachedStatement(sql: Self.detachBeforeRangeSQL).execute(arguments: [matchId, from])
+        try db.cachedStatement(sql: Self.openSQL).execute(arguments: StatementArguments([matchId.databaseValue] + values))
     }
+
+    // The statements `open` runs, written once (they were built anew for every chunk of every fan-out).
+    private static let readCurrentSQL = "SELECT \(columns.joined(separator: ", ")), boundary FROM fanOutState WHERE matchId = ?"
+    private static let insertSQL = """
+        INSERT INTO fanOutState (matchId, \((columns + previous).joined(separator: ", ")), boundary)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?2, ?3, ?4, ?5, ?6, ?7, ?8, '')
+        """
+    private static let openSQL = {
+        let moves = zip(previous, columns).map { "\($0) = \($1)" } + columns.enumerated().map { "\($1) = ?\($0 + 2)" }
+        return "UPDATE fanOutState SET \(moves.joined(separator: ", ")), boundary = '' WHERE matchId = ?1"
+    }()
+    private static let detachPastBoundarySQL = detachSQL(previous, where: "id > ?2")
+    private static let detachBeforeRangeSQL = detachSQL(columns, where: "id < ?2")
 
     /// After the chunk's records are written: the moved activities that were not members join, and the boundary
     /// moves past the chunk's range (never back: a chunk of a fan-out already complete leaves it open-ended).
@@ -127,17 +131,17 @@ struct FanOutStateWrite: Sendable {
         ]
     }
 
-    /// The members of the match that `condition` selects (`?2` is `bound`) leave the shared state, keeping `source`
+    /// The members of match `?1` that `condition` selects (`?2` its bound) leave the shared state, keeping `source`
     /// (the current or the previous state) in their own rows, and the later of its update date and their own.
-    private func detach(_ source: [String], where condition: String, _ bound: String, _ db: Database) throws {
-        let keeps = zip(Self.columns, source).map { column, source in
+    private static func detachSQL(_ source: [String], where condition: String) -> String {
+        let keeps = zip(columns, source).map { column, source in
             let value = "(SELECT \(source) FROM fanOutState WHERE matchId = ?1)"
             return column == "updatedAt" ? "updatedAt = max(updatedAt, \(value))" : "\(column) = \(value)"
         }
-        try db.cachedStatement(sql: """
+        return """
             UPDATE activity SET shared = 0, \(keeps.joined(separator: ", "))
             WHERE matchId = ?1 AND shared = 1 AND \(condition)
-            """).execute(arguments: [matchId, bound])
+            """
     }
 }
 

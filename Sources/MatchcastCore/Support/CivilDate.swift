@@ -15,6 +15,25 @@ public enum CivilDate {
         return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
+    /// Days from 1970-01-01 to the proleptic Gregorian date (H. Hinnant's `days_from_civil`).
+    public static func daysSince1970(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    /// Days in `month` of `year`.
+    public static func days(inMonth month: Int, of year: Int) -> Int {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
     /// `value` (not negative) in `width` decimal digits, zero-padded, then `separator` if any.
     public static func append(_ value: Int, width: Int, then separator: UInt8? = nil, to text: inout [UInt8]) {
         var divisor = 1

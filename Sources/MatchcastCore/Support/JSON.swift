@@ -38,9 +38,39 @@ public enum JSON {
 
     /// `2026-04-21T15:12:09Z`, with or without fractional seconds or a numeric offset.
     public static func parseDate(_ text: String) -> Date? {
+        if let date = parseWholeSecondsUTC(text) { return date }
         if let date = try? Date(text, strategy: .iso8601) { return date }
         let fractional = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
         return try? fractional.parse(text)
+    }
+
+    /// `2026-04-21T15:12:09Z` exactly (what feeds send, and `formatDate` writes) in 1600...9999, every field in its
+    /// range, read from its digits; nil for anything else, which Foundation's parsers then read or refuse.
+    static func parseWholeSecondsUTC(_ text: String) -> Date? {
+        var text = text
+        return text.withUTF8 { bytes -> Date? in
+            guard bytes.count == 20, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
+                  bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
+                  bytes[19] == UInt8(ascii: "Z")
+            else { return nil }
+            func number(_ from: Int, _ count: Int) -> Int? {
+                var value = 0
+                for index in from..<from + count {
+                    let digit = bytes[index] &- UInt8(ascii: "0")
+                    guard digit < 10 else { return nil }
+                    value = value * 10 + Int(digit)
+                }
+                return value
+            }
+            guard let year = number(0, 4), let month = number(5, 2), let day = number(8, 2), let hour = number(11, 2),
+                  let minute = number(14, 2), let second = number(17, 2),
+                  (1600...9999).contains(year), (1...12).contains(month),
+                  (1...CivilDate.days(inMonth: month, of: year)).contains(day),
+                  hour < 24, minute < 60, second < 60
+            else { return nil }
+            let days = CivilDate.daysSince1970(year: year, month: month, day: day)
+            return Date(timeIntervalSince1970: Double(days * 86_400 + hour * 3600 + minute * 60 + second))
+        }
     }
 
     /// `2026-04-21T15:12:09Z` (whole seconds, UTC).
