@@ -12,16 +12,10 @@ enum SQLiteDateText {
         guard milliseconds >= 0, milliseconds < 253_402_300_800_000 else { return grdbText(date) }
         let whole = Int(milliseconds)
         let (days, millisecondOfDay) = whole.quotientAndRemainder(dividingBy: 86_400_000)
-        let date = CivilDate.from(daysSince1970: days)
-        let second = millisecondOfDay / 1000
         var text: [UInt8] = []
         text.reserveCapacity(23)
-        CivilDate.append(date.year, width: 4, then: UInt8(ascii: "-"), to: &text)
-        CivilDate.append(date.month, width: 2, then: UInt8(ascii: "-"), to: &text)
-        CivilDate.append(date.day, width: 2, then: UInt8(ascii: " "), to: &text)
-        CivilDate.append(second / 3600, width: 2, then: UInt8(ascii: ":"), to: &text)
-        CivilDate.append(second / 60 % 60, width: 2, then: UInt8(ascii: ":"), to: &text)
-        CivilDate.append(second % 60, width: 2, then: UInt8(ascii: "."), to: &text)
+        CivilDate.appendDateTime(days: days, second: millisecondOfDay / 1000, separator: UInt8(ascii: " "), to: &text)
+        text.append(UInt8(ascii: "."))
         CivilDate.append(millisecondOfDay % 1000, width: 3, to: &text)
         return String(decoding: text, as: UTF8.self)
     }

@@ -129,20 +129,5 @@ struct FeedBodyReadingTests {
 
 enum SnapshotFixtures {
     /// The contract's MatchSnapshot example (docs/formats.md, "Feed (native v1)") in a match body.
-    static let contractMatchBody = #"""
-    {"retryAfterMs": 1000, "match": {
-      "id": "ipl-2026-m41",
-      "sport": "cricket",
-      "status": "live",
-      "startsAt": "2026-04-21T14:00:00Z",
-      "updatedAt": "2026-04-21T15:12:09Z",
-      "seq": 412,
-      "competition": "IPL 2026",
-      "venue": "Wankhede Stadium, Mumbai",
-      "home": {"id": "mi", "name": "Mumbai Indians", "short": "MI"},
-      "away": {"id": "csk", "name": "Chennai Super Kings", "short": "CSK"},
-      "score": {"format": "t20", "oversLimit": 20, "innings": [{"team": "mi", "runs": 87, "wickets": 6, "balls": 86, "target": 165}], "batters": [{"name": "Rohit Sharma", "runs": 45, "balls": 32, "onStrike": true}], "bowler": {"name": "Jasprit Bumrah", "balls": 20, "runs": 18, "wickets": 2}},
-      "events": [{"id": "e-981", "type": "wicket", "at": "2026-04-21T15:12:01Z", "text": "Dhoni c Rohit b Bumrah 12 (9)"}]
-    }}
-    """#
+    static let contractMatchBody = #"{"retryAfterMs": 1000, "match": "# + FeedFixture.contractExample + "}"
 }

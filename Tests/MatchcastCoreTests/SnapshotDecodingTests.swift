@@ -5,7 +5,7 @@ import Testing
 // Reading the score feed (docs/formats.md, "Feed (native v1)"): the example decodes, every error names its field, and one
 // bad match never costs the others.
 
-private enum FeedFixture {
+enum FeedFixture {
     /// The MatchSnapshot of docs/formats.md, "Feed (native v1)", with the cricket `score` of the same section.
     static let contractExample = #"""
     {

@@ -3,62 +3,42 @@ import Foundation
 /// The feed's bodies read without `Codable` (`StrictJSONReader`), for a changed poll: the same values the types'
 /// `init(from:)` make, checked by the same rules, or nil whenever the text or a value is anything those decoders
 /// might refuse or read otherwise; `FeedDecoding` then decodes the body with Foundation, which decides and names the
-/// error. `FeedBodyReadingTests` holds every answer to Foundation's over the documented shapes, real recordings and
-/// thousands of mutated bodies.
+/// error. `FeedBodyReadingTests` holds every answer to Foundation's over the documented shapes, mutated bodies and
+/// (with `MATCHCAST_REALDATA`) real recordings.
 enum FeedBodyReading {
     /// `{"retryAfterMs", "match"}`.
     static func match(_ data: Data) -> MatchResponse? {
         read(data) { reader in
             var retryAfterMs: Int?
             var match: MatchSnapshot?
-            var seen = Seen()
-            let ok = reader.readObject { reader, key in
-                if StrictJSONReader.key(key, is: "retryAfterMs") {
-                    guard seen.first(0) else { return false }
-                    return reader.readOptional(&retryAfterMs) { $0.readInt() }
-                } else if StrictJSONReader.key(key, is: "match") {
-                    guard seen.first(1) else { return false }
-                    match = MatchSnapshot.read(&reader)
-                    return match != nil
+            let ok = reader.readObject(keys: ["retryAfterMs", "match"]) { reader, key in
+                switch key {
+                case 0: reader.optional(&retryAfterMs) { $0.readInt() }
+                case 1: reader.required(&match) { MatchSnapshot.read(&$0) }
+                default: reader.skipValue()
                 }
-                return reader.skipValue()
             }
             guard ok, let match else { return nil }
             return MatchResponse(retryAfterMs: retryAfterMs, match: match)
         }
     }
 
-    /// `{"retryAfterMs", "generatedAt", "matches"}`, every match read (any that is not leaves the whole list to
-    /// Foundation, which keeps the others and names the failure).
+    /// `{"retryAfterMs", "generatedAt", "date", "matches"}`, every match read (any that is not leaves the whole list
+    /// to Foundation, which keeps the others and names the failure).
     static func liveMatches(_ data: Data) -> LiveMatchesResponse? {
         read(data) { reader in
             var retryAfterMs: Int?
             var generatedAt: Date?
+            var date: String?
             var matches: [MatchSnapshot]?
-            var seen = Seen()
-            let ok = reader.readObject { reader, key in
-                if StrictJSONReader.key(key, is: "retryAfterMs") {
-                    guard seen.first(0) else { return false }
-                    return reader.readOptional(&retryAfterMs) { $0.readInt() }
-                } else if StrictJSONReader.key(key, is: "generatedAt") {
-                    guard seen.first(1) else { return false }
-                    return reader.readOptional(&generatedAt) { $0.readDate() }
-                } else if StrictJSONReader.key(key, is: "matches") {
-                    guard seen.first(2) else { return false }
-                    var list: [MatchSnapshot] = []
-                    guard reader.readArray({ reader in
-                        guard let snapshot = MatchSnapshot.read(&reader) else { return false }
-                        list.append(snapshot)
-                        return true
-                    }) else { return false }
-                    matches = list
-                    return true
-                } else if StrictJSONReader.key(key, is: "date") {
-                    guard seen.first(3) else { return false }
-                    var date: String?
-                    return reader.readOptional(&date) { $0.readString() }
+            let ok = reader.readObject(keys: ["retryAfterMs", "generatedAt", "date", "matches"]) { reader, key in
+                switch key {
+                case 0: reader.optional(&retryAfterMs) { $0.readInt() }
+                case 1: reader.optional(&generatedAt) { $0.readDate() }
+                case 2: reader.optional(&date) { $0.readString() }
+                case 3: reader.required(&matches) { $0.readList(MatchSnapshot.read) }
+                default: reader.skipValue()
                 }
-                return reader.skipValue()
             }
             guard ok, let matches else { return nil }
             return LiveMatchesResponse(retryAfterMs: retryAfterMs, generatedAt: generatedAt, matches: matches)
@@ -75,29 +55,47 @@ enum FeedBodyReading {
     }
 }
 
-/// The keys of one object already read, by the reader's own numbering: a key given twice leaves the body to Foundation.
-struct Seen {
-    private var bits: UInt32 = 0
+extension StrictJSONReader {
+    /// An object of the fields `keys` names (at most 32): `member` is called with each field's index in `keys`, or
+    /// nil for a key not among them, and reads its value. A known key given twice leaves the body to Foundation.
+    mutating func readObject(keys: [StaticString], _ member: (inout StrictJSONReader, Int?) -> Bool) -> Bool {
+        var seen: UInt32 = 0
+        return readObject { reader, key in
+            guard let index = keys.firstIndex(where: { StrictJSONReader.key(key, is: $0) }) else {
+                return member(&reader, nil)
+            }
+            let bit: UInt32 = 1 << UInt32(index)
+            guard seen & bit == 0 else { return false }
+            seen |= bit
+            return member(&reader, index)
+        }
+    }
 
-    /// True the first time `key` is seen.
-    mutating func first(_ key: Int) -> Bool {
-        let bit: UInt32 = 1 << UInt32(key)
-        guard bits & bit == 0 else { return false }
-        bits |= bit
+    /// A field that must hold a value (`decode`): null or a value `read` refuses leaves the body to Foundation.
+    mutating func required<Value>(_ target: inout Value?, _ read: (inout StrictJSONReader) -> Value?) -> Bool {
+        guard let value = read(&self) else { return false }
+        target = value
         return true
     }
-}
 
-extension StrictJSONReader {
-    /// Reads `null` as nil, else a value with `read`: what `decodeIfPresent` makes of a present key.
-    mutating func readOptional<Value>(_ target: inout Value?, _ read: (inout StrictJSONReader) -> Value?) -> Bool {
+    /// A field that may be null (`decodeIfPresent`): null reads as nil, anything else with `read`.
+    mutating func optional<Value>(_ target: inout Value?, _ read: (inout StrictJSONReader) -> Value?) -> Bool {
         if readNull() {
             target = nil
             return true
         }
-        guard let value = read(&self) else { return false }
-        target = value
-        return true
+        return required(&target, read)
+    }
+
+    /// An array whose every element `read` reads.
+    mutating func readList<Element>(_ read: (inout StrictJSONReader) -> Element?) -> [Element]? {
+        var list: [Element] = []
+        guard readArray({ reader in
+            guard let element = read(&reader) else { return false }
+            list.append(element)
+            return true
+        }) else { return nil }
+        return list
     }
 
     /// A date as `JSON.decoder()` reads one.
@@ -123,64 +121,32 @@ extension StrictJSONReader {
 }
 
 extension MatchSnapshot {
+    private static let keys: [StaticString] = [
+        "id", "sport", "status", "startsAt", "updatedAt", "seq", "competition", "venue", "home", "away", "score", "events",
+    ]
+
     /// A snapshot as `init(from:)` decodes it, or nil (see `FeedBodyReading`).
     static func read(_ reader: inout StrictJSONReader) -> MatchSnapshot? {
         var id: String?, sport: Sport?, status: MatchStatus?, startsAt: Date?, updatedAt: Date?, seq: Int?
         var competition: String?, venue: String?, home: Team?, away: Team?, events: [MatchEvent]?
         var scoreAt: Int?
-        var seen = Seen()
-        let ok = reader.readObject { reader, key in
-            typealias R = StrictJSONReader
-            if R.key(key, is: "id") {
-                guard seen.first(0), let value = reader.readNonEmpty(), value.utf8.count <= 128 else { return false }
-                id = value
-            } else if R.key(key, is: "sport") {
-                guard seen.first(1), let value = reader.readRaw(Sport.self) else { return false }
-                sport = value
-            } else if R.key(key, is: "status") {
-                guard seen.first(2), let value = reader.readRaw(MatchStatus.self) else { return false }
-                status = value
-            } else if R.key(key, is: "startsAt") {
-                guard seen.first(3) else { return false }
-                return reader.readOptional(&startsAt) { $0.readDate() }
-            } else if R.key(key, is: "updatedAt") {
-                guard seen.first(4) else { return false }
-                return reader.readOptional(&updatedAt) { $0.readDate() }
-            } else if R.key(key, is: "seq") {
-                guard seen.first(5) else { return false }
-                return reader.readOptional(&seq) { $0.readInt() }
-            } else if R.key(key, is: "competition") {
-                guard seen.first(6) else { return false }
-                return reader.readOptional(&competition) { $0.readString() }
-            } else if R.key(key, is: "venue") {
-                guard seen.first(7) else { return false }
-                return reader.readOptional(&venue) { $0.readString() }
-            } else if R.key(key, is: "home") {
-                guard seen.first(8), let value = Team.read(&reader) else { return false }
-                home = value
-            } else if R.key(key, is: "away") {
-                guard seen.first(9), let value = Team.read(&reader) else { return false }
-                away = value
-            } else if R.key(key, is: "score") {
-                // Its shape depends on `sport`, which may come later: read once the object is done.
-                guard seen.first(10) else { return false }
-                scoreAt = reader.mark()
-                return reader.skipValue()
-            } else if R.key(key, is: "events") {
-                guard seen.first(11) else { return false }
-                return reader.readOptional(&events) { reader in
-                    var list: [MatchEvent] = []
-                    guard reader.readArray({ reader in
-                        guard let event = MatchEvent.read(&reader) else { return false }
-                        list.append(event)
-                        return true
-                    }) else { return nil }
-                    return list
-                }
-            } else {
-                return reader.skipValue()
+        let ok = reader.readObject(keys: keys) { reader, key in
+            switch key {
+            case 0: reader.required(&id) { reader in reader.readNonEmpty().flatMap { $0.utf8.count <= 128 ? $0 : nil } }
+            case 1: reader.required(&sport) { $0.readRaw(Sport.self) }
+            case 2: reader.required(&status) { $0.readRaw(MatchStatus.self) }
+            case 3: reader.optional(&startsAt) { $0.readDate() }
+            case 4: reader.optional(&updatedAt) { $0.readDate() }
+            case 5: reader.optional(&seq) { $0.readInt() }
+            case 6: reader.optional(&competition) { $0.readString() }
+            case 7: reader.optional(&venue) { $0.readString() }
+            case 8: reader.required(&home) { Team.read(&$0) }
+            case 9: reader.required(&away) { Team.read(&$0) }
+            // The score's shape depends on `sport`, which may come later: read once the object is done.
+            case 10: reader.skipValue(markingAt: &scoreAt)
+            case 11: reader.optional(&events) { $0.readList(MatchEvent.read) }
+            default: reader.skipValue()
             }
-            return true
         }
         guard ok, let id, let sport, let status, let home, let away else { return nil }
         var score = Score.empty(for: sport)
@@ -200,21 +166,13 @@ extension MatchSnapshot {
 extension Team {
     static func read(_ reader: inout StrictJSONReader) -> Team? {
         var id: String?, name: String?, short: String?
-        var seen = Seen()
-        let ok = reader.readObject { reader, key in
-            if StrictJSONReader.key(key, is: "id") {
-                guard seen.first(0), let value = reader.readNonEmpty() else { return false }
-                id = value
-                return true
-            } else if StrictJSONReader.key(key, is: "name") {
-                guard seen.first(1), let value = reader.readNonEmpty() else { return false }
-                name = value
-                return true
-            } else if StrictJSONReader.key(key, is: "short") {
-                guard seen.first(2) else { return false }
-                return reader.readOptional(&short) { $0.readString() }
+        let ok = reader.readObject(keys: ["id", "name", "short"]) { reader, key in
+            switch key {
+            case 0: reader.required(&id) { $0.readNonEmpty() }
+            case 1: reader.required(&name) { $0.readNonEmpty() }
+            case 2: reader.optional(&short) { $0.readString() }
+            default: reader.skipValue()
             }
-            return reader.skipValue()
         }
         guard ok, let id, let name else { return nil }
         return Team(id: id, name: name, short: short)
@@ -224,25 +182,14 @@ extension Team {
 extension MatchEvent {
     static func read(_ reader: inout StrictJSONReader) -> MatchEvent? {
         var id: String?, type: String?, at: Date?, text: String?
-        var seen = Seen()
-        let ok = reader.readObject { reader, key in
-            if StrictJSONReader.key(key, is: "id") {
-                guard seen.first(0), let value = reader.readString() else { return false }
-                id = value
-                return true
-            } else if StrictJSONReader.key(key, is: "type") {
-                guard seen.first(1), let value = reader.readString() else { return false }
-                type = value
-                return true
-            } else if StrictJSONReader.key(key, is: "at") {
-                guard seen.first(2) else { return false }
-                return reader.readOptional(&at) { $0.readDate() }
-            } else if StrictJSONReader.key(key, is: "text") {
-                guard seen.first(3), let value = reader.readString() else { return false }
-                text = value
-                return true
+        let ok = reader.readObject(keys: ["id", "type", "at", "text"]) { reader, key in
+            switch key {
+            case 0: reader.required(&id) { $0.readString() }
+            case 1: reader.required(&type) { $0.readString() }
+            case 2: reader.optional(&at) { $0.readDate() }
+            case 3: reader.required(&text) { $0.readString() }
+            default: reader.skipValue()
             }
-            return reader.skipValue()
         }
         guard ok, let id, let type, let text else { return nil }
         return MatchEvent(id: id, type: type, at: at, text: text)
@@ -264,24 +211,14 @@ extension Score {
 extension TeamScore {
     static func read(_ reader: inout StrictJSONReader) -> TeamScore? {
         var home: Int?, away: Int?, period: String?, clock: String?
-        var seen = Seen()
-        let ok = reader.readObject { reader, key in
-            if StrictJSONReader.key(key, is: "home") {
-                guard seen.first(0), let value = reader.readCount() else { return false }
-                home = value
-                return true
-            } else if StrictJSONReader.key(key, is: "away") {
-                guard seen.first(1), let value = reader.readCount() else { return false }
-                away = value
-                return true
-            } else if StrictJSONReader.key(key, is: "period") {
-                guard seen.first(2) else { return false }
-                return reader.readOptional(&period) { $0.readString() }
-            } else if StrictJSONReader.key(key, is: "clock") {
-                guard seen.first(3) else { return false }
-                return reader.readOptional(&clock) { $0.readString() }
+        let ok = reader.readObject(keys: ["home", "away", "period", "clock"]) { reader, key in
+            switch key {
+            case 0: reader.required(&home) { $0.readCount() }
+            case 1: reader.required(&away) { $0.readCount() }
+            case 2: reader.optional(&period) { $0.readString() }
+            case 3: reader.optional(&clock) { $0.readString() }
+            default: reader.skipValue()
             }
-            return reader.skipValue()
         }
         guard ok, let home, let away else { return nil }
         return TeamScore(home: home, away: away, period: period, clock: clock)
@@ -291,22 +228,14 @@ extension TeamScore {
 extension TennisScore {
     static func read(_ reader: inout StrictJSONReader) -> TennisScore? {
         var bestOf: Int?, tiebreak: Int?, server: Side?, points: String?
-        var seen = Seen()
-        let ok = reader.readObject { reader, key in
-            if StrictJSONReader.key(key, is: "bestOf") {
-                guard seen.first(0) else { return false }
-                return reader.readOptional(&bestOf) { $0.readInt() }
-            } else if StrictJSONReader.key(key, is: "finalSetTiebreak") {
-                guard seen.first(1) else { return false }
-                return reader.readOptional(&tiebreak) { $0.readInt() }
-            } else if StrictJSONReader.key(key, is: "firstServer") {
-                guard seen.first(2) else { return false }
-                return reader.readOptional(&server) { $0.readRaw(Side.self) }
-            } else if StrictJSONReader.key(key, is: "points") {
-                guard seen.first(3) else { return false }
-                return reader.readOptional(&points) { $0.readString() }
+        let ok = reader.readObject(keys: ["bestOf", "finalSetTiebreak", "firstServer", "points"]) { reader, key in
+            switch key {
+            case 0: reader.optional(&bestOf) { $0.readInt() }
+            case 1: reader.optional(&tiebreak) { $0.readInt() }
+            case 2: reader.optional(&server) { $0.readRaw(Side.self) }
+            case 3: reader.optional(&points) { $0.readString() }
+            default: reader.skipValue()
             }
-            return reader.skipValue()
         }
         let best = bestOf ?? 3, finalTiebreak = tiebreak ?? 7, played = points ?? ""
         guard ok, best == 3 || best == 5, [0, 7, 10].contains(finalTiebreak),
@@ -320,39 +249,16 @@ extension TennisScore {
 extension BaseballScore {
     static func read(_ reader: inout StrictJSONReader) -> BaseballScore? {
         var home: Int?, away: Int?, inning: Int?, half: Half?, outs: Int?, bases: [Bool]?
-        var seen = Seen()
-        let ok = reader.readObject { reader, key in
-            typealias R = StrictJSONReader
-            if R.key(key, is: "home") {
-                guard seen.first(0), let value = reader.readCount() else { return false }
-                home = value
-            } else if R.key(key, is: "away") {
-                guard seen.first(1), let value = reader.readCount() else { return false }
-                away = value
-            } else if R.key(key, is: "inning") {
-                guard seen.first(2), let value = reader.readCount(in: 1...99) else { return false }
-                inning = value
-            } else if R.key(key, is: "half") {
-                guard seen.first(3), let value = reader.readRaw(Half.self) else { return false }
-                half = value
-            } else if R.key(key, is: "outs") {
-                guard seen.first(4), let value = reader.readCount(in: 0...3) else { return false }
-                outs = value
-            } else if R.key(key, is: "bases") {
-                guard seen.first(5) else { return false }
-                return reader.readOptional(&bases) { reader in
-                    var list: [Bool] = []
-                    guard reader.readArray({ reader in
-                        guard let value = reader.readBool() else { return false }
-                        list.append(value)
-                        return true
-                    }) else { return nil }
-                    return list
-                }
-            } else {
-                return reader.skipValue()
+        let ok = reader.readObject(keys: ["home", "away", "inning", "half", "outs", "bases"]) { reader, key in
+            switch key {
+            case 0: reader.required(&home) { $0.readCount() }
+            case 1: reader.required(&away) { $0.readCount() }
+            case 2: reader.required(&inning) { $0.readCount(in: 1...99) }
+            case 3: reader.required(&half) { $0.readRaw(Half.self) }
+            case 4: reader.required(&outs) { $0.readCount(in: 0...3) }
+            case 5: reader.optional(&bases) { $0.readList { $0.readBool() } }
+            default: reader.skipValue()
             }
-            return true
         }
         let runners = bases ?? [false, false, false]
         guard ok, let home, let away, let inning, let half, let outs, runners.count == 3 else { return nil }
@@ -361,79 +267,49 @@ extension BaseballScore {
 }
 
 extension CricketScore {
+    private static let keys: [StaticString] = ["format", "oversLimit", "innings", "batters", "bowler", "method", "winner"]
+
     static func read(_ reader: inout StrictJSONReader) -> CricketScore? {
         var format: Format?, oversLimit: Int?, innings: [Innings]?, batters: [Batter]?, bowler: Bowler?
         var method: String?, winner: String?
-        var seen = Seen()
-        let ok = reader.readObject { reader, key in
-            typealias R = StrictJSONReader
-            if R.key(key, is: "format") {
-                guard seen.first(0), let value = reader.readRaw(Format.self) else { return false }
-                format = value
-                return true
-            } else if R.key(key, is: "oversLimit") {
-                guard seen.first(1) else { return false }
-                return reader.readOptional(&oversLimit) { $0.readInt() }
-            } else if R.key(key, is: "innings") {
-                guard seen.first(2) else { return false }
-                return reader.readOptional(&innings) { $0.readList(Innings.read) }
-            } else if R.key(key, is: "batters") {
-                guard seen.first(3) else { return false }
-                return reader.readOptional(&batters) { $0.readList(Batter.read) }
-            } else if R.key(key, is: "bowler") {
-                guard seen.first(4) else { return false }
-                return reader.readOptional(&bowler) { Bowler.read(&$0) }
-            } else if R.key(key, is: "method") {
-                guard seen.first(5) else { return false }
-                return reader.readOptional(&method) { $0.readString() }
-            } else if R.key(key, is: "winner") {
-                guard seen.first(6) else { return false }
-                return reader.readOptional(&winner) { $0.readString() }
+        let ok = reader.readObject(keys: keys) { reader, key in
+            switch key {
+            case 0: reader.required(&format) { $0.readRaw(Format.self) }
+            case 1: reader.optional(&oversLimit) { reader in reader.readInt().flatMap { (1...100).contains($0) ? $0 : nil } }
+            case 2: reader.optional(&innings) { $0.readList(Innings.read) }
+            case 3: reader.optional(&batters) { $0.readList(Batter.read) }
+            case 4: reader.optional(&bowler) { Bowler.read(&$0) }
+            case 5: reader.optional(&method) { $0.readString() }
+            case 6: reader.optional(&winner) { $0.readString() }
+            default: reader.skipValue()
             }
-            return reader.skipValue()
         }
         guard ok, let format else { return nil }
-        if let oversLimit, !(1...100).contains(oversLimit) { return nil }
         return CricketScore(format: format, oversLimit: oversLimit, innings: innings ?? [], batters: batters ?? [],
                             bowler: bowler, method: method, winner: winner)
     }
 }
 
 extension CricketScore.Innings {
+    private static let keys: [StaticString] = [
+        "team", "runs", "wickets", "balls", "target", "superOver", "oversLimit", "declared",
+    ]
+
     static func read(_ reader: inout StrictJSONReader) -> Self? {
         var team: String?, runs: Int?, wickets: Int?, balls: Int?, target: Int?, superOver: Bool?, oversLimit: Int?
         var declared: Bool?
-        var seen = Seen()
-        let ok = reader.readObject { reader, key in
-            typealias R = StrictJSONReader
-            if R.key(key, is: "team") {
-                guard seen.first(0), let value = reader.readNonEmpty() else { return false }
-                team = value
-            } else if R.key(key, is: "runs") {
-                guard seen.first(1), let value = reader.readCount() else { return false }
-                runs = value
-            } else if R.key(key, is: "wickets") {
-                guard seen.first(2), let value = reader.readCount(in: 0...10) else { return false }
-                wickets = value
-            } else if R.key(key, is: "balls") {
-                guard seen.first(3), let value = reader.readCount() else { return false }
-                balls = value
-            } else if R.key(key, is: "target") {
-                guard seen.first(4) else { return false }
-                return reader.readOptional(&target) { $0.readInt() }
-            } else if R.key(key, is: "superOver") {
-                guard seen.first(5) else { return false }
-                return reader.readOptional(&superOver) { $0.readBool() }
-            } else if R.key(key, is: "oversLimit") {
-                guard seen.first(6) else { return false }
-                return reader.readOptional(&oversLimit) { $0.readInt() }
-            } else if R.key(key, is: "declared") {
-                guard seen.first(7) else { return false }
-                return reader.readOptional(&declared) { $0.readBool() }
-            } else {
-                return reader.skipValue()
+        let ok = reader.readObject(keys: keys) { reader, key in
+            switch key {
+            case 0: reader.required(&team) { $0.readNonEmpty() }
+            case 1: reader.required(&runs) { $0.readCount() }
+            case 2: reader.required(&wickets) { $0.readCount(in: 0...10) }
+            case 3: reader.required(&balls) { $0.readCount() }
+            case 4: reader.optional(&target) { $0.readInt() }
+            case 5: reader.optional(&superOver) { $0.readBool() }
+            case 6: reader.optional(&oversLimit) { $0.readInt() }
+            case 7: reader.optional(&declared) { $0.readBool() }
+            default: reader.skipValue()
             }
-            return true
         }
         guard ok, let team, let runs, let wickets, let balls else { return nil }
         return Self(team: team, runs: runs, wickets: wickets, balls: balls, target: target,
@@ -444,25 +320,14 @@ extension CricketScore.Innings {
 extension CricketScore.Batter {
     static func read(_ reader: inout StrictJSONReader) -> Self? {
         var name: String?, runs: Int?, balls: Int?, onStrike: Bool?
-        var seen = Seen()
-        let ok = reader.readObject { reader, key in
-            typealias R = StrictJSONReader
-            if R.key(key, is: "name") {
-                guard seen.first(0), let value = reader.readNonEmpty() else { return false }
-                name = value
-            } else if R.key(key, is: "runs") {
-                guard seen.first(1), let value = reader.readCount() else { return false }
-                runs = value
-            } else if R.key(key, is: "balls") {
-                guard seen.first(2), let value = reader.readCount() else { return false }
-                balls = value
-            } else if R.key(key, is: "onStrike") {
-                guard seen.first(3) else { return false }
-                return reader.readOptional(&onStrike) { $0.readBool() }
-            } else {
-                return reader.skipValue()
+        let ok = reader.readObject(keys: ["name", "runs", "balls", "onStrike"]) { reader, key in
+            switch key {
+            case 0: reader.required(&name) { $0.readNonEmpty() }
+            case 1: reader.required(&runs) { $0.readCount() }
+            case 2: reader.required(&balls) { $0.readCount() }
+            case 3: reader.optional(&onStrike) { $0.readBool() }
+            default: reader.skipValue()
             }
-            return true
         }
         guard ok, let name, let runs, let balls else { return nil }
         return Self(name: name, runs: runs, balls: balls, onStrike: onStrike ?? false)
@@ -472,40 +337,16 @@ extension CricketScore.Batter {
 extension CricketScore.Bowler {
     static func read(_ reader: inout StrictJSONReader) -> Self? {
         var name: String?, balls: Int?, runs: Int?, wickets: Int?
-        var seen = Seen()
-        let ok = reader.readObject { reader, key in
-            typealias R = StrictJSONReader
-            if R.key(key, is: "name") {
-                guard seen.first(0), let value = reader.readNonEmpty() else { return false }
-                name = value
-            } else if R.key(key, is: "balls") {
-                guard seen.first(1), let value = reader.readCount() else { return false }
-                balls = value
-            } else if R.key(key, is: "runs") {
-                guard seen.first(2), let value = reader.readCount() else { return false }
-                runs = value
-            } else if R.key(key, is: "wickets") {
-                guard seen.first(3), let value = reader.readCount(in: 0...10) else { return false }
-                wickets = value
-            } else {
-                return reader.skipValue()
+        let ok = reader.readObject(keys: ["name", "balls", "runs", "wickets"]) { reader, key in
+            switch key {
+            case 0: reader.required(&name) { $0.readNonEmpty() }
+            case 1: reader.required(&balls) { $0.readCount() }
+            case 2: reader.required(&runs) { $0.readCount() }
+            case 3: reader.required(&wickets) { $0.readCount(in: 0...10) }
+            default: reader.skipValue()
             }
-            return true
         }
         guard ok, let name, let balls, let runs, let wickets else { return nil }
         return Self(name: name, balls: balls, runs: runs, wickets: wickets)
-    }
-}
-
-extension StrictJSONReader {
-    /// An array whose every element `read` reads.
-    mutating func readList<Element>(_ read: (inout StrictJSONReader) -> Element?) -> [Element]? {
-        var list: [Element] = []
-        guard readArray({ reader in
-            guard let element = read(&reader) else { return false }
-            list.append(element)
-            return true
-        }) else { return nil }
-        return list
     }
 }

@@ -34,6 +34,18 @@ public enum CivilDate {
         }
     }
 
+    /// `YYYY-MM-DD`, `separator`, `HH:MM:SS` for the day `days` after 1970-01-01 (after 1582, not past 9999) and
+    /// `second` (0..<86,400) of it.
+    public static func appendDateTime(days: Int, second: Int, separator: UInt8, to text: inout [UInt8]) {
+        let date = from(daysSince1970: days)
+        append(date.year, width: 4, then: UInt8(ascii: "-"), to: &text)
+        append(date.month, width: 2, then: UInt8(ascii: "-"), to: &text)
+        append(date.day, width: 2, then: separator, to: &text)
+        append(second / 3600, width: 2, then: UInt8(ascii: ":"), to: &text)
+        append(second / 60 % 60, width: 2, then: UInt8(ascii: ":"), to: &text)
+        append(second % 60, width: 2, to: &text)
+    }
+
     /// `value` (not negative) in `width` decimal digits, zero-padded, then `separator` if any.
     public static func append(_ value: Int, width: Int, then separator: UInt8? = nil, to text: inout [UInt8]) {
         var divisor = 1

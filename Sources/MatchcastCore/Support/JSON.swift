@@ -83,15 +83,10 @@ public enum JSON {
         }
         let (days, secondOfDay) = Int(seconds).quotientAndRemainder(dividingBy: 86_400)
         let (day, time) = secondOfDay < 0 ? (days - 1, secondOfDay + 86_400) : (days, secondOfDay)
-        let date = CivilDate.from(daysSince1970: day)
         var text: [UInt8] = []
         text.reserveCapacity(20)
-        CivilDate.append(date.year, width: 4, then: UInt8(ascii: "-"), to: &text)
-        CivilDate.append(date.month, width: 2, then: UInt8(ascii: "-"), to: &text)
-        CivilDate.append(date.day, width: 2, then: UInt8(ascii: "T"), to: &text)
-        CivilDate.append(time / 3600, width: 2, then: UInt8(ascii: ":"), to: &text)
-        CivilDate.append(time / 60 % 60, width: 2, then: UInt8(ascii: ":"), to: &text)
-        CivilDate.append(time % 60, width: 2, then: UInt8(ascii: "Z"), to: &text)
+        CivilDate.appendDateTime(days: day, second: time, separator: UInt8(ascii: "T"), to: &text)
+        text.append(UInt8(ascii: "Z"))
         return String(decoding: text, as: UTF8.self)
     }
 }

@@ -159,6 +159,12 @@ struct StrictJSONReader {
         }
     }
 
+    /// Passes over a value as `skipValue` does, noting in `position` where it starts (to read it with `reread(at:)`).
+    mutating func skipValue(markingAt position: inout Int?) -> Bool {
+        position = mark()
+        return skipValue()
+    }
+
     /// Whether `key` is `name`.
     static func key(_ key: UnsafeBufferPointer<UInt8>, is name: StaticString) -> Bool {
         name.utf8CodeUnitCount == key.count
