@@ -263,7 +263,7 @@ struct ActivityBatch: Sendable {
         return [
             stored.phase.rawValue, stored.lastTimestamp, id(refs.sent), stored.sentAt, stored.sentStaleDate,
             stored.startedAt, id(refs.held), stored.heldStaleness, stored.endHeld, id(refs.final), stored.channelId,
-            records[position].updatedAt,
+            Self.text(records[position].updatedAt),
             records[position].activityId, records[position].deviceId, records[position].matchId,
             records[position].environment.rawValue, stored.updateToken?.string, join, stored.updateToken.map { SQLiteStore.tokenKey($0) },
         ]

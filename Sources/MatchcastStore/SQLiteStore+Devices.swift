@@ -8,7 +8,7 @@ extension SQLiteStore {
         try await write("creating a device") { db in
             guard try !Self.deviceExists(device.id, db) else { throw StoreError.conflict("device '\(device.id)' exists") }
             try db.cachedStatement(sql: "INSERT INTO device (id, secretHash, createdAt) VALUES (?, ?, ?)")
-                .execute(arguments: [device.id, device.secretHash, device.createdAt])
+                .execute(arguments: [device.id, device.secretHash, SQLiteDateText.text(device.createdAt)])
         }
     }
 
@@ -40,7 +40,7 @@ extension SQLiteStore {
                     INSERT INTO pushToStartToken (deviceId, token, environment, updatedAt) VALUES (?, ?, ?, ?)
                     ON CONFLICT (deviceId) DO UPDATE SET
                         token = excluded.token, environment = excluded.environment, updatedAt = excluded.updatedAt
-                    """).execute(arguments: [record.deviceId, record.token, record.environment.rawValue, record.updatedAt])
+                    """).execute(arguments: [record.deviceId, record.token, record.environment.rawValue, SQLiteDateText.text(record.updatedAt)])
         }
     }
 

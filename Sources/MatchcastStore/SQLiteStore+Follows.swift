@@ -10,7 +10,7 @@ extension SQLiteStore {
     private static func insert(_ follow: FollowRecord, _ db: Database) throws -> Bool {
         try requireDevice(follow.deviceId, db)
         try db.cachedStatement(sql: "INSERT INTO follow (deviceId, matchId, createdAt) VALUES (?, ?, ?) ON CONFLICT DO NOTHING")
-            .execute(arguments: [follow.deviceId, follow.matchId, follow.createdAt])
+            .execute(arguments: [follow.deviceId, follow.matchId, SQLiteDateText.text(follow.createdAt)])
         return db.changesCount > 0
     }
 
