@@ -64,6 +64,9 @@ struct FeedBodyReadingTests {
             (#""venue": "Wankhede Stadium, Mumbai""#, #""venue": "tab\there""#),
             (#""competition": "IPL 2026""#, #""competition": "IPL 2026", "competition": "IPL""#),
             (#""competition": "IPL 2026""#, #""competition": "IPL 2026", "x": 1, "x": 2"#),
+            (#""competition": "IPL 2026""#, #""competition": "IPL 2026", "x": 1e400, "y": -0.0e-0, "z": 123456789012345678901234567890"#),
+            (#""competition": "IPL 2026""#, #""competition": "IPL 2026", "deep": \#(String(repeating: "[", count: 70))\#(String(repeating: "]", count: 70))"#),
+            (#""competition": "IPL 2026""#, #""competition": "IPL 2026", "é": 1"#),
             (#""onStrike": true"#, #""onStrike": 1"#), (#""score": {"#, #""score": {"format": "odi", "#),
             (#""format": "t20""#, #""format": "T20""#),
         ]
