@@ -2,7 +2,7 @@ import Foundation
 import MatchcastCore
 internal import GRDB
 
-/// A date as GRDB stores it, `yyyy-MM-dd HH:mm:ss.SSS` in UTC (rounded to the nearest millisecond, as its formatter
+/// Every date the SQLite store writes: as GRDB stores it, `yyyy-MM-dd HH:mm:ss.SSS` in UTC (rounded to the nearest millisecond, as its formatter
 /// rounds), so rows written here read back as those GRDB wrote. GRDB formats with a `DateFormatter`, which cost a
 /// changed poll more than the rest of its match row; the text is written from the Gregorian calendar date here, and
 /// GRDB's own formatting kept for dates outside 1970...9999.

@@ -188,7 +188,7 @@ struct ActivityBatch: Sendable {
             let updatedAt = records[position].updatedAt
             if updatedAt != lastDate {
                 lastDate = updatedAt
-                lastDateText = Self.text(updatedAt)
+                lastDateText = SQLiteDateText.text(updatedAt)
             }
             let join = try joins?[position] ?? shared.holds(
                 records[position], values: sharedValues(position, contentIds), updatedAt: lastDateText, db)
@@ -263,14 +263,12 @@ struct ActivityBatch: Sendable {
         return [
             stored.phase.rawValue, stored.lastTimestamp, id(refs.sent), stored.sentAt, stored.sentStaleDate,
             stored.startedAt, id(refs.held), stored.heldStaleness, stored.endHeld, id(refs.final), stored.channelId,
-            Self.text(records[position].updatedAt),
+            SQLiteDateText.text(records[position].updatedAt),
             records[position].activityId, records[position].deviceId, records[position].matchId,
             records[position].environment.rawValue, stored.updateToken?.string, join, stored.updateToken.map { SQLiteStore.tokenKey($0) },
         ]
     }
 
-    /// A date as GRDB stores it (its text form), so rows written here read back as those GRDB wrote.
-    static func text(_ date: Date) -> String { SQLiteDateText.text(date) }
 
     /// A new activity, or one whose device, match, environment or token changes: the device must exist and the
     /// token must not be held by another open activity.

@@ -11,7 +11,10 @@ extension SQLiteStore: ChannelStore {
                     INSERT INTO matchChannel (matchId, channelId, phase, state, updatedAt) VALUES (?, ?, ?, ?, ?)
                     ON CONFLICT (matchId) DO UPDATE SET channelId = excluded.channelId, phase = excluded.phase,
                         state = excluded.state, updatedAt = excluded.updatedAt
-                    """).execute(arguments: [record.matchId, record.channelId, record.channel.phase.rawValue, state, record.updatedAt])
+                    """).execute(arguments: [
+                        record.matchId, record.channelId, record.channel.phase.rawValue, state,
+                        SQLiteDateText.text(record.updatedAt),
+                    ])
         }
     }
 

@@ -133,10 +133,10 @@ extension SQLiteStore {
                 ON CONFLICT (deviceId, token) DO NOTHING
                 """)
             for sighting in sightings {
-                try insert.execute(arguments: [sighting.deviceId, sighting.token, sighting.firstSeenAt])
+                try insert.execute(arguments: [sighting.deviceId, sighting.token, SQLiteDateText.text(sighting.firstSeenAt)])
             }
             try db.cachedStatement(sql: "DELETE FROM updateTokenSighting WHERE firstSeenAt < ?")
-                .execute(arguments: [UpdateTokenSighting.cutoff(at: now)])
+                .execute(arguments: [SQLiteDateText.text(UpdateTokenSighting.cutoff(at: now))])
         }
     }
 

@@ -127,7 +127,7 @@ struct FanOutStateWrite: Sendable {
         return [
             state.lastTimestamp.databaseValue, sentId.databaseValue, state.sentAt.databaseValue,
             state.sentStaleDate.databaseValue, heldId.databaseValue, state.heldStaleness.databaseValue,
-            ActivityBatch.text(state.updatedAt).databaseValue,
+            SQLiteDateText.text(state.updatedAt).databaseValue,
         ]
     }
 
@@ -155,6 +155,10 @@ struct StoredFanOutStates {
     ]
     static let previous = columns.map { "prev" + $0.prefix(1).uppercased() + $0.dropFirst() }
 
+    /// A match's current and previous states and its boundary.
+    private static let readBothSQL =
+        "SELECT \((columns + previous).joined(separator: ", ")), boundary FROM fanOutState WHERE matchId = ?"
+
     /// By match: its `fanOutState` row, or nil when it has none.
     private var rows: [String: Row?] = [:]
 
@@ -169,12 +173,7 @@ struct StoredFanOutStates {
         if let read = rows[record.matchId] {
             row = read
         } else {
-            row = try Row.fetchOne(
-                db.cachedStatement(sql: """
-                    SELECT \((Self.columns + Self.previous).joined(separator: ", ")), boundary
-                    FROM fanOutState WHERE matchId = ?
-                    """),
-                arguments: [record.matchId])
+            row = try Row.fetchOne(db.cachedStatement(sql: Self.readBothSQL), arguments: [record.matchId])
             rows[record.matchId] = .some(row)
         }
         guard let row else { return false }

@@ -75,7 +75,7 @@ extension SQLiteStore {
                 try db.cachedStatement(sql: """
                         INSERT OR REPLACE INTO deadLetter (deliveryId, sink, status, reason, delivery, recordedAt)
                         VALUES (?, ?, ?, ?, ?, ?)
-                        """).execute(arguments: [letter.delivery.id, letter.sink, letter.status, letter.reason, bytes, letter.recordedAt])
+                        """).execute(arguments: [letter.delivery.id, letter.sink, letter.status, letter.reason, bytes, SQLiteDateText.text(letter.recordedAt)])
             }
         }
     }

@@ -6,12 +6,14 @@ import Foundation
 /// error. `FeedBodyReadingTests` holds every answer to Foundation's over the documented shapes, mutated bodies and
 /// (with `MATCHCAST_REALDATA`) real recordings.
 enum FeedBodyReading {
+    private static let listKeys: [StaticString] = ["retryAfterMs", "generatedAt", "date", "matches"]
+    private static let matchKeys: [StaticString] = ["retryAfterMs", "match"]
     /// `{"retryAfterMs", "match"}`.
     static func match(_ data: Data) -> MatchResponse? {
         read(data) { reader in
             var retryAfterMs: Int?
             var match: MatchSnapshot?
-            let ok = reader.readObject(keys: ["retryAfterMs", "match"]) { reader, key in
+            let ok = reader.readObject(keys: matchKeys) { reader, key in
                 switch key {
                 case 0: reader.optional(&retryAfterMs) { $0.readInt() }
                 case 1: reader.required(&match) { MatchSnapshot.read(&$0) }
@@ -31,7 +33,7 @@ enum FeedBodyReading {
             var generatedAt: Date?
             var date: String?
             var matches: [MatchSnapshot]?
-            let ok = reader.readObject(keys: ["retryAfterMs", "generatedAt", "date", "matches"]) { reader, key in
+            let ok = reader.readObject(keys: listKeys) { reader, key in
                 switch key {
                 case 0: reader.optional(&retryAfterMs) { $0.readInt() }
                 case 1: reader.optional(&generatedAt) { $0.readDate() }
@@ -56,7 +58,7 @@ enum FeedBodyReading {
 }
 
 extension StrictJSONReader {
-    /// An object of the fields `keys` names (at most 32): `member` is called with each field's index in `keys`, or
+    /// An object of the fields `keys` names (at most 32; each type keeps its table in a static, so a read allocates none): `member` is called with each field's index in `keys`, or
     /// nil for a key not among them, and reads its value. A known key given twice leaves the body to Foundation.
     mutating func readObject(keys: [StaticString], _ member: (inout StrictJSONReader, Int?) -> Bool) -> Bool {
         var seen: UInt32 = 0
@@ -164,9 +166,11 @@ extension MatchSnapshot {
 }
 
 extension Team {
+    private static let keys: [StaticString] = ["id", "name", "short"]
+
     static func read(_ reader: inout StrictJSONReader) -> Team? {
         var id: String?, name: String?, short: String?
-        let ok = reader.readObject(keys: ["id", "name", "short"]) { reader, key in
+        let ok = reader.readObject(keys: keys) { reader, key in
             switch key {
             case 0: reader.required(&id) { $0.readNonEmpty() }
             case 1: reader.required(&name) { $0.readNonEmpty() }
@@ -180,9 +184,11 @@ extension Team {
 }
 
 extension MatchEvent {
+    private static let keys: [StaticString] = ["id", "type", "at", "text"]
+
     static func read(_ reader: inout StrictJSONReader) -> MatchEvent? {
         var id: String?, type: String?, at: Date?, text: String?
-        let ok = reader.readObject(keys: ["id", "type", "at", "text"]) { reader, key in
+        let ok = reader.readObject(keys: keys) { reader, key in
             switch key {
             case 0: reader.required(&id) { $0.readString() }
             case 1: reader.required(&type) { $0.readString() }
@@ -209,9 +215,11 @@ extension Score {
 }
 
 extension TeamScore {
+    private static let keys: [StaticString] = ["home", "away", "period", "clock"]
+
     static func read(_ reader: inout StrictJSONReader) -> TeamScore? {
         var home: Int?, away: Int?, period: String?, clock: String?
-        let ok = reader.readObject(keys: ["home", "away", "period", "clock"]) { reader, key in
+        let ok = reader.readObject(keys: keys) { reader, key in
             switch key {
             case 0: reader.required(&home) { $0.readCount() }
             case 1: reader.required(&away) { $0.readCount() }
@@ -226,9 +234,11 @@ extension TeamScore {
 }
 
 extension TennisScore {
+    private static let keys: [StaticString] = ["bestOf", "finalSetTiebreak", "firstServer", "points"]
+
     static func read(_ reader: inout StrictJSONReader) -> TennisScore? {
         var bestOf: Int?, tiebreak: Int?, server: Side?, points: String?
-        let ok = reader.readObject(keys: ["bestOf", "finalSetTiebreak", "firstServer", "points"]) { reader, key in
+        let ok = reader.readObject(keys: keys) { reader, key in
             switch key {
             case 0: reader.optional(&bestOf) { $0.readInt() }
             case 1: reader.optional(&tiebreak) { $0.readInt() }
@@ -247,9 +257,11 @@ extension TennisScore {
 }
 
 extension BaseballScore {
+    private static let keys: [StaticString] = ["home", "away", "inning", "half", "outs", "bases"]
+
     static func read(_ reader: inout StrictJSONReader) -> BaseballScore? {
         var home: Int?, away: Int?, inning: Int?, half: Half?, outs: Int?, bases: [Bool]?
-        let ok = reader.readObject(keys: ["home", "away", "inning", "half", "outs", "bases"]) { reader, key in
+        let ok = reader.readObject(keys: keys) { reader, key in
             switch key {
             case 0: reader.required(&home) { $0.readCount() }
             case 1: reader.required(&away) { $0.readCount() }
@@ -318,9 +330,11 @@ extension CricketScore.Innings {
 }
 
 extension CricketScore.Batter {
+    private static let keys: [StaticString] = ["name", "runs", "balls", "onStrike"]
+
     static func read(_ reader: inout StrictJSONReader) -> Self? {
         var name: String?, runs: Int?, balls: Int?, onStrike: Bool?
-        let ok = reader.readObject(keys: ["name", "runs", "balls", "onStrike"]) { reader, key in
+        let ok = reader.readObject(keys: keys) { reader, key in
             switch key {
             case 0: reader.required(&name) { $0.readNonEmpty() }
             case 1: reader.required(&runs) { $0.readCount() }
@@ -335,9 +349,11 @@ extension CricketScore.Batter {
 }
 
 extension CricketScore.Bowler {
+    private static let keys: [StaticString] = ["name", "balls", "runs", "wickets"]
+
     static func read(_ reader: inout StrictJSONReader) -> Self? {
         var name: String?, balls: Int?, runs: Int?, wickets: Int?
-        let ok = reader.readObject(keys: ["name", "balls", "runs", "wickets"]) { reader, key in
+        let ok = reader.readObject(keys: keys) { reader, key in
             switch key {
             case 0: reader.required(&name) { $0.readNonEmpty() }
             case 1: reader.required(&balls) { $0.readCount() }

@@ -167,6 +167,9 @@ public struct DeliveryRecord: Sendable, Hashable, Codable {
 }
 
 /// Minimal JSON text writing for the hand-built delivery line.
+/// A string as JSON, escaped as Foundation's `JSONEncoder` escapes it: `"` and `\`, the control characters (those
+/// with a short escape by it), everything else (`/` and non-ASCII included) as its UTF-8 bytes. The one escaper of the
+/// deliveries' JSON and of `CanonicalJSONWriter`.
 enum JSONText {
     static func appendString(_ string: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
@@ -190,6 +193,8 @@ enum JSONText {
         switch byte {
         case UInt8(ascii: "\""): out.append(contentsOf: [92, 34])
         case UInt8(ascii: "\\"): out.append(contentsOf: [92, 92])
+        case 0x08: out.append(contentsOf: [92, 98])
+        case 0x0C: out.append(contentsOf: [92, 102])
         case UInt8(ascii: "\n"): out.append(contentsOf: [92, 110])
         case UInt8(ascii: "\r"): out.append(contentsOf: [92, 114])
         case UInt8(ascii: "\t"): out.append(contentsOf: [92, 116])

@@ -63,7 +63,7 @@ struct StrictJSONReader {
             value = sum
             at += 1
         }
-        if at < bytes.count, [UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E")].contains(bytes[at]) { return nil }
+        if at < bytes.count, bytes[at] == UInt8(ascii: ".") || bytes[at] | 0x20 == UInt8(ascii: "e") { return nil }
         index = at
         return value
     }
