@@ -25,6 +25,12 @@ extension MatchSnapshot: CanonicalJSONWritable {
     }
 }
 
+extension Sport: CanonicalJSONRawValue {}
+extension MatchStatus: CanonicalJSONRawValue {}
+extension Side: CanonicalJSONRawValue {}
+extension CricketScore.Format: CanonicalJSONRawValue {}
+extension BaseballScore.Half: CanonicalJSONRawValue {}
+
 extension Team: CanonicalJSONWritable {
     public func write(to json: inout CanonicalJSONWriter) {
         json.object { json in

@@ -6,6 +6,9 @@ public protocol CanonicalJSONWritable: Encodable {
     func write(to json: inout CanonicalJSONWriter)
 }
 
+/// An enum written as its raw value, as its synthesized `Encodable` writes it.
+public protocol CanonicalJSONRawValue: CanonicalJSONWritable, RawRepresentable<String> {}
+
 /// Writes JSON byte for byte as `JSON.encoder()` does (keys sorted, slashes unescaped, dates as `JSON.formatDate`),
 /// for the values a changed poll stores: a match's snapshot (its row) and the content a fan-out sent. The encoder
 /// reaches every field through `Codable`'s keyed containers, which cost more than writing the row; each type written
@@ -26,8 +29,6 @@ public struct CanonicalJSONWriter {
         return json.bytes
     }
 
-    // MARK: Objects and fields
-
     /// An object whose fields `body` writes, in sorted key order.
     public mutating func object(_ body: (inout CanonicalJSONWriter) -> Void) {
         let outer = needsComma
@@ -38,102 +39,43 @@ public struct CanonicalJSONWriter {
         needsComma = outer
     }
 
-    public mutating func field(_ key: StaticString, _ value: String) {
-        self.key(key)
-        appendString(value)
-    }
-
-    /// Left out when nil, as `encodeIfPresent` leaves it.
-    public mutating func field(_ key: StaticString, _ value: String?) {
-        guard let value else { return }
-        field(key, value)
-    }
-
-    public mutating func field(_ key: StaticString, _ value: Int) {
-        self.key(key)
-        appendInt(value)
-    }
-
-    public mutating func field(_ key: StaticString, _ value: Int?) {
-        guard let value else { return }
-        field(key, value)
-    }
-
-    public mutating func field(_ key: StaticString, _ value: Bool) {
-        self.key(key)
-        appendBool(value)
-    }
-
-    /// A date as `JSON.encoder()`'s date strategy writes it.
-    public mutating func field(_ key: StaticString, _ value: Date?) {
-        guard let value else { return }
-        field(key, JSON.formatDate(value))
-    }
-
-    public mutating func field<Raw: RawRepresentable<String>>(_ key: StaticString, _ value: Raw) {
-        field(key, value.rawValue)
-    }
-
-    public mutating func field<Raw: RawRepresentable<String>>(_ key: StaticString, _ value: Raw?) {
-        guard let value else { return }
-        field(key, value.rawValue)
-    }
-
+    /// `"key":value`, after a comma when a field came before it in the object. Keys are plain ASCII, written as
+    /// they are.
     public mutating func field<Value: CanonicalJSONWritable>(_ key: StaticString, _ value: Value) {
-        self.key(key)
-        value.write(to: &self)
-    }
-
-    public mutating func field<Value: CanonicalJSONWritable>(_ key: StaticString, _ value: Value?) {
-        guard let value else { return }
-        field(key, value)
-    }
-
-    public mutating func field<Value: CanonicalJSONWritable>(_ key: StaticString, _ values: [Value]) {
-        self.key(key)
-        array(values) { json, value in value.write(to: &json) }
-    }
-
-    public mutating func field(_ key: StaticString, _ values: [String]?) {
-        guard let values else { return }
-        self.key(key)
-        array(values) { json, value in json.appendString(value) }
-    }
-
-    public mutating func field(_ key: StaticString, _ values: [Bool]) {
-        self.key(key)
-        array(values) { json, value in json.appendBool(value) }
-    }
-
-    // MARK: Internals
-
-    /// `"key":`, after a comma when a field came before it in the object. Keys are plain ASCII, written as they are.
-    private mutating func key(_ key: StaticString) {
         if needsComma { bytes.append(UInt8(ascii: ",")) }
         needsComma = true
         bytes.append(UInt8(ascii: "\""))
         key.withUTF8Buffer { bytes.append(contentsOf: $0) }
         bytes.append(UInt8(ascii: "\""))
         bytes.append(UInt8(ascii: ":"))
+        value.write(to: &self)
     }
 
-    private mutating func array<Element>(_ values: [Element], _ each: (inout CanonicalJSONWriter, Element) -> Void) {
+    /// Left out when nil, as `encodeIfPresent` leaves it.
+    public mutating func field<Value: CanonicalJSONWritable>(_ key: StaticString, _ value: Value?) {
+        guard let value else { return }
+        field(key, value)
+    }
+
+    // MARK: Values
+
+    mutating func appendArray<Element: CanonicalJSONWritable>(_ values: [Element]) {
         let outer = needsComma
         bytes.append(UInt8(ascii: "["))
         for (index, value) in values.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
             needsComma = false
-            each(&self, value)
+            value.write(to: &self)
         }
         bytes.append(UInt8(ascii: "]"))
         needsComma = outer
     }
 
-    private mutating func appendBool(_ value: Bool) {
+    mutating func appendBool(_ value: Bool) {
         bytes.append(contentsOf: value ? "true".utf8 : "false".utf8)
     }
 
-    private mutating func appendInt(_ value: Int) {
+    mutating func appendInt(_ value: Int) {
         guard value != 0 else { return bytes.append(UInt8(ascii: "0")) }
         if value < 0 { bytes.append(UInt8(ascii: "-")) }
         // Digits of the magnitude, least significant first (Int.min's magnitude fits a UInt).
@@ -146,7 +88,32 @@ public struct CanonicalJSONWriter {
         bytes[start...].reverse()
     }
 
-    private mutating func appendString(_ string: String) {
+    mutating func appendString(_ string: String) {
         JSONText.appendString(string, to: &bytes)
     }
+}
+
+extension String: CanonicalJSONWritable {
+    public func write(to json: inout CanonicalJSONWriter) { json.appendString(self) }
+}
+
+extension Int: CanonicalJSONWritable {
+    public func write(to json: inout CanonicalJSONWriter) { json.appendInt(self) }
+}
+
+extension Bool: CanonicalJSONWritable {
+    public func write(to json: inout CanonicalJSONWriter) { json.appendBool(self) }
+}
+
+/// As `JSON.encoder()`'s date strategy writes it.
+extension Date: CanonicalJSONWritable {
+    public func write(to json: inout CanonicalJSONWriter) { json.appendString(JSON.formatDate(self)) }
+}
+
+extension Array: CanonicalJSONWritable where Element: CanonicalJSONWritable {
+    public func write(to json: inout CanonicalJSONWriter) { json.appendArray(self) }
+}
+
+extension CanonicalJSONRawValue {
+    public func write(to json: inout CanonicalJSONWriter) { json.appendString(rawValue) }
 }
