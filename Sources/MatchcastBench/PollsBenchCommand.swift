@@ -25,11 +25,14 @@ struct PollsBenchCommand: AsyncParsableCommand {
             ticks) as a share of one core and per poll, serve's resident memory before the follows and after the \
             window (and the difference per followed match), and the latency of follow and unfollow calls made \
             meanwhile (--probes pairs per second, by devices without a token, so nothing is delivered for them). \
-            The table goes to stderr. See docs/performance.md.
+            With several --matches (a comma list), each store runs at each count, and a line per store gives what a \
+            poll and a match cost between the fewest and the most: serve's CPU per added poll, its CPU a second \
+            besides the polls, and resident memory per added match. The table goes to stderr. See docs/performance.md.
 
             Examples:
               swift build -c release
               .build/release/matchcast-bench polls --store sqlite --matches 2000
+              .build/release/matchcast-bench polls --store all --matches 1000,10000 --seconds 30
               .build/release/matchcast-bench polls --store sqlite --matches 1000 --changing
               .build/release/matchcast-bench polls --store sqlite --matches 2000 --listed
               .build/release/matchcast-bench polls --store all --matches 2000 --postgres-url postgres://postgres@127.0.0.1:5432/postgres
@@ -38,8 +41,8 @@ struct PollsBenchCommand: AsyncParsableCommand {
 
     @OptionGroup var child: ServeChildOptions
 
-    @Option(help: "Live matches, each followed by one device.")
-    var matches = 2_000
+    @Option(help: "Live matches, each followed by one device; a comma list (1000,10000) runs each store at each count.")
+    var matches = MatchCounts([2_000])
 
     @Option(help: "How often each match asks to be polled, in ms (the feed's retryAfterMs and serve's polling.minPollMs).")
     var pollMs = 1_000
@@ -60,7 +63,6 @@ struct PollsBenchCommand: AsyncParsableCommand {
     var listed = false
 
     func validate() throws {
-        guard (1...100_000).contains(matches) else { throw ValidationError("--matches must be 1...100000") }
         guard (100...60_000).contains(pollMs) else { throw ValidationError("--poll-ms must be 100...60000") }
         guard (1...3600).contains(seconds) else { throw ValidationError("--seconds must be 1...3600") }
         guard (0...600).contains(warmup) else { throw ValidationError("--warmup must be 0...600") }
@@ -79,16 +81,17 @@ struct PollsBenchCommand: AsyncParsableCommand {
         defer { signals.uninstall() }
         StandardStreams.err("load average (1, 5, 15 min) at the start: \(BenchTable.loadAverage)")
         var results: [PollsBenchmark.Result] = []
-        for kind in child.store.kinds {
+        let runs = child.store.kinds.flatMap { kind in matches.values.map { (kind, $0) } }
+        for (kind, count) in runs {
             let benchmark = PollsBenchmark(options: PollsBenchmark.Options(
-                matches: matches, pollMs: pollMs, seconds: seconds, warmup: warmup, clients: child.clients, probesPerSecond: probes,
+                matches: count, pollMs: pollMs, seconds: seconds, warmup: warmup, clients: child.clients, probesPerSecond: probes,
                 executable: child.matchcast, store: kind, postgresServer: postgresServer,
                 serveLogLevel: child.serveLogLevel, phaseTimeout: .seconds(child.timeout), interrupted: { signals.isSet },
                 changing: changing, listed: listed))
             do {
                 results.append(try await benchmark.run())
             } catch {
-                StandardStreams.err("matchcast-bench polls: store \(kind.rawValue): \(error)")
+                StandardStreams.err("matchcast-bench polls: store \(kind.rawValue), \(count) matches: \(error)")
                 if !results.isEmpty { PollsBenchTable.print(results, pollMs: pollMs) }
                 throw ExitCode(signals.isSet ? 130 : 1)
             }
@@ -129,6 +132,11 @@ enum PollsBenchTable {
                 + (listed ? "; the live list carries every match and serves them" : "")
                 + (changing ? "; every \(listed ? "answer" : "one") a change, delivered to the match's follower" : ""))
         BenchTable.printAligned(lines, textColumns: 1)
+        let marginals = PollsMarginal.of(results)
+        guard !marginals.isEmpty else { return }
+        StandardStreams.err("")
+        StandardStreams.err("between the fewest and the most matches (what serve spends anyway left out; docs/performance.md):")
+        for marginal in marginals { StandardStreams.err("  " + marginal.line) }
     }
 
     private static func latencies(_ sample: LatencySample) -> String {
