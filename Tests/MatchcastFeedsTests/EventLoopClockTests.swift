@@ -115,6 +115,29 @@ struct EventLoopClockTests {
         #expect(cancelled)
     }
 
+    @Test("a long sleep ends on a grid of 4, 8 or 16 ms, within a 32nd of itself, never before it is due")
+    func grids() {
+        let slot = UInt64(4_000_000)
+        var rng = SystemRandomNumberGenerator()
+        // (the sleep, its grid): 100–255 ms on 4 ms, 256–511 ms on 8 ms, 512 ms and longer on 16 ms.
+        let cases: [(Duration, UInt64)] = [
+            (.milliseconds(100), 1), (.milliseconds(200), 1), (.milliseconds(255), 1), (.milliseconds(256), 2),
+            (.milliseconds(500), 2), (.milliseconds(512), 4), (.milliseconds(990), 4), (.seconds(60), 4),
+        ]
+        for (delay, slotsPerGrid) in cases {
+            for _ in 0..<100 {
+                let due = UInt64.random(in: 0...(1 << 50), using: &rng)
+                let wheelSlot = EventLoopClock.wheelSlot(due: due, delay: delay)
+                let ends = wheelSlot * slot
+                #expect(wheelSlot % slotsPerGrid == 0, "a sleep of \(delay) ends in slot \(wheelSlot)")
+                #expect(ends > due && ends - due <= slotsPerGrid * slot, "a sleep of \(delay) due at \(due) ends at \(ends)")
+            }
+        }
+        // Due exactly on a grid line: the next one (a sleep ends after it is due, at most one grid late).
+        #expect(EventLoopClock.wheelSlot(due: 16 * slot, delay: .seconds(1)) == 20)
+        #expect(EventLoopClock.wheelSlot(due: 16 * slot, delay: .milliseconds(150)) == 17)
+    }
+
     @Test("the slot heap gives back every slot inserted, smallest first")
     func slotHeap() {
         var rng = SystemRandomNumberGenerator()
