@@ -126,9 +126,11 @@ struct FanoutBenchCommand: AsyncParsableCommand {
 
     @Option(help: """
         The store behind LifecycleManager: memory (InMemoryStore, as `serve --store memory`), sqlite \
-        (a temporary file) or postgres (a scratch database); a comma list, or all, runs each in turn.
-        """)
-    var store = BenchStoreList([.memory])
+        (a temporary file) or postgres (a scratch database); a comma list, or all, runs each in turn. \
+        (default: \(Self.defaultStore))
+        """, transform: BenchStoreList.parse)
+    var store = Self.defaultStore
+    static let defaultStore = BenchStoreList([.memory])
 
     @Option(name: .customLong("postgres-url"), help: """
         The PostgreSQL server for --store postgres (default: MATCHCAST_POSTGRES_URL). The benchmark creates a \

@@ -17,16 +17,12 @@ enum BenchStoreKind: String, Sendable, CaseIterable {
 }
 
 /// `--store memory`, `--store sqlite,postgres`, `--store all`: the stores a benchmark runs on, one after the
-/// other in one invocation, in the order given.
-struct BenchStoreList: ExpressibleByArgument, Sendable, Equatable, CustomStringConvertible {
+/// other in one invocation, in the order given. Options take it with `transform: BenchStoreList.parse`, so that a bad
+/// value's message says what is wrong (their help then names the default itself).
+struct BenchStoreList: Sendable, Equatable, CustomStringConvertible {
     let kinds: [BenchStoreKind]
 
     init(_ kinds: [BenchStoreKind]) { self.kinds = kinds }
-
-    init?(argument: String) {
-        guard let parsed = try? Self.parse(argument) else { return nil }
-        self = parsed
-    }
 
     /// Parses a comma list of store names, or `all`; the error says what is wrong.
     static func parse(_ text: String) throws(BenchSetupError) -> BenchStoreList {
@@ -47,7 +43,6 @@ struct BenchStoreList: ExpressibleByArgument, Sendable, Equatable, CustomStringC
     static let allowed = BenchStoreKind.allCases.map(\.rawValue).joined(separator: ", ") + " (a comma list), or all"
 
     var description: String { kinds.map(\.rawValue).joined(separator: ",") }
-    var defaultValueDescription: String { description }
 
     var needsPostgres: Bool { kinds.contains(.postgres) }
 

@@ -41,8 +41,16 @@ struct PollsBenchCommand: AsyncParsableCommand {
 
     @OptionGroup var child: ServeChildOptions
 
-    @Option(help: "Live matches, each followed by one device; a comma list (1000,10000) runs each store at each count.")
-    var matches = MatchCounts([2_000])
+    // A transform rather than ExpressibleByArgument, so that a bad value's message says what is wrong; the help
+    // then names the default itself.
+    @Option(
+        help: """
+            Live matches, each followed by one device; a comma list (1000,10000) runs each store at each count. \
+            (default: \(Self.defaultMatches))
+            """,
+        transform: MatchCounts.parse)
+    var matches = Self.defaultMatches
+    static let defaultMatches = MatchCounts([2_000])
 
     @Option(help: "How often each match asks to be polled, in ms (the feed's retryAfterMs and serve's polling.minPollMs).")
     var pollMs = 1_000

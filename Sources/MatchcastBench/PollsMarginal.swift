@@ -1,16 +1,12 @@
 import ArgumentParser
 import Foundation
 
-/// `--matches 1000,10000`: the match counts `matchcast-bench polls` runs each store at, in ascending order.
-struct MatchCounts: ExpressibleByArgument, Sendable, Equatable, CustomStringConvertible {
+/// `--matches 1000,10000`: the match counts `matchcast-bench polls` runs each store at, in ascending order (taken with
+/// `transform: MatchCounts.parse`, as `BenchStoreList` is).
+struct MatchCounts: Sendable, Equatable, CustomStringConvertible {
     let values: [Int]
 
     init(_ values: [Int]) { self.values = values }
-
-    init?(argument: String) {
-        guard let parsed = try? Self.parse(argument) else { return nil }
-        self = parsed
-    }
 
     /// A comma list of counts, each 1...100,000, none twice; sorted ascending. The error says what is wrong.
     static func parse(_ text: String) throws(BenchSetupError) -> MatchCounts {
@@ -29,7 +25,6 @@ struct MatchCounts: ExpressibleByArgument, Sendable, Equatable, CustomStringConv
     static let allowed = 1...100_000
 
     var description: String { values.map(String.init).joined(separator: ",") }
-    var defaultValueDescription: String { description }
 }
 
 /// What one store's polls cost beyond what `serve` spends anyway, from its runs at the fewest and the most matches:

@@ -4,8 +4,14 @@ import Foundation
 /// The options of the benchmarks that run `matchcast serve` as a child (`serve`, `polls`): which stores, which
 /// PostgreSQL server, how the API is driven, and which `matchcast` to start.
 struct ServeChildOptions: ParsableArguments {
-    @Option(help: "Stores to run serve on, one after the other: memory, sqlite, postgres (a comma list), or all.")
-    var store = BenchStoreList([.sqlite])
+    @Option(
+        help: """
+            Stores to run serve on, one after the other: memory, sqlite, postgres (a comma list), or all. \
+            (default: \(Self.defaultStore))
+            """,
+        transform: BenchStoreList.parse)
+    var store = Self.defaultStore
+    static let defaultStore = BenchStoreList([.sqlite])
 
     @Option(name: .customLong("postgres-url"), help: """
         The PostgreSQL server for --store postgres (default: MATCHCAST_POSTGRES_URL). A database of the \

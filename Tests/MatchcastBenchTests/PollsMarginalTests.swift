@@ -4,7 +4,7 @@ import Testing
 
 @Suite("matchcast-bench polls: several match counts, and what a poll and a match cost between them")
 struct PollsMarginalTests {
-    @Test("--matches takes a comma list, sorted; a count out of range, a word or a repeat is refused")
+    @Test("--matches takes a comma list, sorted; a count out of range, a word or a repeat is refused, saying why")
     func matchCounts() throws {
         #expect(try MatchCounts.parse("1000,10000").values == [1_000, 10_000])
         #expect(try MatchCounts.parse("10_000, 1000,2000").values == [1_000, 2_000, 10_000])
@@ -13,7 +13,16 @@ struct PollsMarginalTests {
         }
         #expect(try PollsBenchCommand.parse([]).matches.values == [2_000])
         #expect(try PollsBenchCommand.parse(["--matches", "1000,10000"]).matches.values == [1_000, 10_000])
-        #expect(throws: (any Error).self) { try PollsBenchCommand.parse(["--matches", "0"]) }
+        // On the command line, the message says what is wrong, for --matches and for --store.
+        for (arguments, says) in [
+            (["--matches", "0"], "'0' is not a number of matches (1...100000)"),
+            (["--matches", "1000,1000"], "1000 matches named twice"),
+            (["--store", "sqlite,mysql"], "store 'mysql' is not one of memory, sqlite, postgres"),
+        ] {
+            let error = #expect(throws: (any Error).self) { try PollsBenchCommand.parse(arguments) }
+            let message = error.map { PollsBenchCommand.message(for: $0) } ?? ""
+            #expect(message.contains(says), "\(arguments): \(message)")
+        }
     }
 
     /// A run of `matches` over a 10 s window: `polls` answered, `cpu` seconds of serve's CPU, `grown` bytes of RSS.
