@@ -19,12 +19,12 @@ struct EventLoopClockTests {
 
     /// Sleeps `duration` on the clock from a task on `executor`; returns how long it took and how it ended.
     private static func sleep(
-        _ duration: Duration, on executor: EventLoopExecutor
+        _ duration: Duration, tolerance: Duration? = nil, on executor: EventLoopExecutor
     ) -> Task<(elapsed: Duration, cancelled: Bool), Never> {
         Task(executorPreference: executor) {
             let start = ContinuousClock.now
             do {
-                try await EventLoopClock().sleep(for: duration)
+                try await EventLoopClock().sleep(for: duration, tolerance: tolerance)
                 return (ContinuousClock.now - start, false)
             } catch {
                 return (ContinuousClock.now - start, error is CancellationError)
@@ -115,27 +115,50 @@ struct EventLoopClockTests {
         #expect(cancelled)
     }
 
-    @Test("a long sleep ends on a grid of 4, 8 or 16 ms, within a 32nd of itself, never before it is due")
+    @Test("a long sleep ends on a grid of 4, 8 or 16 ms, within its tolerance (a 32nd of it unless given), never before it is due")
     func grids() {
         let slot = UInt64(4_000_000)
         var rng = SystemRandomNumberGenerator()
-        // (the sleep, its grid): 100–255 ms on 4 ms, 256–511 ms on 8 ms, 512 ms and longer on 16 ms.
+        // (the sleep, its grid) with the tolerance not given: 100–255 ms on 4 ms, 256–511 ms on 8 ms, 512 ms and
+        // longer on 16 ms.
         let cases: [(Duration, UInt64)] = [
             (.milliseconds(100), 1), (.milliseconds(200), 1), (.milliseconds(255), 1), (.milliseconds(256), 2),
             (.milliseconds(500), 2), (.milliseconds(512), 4), (.milliseconds(990), 4), (.seconds(60), 4),
         ]
         for (delay, slotsPerGrid) in cases {
+            let tolerance = EventLoopClock.defaultTolerance(for: delay)
             for _ in 0..<100 {
                 let due = UInt64.random(in: 0...(1 << 50), using: &rng)
-                let wheelSlot = EventLoopClock.wheelSlot(due: due, delay: delay)
+                let wheelSlot = EventLoopClock.wheelSlot(due: due, tolerance: tolerance)
                 let ends = wheelSlot * slot
                 #expect(wheelSlot % slotsPerGrid == 0, "a sleep of \(delay) ends in slot \(wheelSlot)")
                 #expect(ends > due && ends - due <= slotsPerGrid * slot, "a sleep of \(delay) due at \(due) ends at \(ends)")
             }
         }
+        // A tolerance given: the coarsest grid within it, 16 ms at most.
+        #expect(EventLoopClock.wheelSlot(due: 1, tolerance: .milliseconds(4)) == 1)
+        #expect(EventLoopClock.wheelSlot(due: 1, tolerance: .milliseconds(12)) == 2)
+        #expect(EventLoopClock.wheelSlot(due: 1, tolerance: .seconds(1)) == 4)
         // Due exactly on a grid line: the next one (a sleep ends after it is due, at most one grid late).
-        #expect(EventLoopClock.wheelSlot(due: 16 * slot, delay: .seconds(1)) == 20)
-        #expect(EventLoopClock.wheelSlot(due: 16 * slot, delay: .milliseconds(150)) == 17)
+        #expect(EventLoopClock.wheelSlot(due: 16 * slot, tolerance: .milliseconds(16)) == 20)
+        #expect(EventLoopClock.wheelSlot(due: 16 * slot, tolerance: .milliseconds(4)) == 17)
+    }
+
+    @Test("a long sleep given a tolerance under a slot is a timer of its own and ends when asked; without one it waits in the wheel", .timeLimit(.minutes(1)))
+    func exactSleep() async throws {
+        try await Self.withLoop { executor in
+            let first = Self.sleep(.seconds(3600), on: executor)
+            try await Self.waitForSleepers(1, on: executor)
+            let exact = Self.sleep(.seconds(3600), tolerance: .zero, on: executor)
+            let second = Self.sleep(.seconds(3600), on: executor)
+            try await Self.waitForSleepers(2, on: executor)
+            // The loop runs its jobs in order: the exact sleep began before the second, and is not in the wheel.
+            #expect(try await executor.eventLoop.submit({ SleepWheel.of(executor.eventLoop).sleeping }).get() == 2)
+            for task in [first, exact, second] { task.cancel() }
+            for task in [first, exact, second] { #expect(await task.value.cancelled) }
+            let (elapsed, cancelled) = await Self.sleep(.milliseconds(150), tolerance: .zero, on: executor).value
+            #expect(!cancelled && elapsed >= .milliseconds(150))
+        }
     }
 
     @Test("the slot heap gives back every slot inserted, smallest first")

@@ -4,34 +4,37 @@ import NIOPosix
 /// Real time, whose sleeps wait on the event loop the sleeping task runs on (`EventLoopExecutor`): waking a poll then
 /// takes no thread of its own. Off an event loop it sleeps as `ContinuousClock` does.
 ///
-/// A sleep of `coalescingThreshold` or more waits in the loop's `SleepWheel` and ends at the next multiple of its grid
-/// on the loop's clock: `slot`, or for a longer sleep 2 or 4 slots, the most that stays within `toleranceDivisor`th of
-/// it (a poll every second ends up to 16 ms late, one every 200 ms up to 4 ms). The polls due in the same grid step
-/// wake their loop once, and thousands of sleeping polls add one timer to the loop's timer heap rather than one each.
-/// Shorter sleeps are a timer of their own and end when asked.
+/// A sleep of `coalescingThreshold` or more whose tolerance is a `slot` or more waits in the loop's `SleepWheel` and
+/// ends at the next multiple of its grid on the loop's clock: 1, 2 or 4 slots, the coarsest within its tolerance. The
+/// tolerance not given is a 32nd of the sleep, at least a slot (a poll every second ends up to 16 ms late, one every
+/// 200 ms up to 4 ms). The polls due in the same grid step wake their loop once, and thousands of sleeping polls add
+/// one timer to the loop's timer heap rather than one each. Other sleeps are a timer of their own and end when asked.
 public struct EventLoopClock: Clock {
     public typealias Instant = ContinuousClock.Instant
     public typealias Duration = Swift.Duration
 
-    /// The wheel's unit, and how late a sleep of `coalescingThreshold` may end, so that sleeps ending close together
-    /// end together.
+    /// The wheel's unit: the least a sleep waiting in it may end late, so that sleeps ending close together end
+    /// together.
     public static let slot = Duration.milliseconds(4)
     /// Shorter sleeps end when asked.
     public static let coalescingThreshold = Duration.milliseconds(100)
-    /// A long sleep may end up to this fraction of itself late (in whole grids of 1, 2 or 4 slots).
-    static let toleranceDivisor: Int64 = 32
-    /// The coarsest grid, in slots: a sleep ends at most 16 ms late, however long.
+    /// The coarsest grid, in slots: a sleep ends at most 16 ms late, whatever its tolerance.
     static let maxSlotsPerGrid: UInt64 = 4
 
-    /// The wheel slot a sleep of `delay` (`coalescingThreshold` or more) due at `due` (the loop's uptime, in ns) ends
-    /// in: the first multiple of its grid after `due`, never before it.
-    static func wheelSlot(due: UInt64, delay: Duration) -> UInt64 {
-        let slotNanoseconds = UInt64(TimeAmount(slot).nanoseconds)
-        let tolerance = UInt64(max(0, TimeAmount(delay).nanoseconds / toleranceDivisor))
+    /// How late a sleep of `delay` may end when its caller gives no tolerance: a 32nd of it, at least a slot.
+    static func defaultTolerance(for delay: Duration) -> Duration {
+        max(slot, delay / 32)
+    }
+
+    /// The wheel slot a sleep due at `due` (the loop's uptime, in ns) that may end up to `tolerance` late (a `slot` or
+    /// more) ends in: the first multiple of its grid after `due`, never before it.
+    static func wheelSlot(due: UInt64, tolerance: Duration) -> UInt64 {
         var slotsPerGrid: UInt64 = 1
-        while slotsPerGrid < maxSlotsPerGrid, slotNanoseconds * slotsPerGrid * 2 <= tolerance { slotsPerGrid *= 2 }
+        while slotsPerGrid < maxSlotsPerGrid, slot * Int(slotsPerGrid * 2) <= tolerance { slotsPerGrid *= 2 }
         return (due / (slotNanoseconds * slotsPerGrid) + 1) * slotsPerGrid
     }
+
+    private static let slotNanoseconds = UInt64(TimeAmount(slot).nanoseconds)
 
     public init() {}
 
@@ -47,8 +50,9 @@ public struct EventLoopClock: Clock {
         let delay = ContinuousClock.now.duration(to: deadline)
         guard delay > .zero else { return }
         let due = NIODeadline.now() + TimeAmount(delay)
-        if delay >= Self.coalescingThreshold {
-            try await SleepWheel.of(loop).sleep(slot: Self.wheelSlot(due: due.uptimeNanoseconds, delay: delay))
+        let tolerance = tolerance ?? Self.defaultTolerance(for: delay)
+        if delay >= Self.coalescingThreshold, tolerance >= Self.slot {
+            try await SleepWheel.of(loop).sleep(slot: Self.wheelSlot(due: due.uptimeNanoseconds, tolerance: tolerance))
             return
         }
         let scheduled = loop.scheduleTask(deadline: due) {}
