@@ -306,7 +306,7 @@ private struct BenchResources {
     ) async throws {
         switch storeKind {
         case .memory:
-            break  // the default above
+            self.store = try await StoreURL("memory").makeStore()  // as `serve --store memory` opens it
         case .sqlite:
             let path = FileManager.default.temporaryDirectory
                 .appendingPathComponent("matchcast-bench-\(getpid()).sqlite").path

@@ -80,7 +80,9 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
     /// `client` must then run (a `Service`) for as long as the store is used.
     public func makeStore() async throws(StoreError) -> any MatchcastStore {
         switch kind {
-        case .memory: InMemoryStore()
+        // Nothing in memory outlives the process, so an outbox there would never be read back: the relay holds what
+        // is not yet sent (`MatchcastStore.keepsOutbox`).
+        case .memory: InMemoryStore(keepsOutbox: false)
         case .sqliteMemory: try SQLiteStore.inMemory()
         case .sqliteFile(let path): try SQLiteStore(path: path)
         case .postgres(let configuration): try await PostgresStore.open(configuration)

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MatchcastCore
+import MatchcastDelivery
 import MatchcastService
 import MatchcastStore
 import MatchcastTesting
@@ -90,5 +91,46 @@ struct BroadcastChannelsDeleteTests {
         #expect(await store.channels().isEmpty)
         #expect(await channels.all().isEmpty)
         #expect(await apns.created == [channelId])
+    }
+
+    /// `serve --store memory` keeps no outbox: what the end waits for is the relay, which holds it while its sink fails.
+    @Test func withoutAnOutboxTheDeleteWaitsForTheRelayToSendTheEnd() async throws {
+        let clock = ManualClock()
+        let now: @Sendable () -> Date = { Date(timeIntervalSince1970: 1_800_000_000 + clock.now.offset.seconds) }
+        let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+        let store = InMemoryStore(keepsOutbox: false)
+        let apns = RefusingDeletes(refusing: 0)
+        let channels = BroadcastChannels(
+            client: apns, store: store, settings: BrokerSettings(seed: 1),
+            policy: ChannelPolicy(minFollowers: 2, deleteDelay: .seconds(10)), clock: clock, now: now, logger: logger)
+        let sink = FlakySink()
+        sink.isDown = true
+        let metrics = BrokerMetrics()
+        let relay = DeliveryRelay(
+            store: store, dispatcher: DeliveryDispatcher(sinks: [sink], metrics: metrics, logger: logger), mode: .background,
+            metrics: metrics, backoff: RetryPolicy(initialBackoff: .milliseconds(5), maxBackoff: .milliseconds(20)), logger: logger)
+        await channels.watch(relay)
+        let running = Task { try await relay.run() }
+        defer { running.cancel() }
+
+        let channelId = try #require(await channels.attach(Self.update(.live, 0), matchId: "epl-mun-liv", followers: 2).channelId)
+        let end = await channels.matchChanged(Self.update(.completed, 1), matchId: "epl-mun-liv")
+        try await store.saveActivities([], enqueue: end)
+        #expect(await store.queuedDeliveryCount() == 0, "a store without an outbox queues nothing")
+        await relay.submit(end)
+        await channels.commit(matchId: "epl-mun-liv")
+        #expect(try await eventually { sink.attempts >= 2 })
+
+        clock.advance(by: .seconds(10))
+        await channels.deleteDue()
+        #expect(await apns.deleteCalls.isEmpty, "the end is still in the relay")
+
+        sink.isDown = false
+        #expect(try await eventually { sink.deliveries.map(\.target) == [PushTarget(kind: .channel, value: channelId)] })
+        #expect(try await eventually { await !relay.holds(PushTarget(kind: .channel, value: channelId)) })
+        clock.advance(by: .seconds(10))
+        await channels.deleteDue()
+        #expect(await apns.deleteCalls == [channelId])
+        #expect(await channels.all().isEmpty)
     }
 }

@@ -88,6 +88,26 @@ struct DeliveryRelayTests {
         #expect(seen.observations == [["s4", "s5", "s6", "s7", "s8", "u1"], ["s7", "s8", "u1"], ["u1"]])
     }
 
+    @Test func itHoldsATargetFromSubmitUntilEverySinkTookIt() async throws {
+        let store = InMemoryStore(keepsOutbox: false)
+        let flaky = FlakySink(name: "flaky")
+        let relay = F.relay(store, [flaky, CapturingSink()], mode: .background)
+        let batch = [F.delivery("u1", activity: "a1", .update)]
+        let target = batch[0].target
+        await relay.submit(batch)
+        #expect(await relay.holds(target), "queued, the relay not running yet")
+        #expect(await !relay.holds(PushTarget(kind: .updateToken, value: String(repeating: "cd", count: 32))))
+
+        flaky.isDown = true
+        let running = Task { try await relay.run() }
+        defer { running.cancel() }
+        #expect(try await eventually { flaky.attempts >= 2 })
+        #expect(await relay.holds(target), "taken, and refused by one sink")
+        flaky.isDown = false
+        #expect(try await eventually { await !relay.holds(target) })
+        #expect(flaky.deliveries.map(\.id) == ["u1"])
+    }
+
     @Test func aFailingSinkIsRetriedAndMeanwhileUpdatesCollapseToTheNewest() async throws {
         let store = InMemoryStore()
         let flaky = FlakySink(name: "flaky")

@@ -89,9 +89,12 @@ struct StoreURLTests {
         #expect(!message.contains("s3cret"))
     }
 
-    @Test func memoryMakesAnInMemoryStore() async throws {
+    @Test func memoryMakesAnInMemoryStoreWithoutAnOutbox() async throws {
         let store = try await StoreURL("memory").makeStore()
         #expect(store is InMemoryStore)
+        // Nothing of it outlives the process, so nothing would ever read an outbox back: the relay holds what is unsent.
+        #expect(!store.keepsOutbox)
+        #expect(try SQLiteStore.inMemory().keepsOutbox)
         let sqlite = try await StoreURL("sqlite::memory:").makeStore()
         #expect(sqlite is SQLiteStore)
         try await sqlite.ping()

@@ -95,6 +95,13 @@ public actor DeliveryRelay {
     /// Deliveries submitted and not yet taken by every sink: queued, or in a batch a sink failed to take.
     public var undelivered: Int { depth + (inFlight?.batch.count ?? 0) }
 
+    /// Whether a delivery to `target` was submitted and not yet taken by every sink (queued, or in a batch a sink
+    /// failed to take): what a store without an outbox still has to send.
+    public func holds(_ target: PushTarget) -> Bool {
+        if queue[head...].contains(where: { $0.target == target }) { return true }
+        return inFlight?.remaining.contains { $0.deliveries.contains { $0.target == target } } ?? false
+    }
+
     /// Deliveries just saved to the outbox by the caller. Inline: sent before this returns, one submit after the
     /// other (operations on different matches submit side by side: without turns, one's pump could send another's
     /// batch before that one's starts are claimed, and that one return before its deliveries are sent).

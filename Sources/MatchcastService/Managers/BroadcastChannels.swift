@@ -68,6 +68,8 @@ public actor BroadcastChannels: Service {
     private var createRetryAt: [String: Date] = [:]
     /// How long `run` waits at most between looks (a channel that starts closing is seen within it).
     private let maxInterval: Duration
+    /// The relay the broadcasts go out through (`watch(_:)`): a delete waits for the end it still holds.
+    private var relay: DeliveryRelay?
 
     public init(
         client: any ChannelManagement, store: any MatchcastStore & ChannelStore, settings: BrokerSettings,
@@ -274,6 +276,12 @@ public actor BroadcastChannels: Service {
 
     // MARK: Deleting
 
+    /// The relay the lifecycle hands the broadcasts to (`Broker.useBroadcastChannels`): a channel is deleted only
+    /// once its end has left it too, which is all there is to wait for on a store that keeps no outbox (`memory`).
+    public func watch(_ relay: DeliveryRelay) {
+        self.relay = relay
+    }
+
     /// Deletes the channels whose time has come, until shutdown.
     public func run() async throws {
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
@@ -304,11 +312,7 @@ public actor BroadcastChannels: Service {
     private func delete(_ channel: MatchChannel) async {
         let matchId = channel.matchId
         var channel = channel
-        // The end (or any broadcast) still waiting in the outbox goes out first. An outbox that cannot be
-        // read, or holds more than one look covers, may still hold it: the delete waits.
-        let target = PushTarget(kind: .channel, value: channel.channelId)
-        let queued = try? await store.queuedDeliveries(limit: Self.outboxLook)
-        if queued.map({ $0.count == Self.outboxLook || $0.contains { $0.target == target } }) ?? true {
+        if await isStillQueued(PushTarget(kind: .channel, value: channel.channelId)) {
             channel.postponeDelete(until: now().addingTimeInterval(max(1, policy.deleteDelay.seconds)))
             channels[matchId] = channel
             dirty.insert(matchId)
@@ -339,6 +343,15 @@ public actor BroadcastChannels: Service {
         count("deleted")
         gauge()
         logger.info("broadcast channel deleted", metadata: ["match": "\(matchId)", "channel": "\(channel.channelId)"])
+    }
+
+    /// Whether the end (or any broadcast) to `target` is still to be sent: held by the relay, or in the store's
+    /// outbox. An outbox that cannot be read, or holds more than one look covers, may still hold it.
+    private func isStillQueued(_ target: PushTarget) async -> Bool {
+        if let relay, await relay.holds(target) { return true }
+        guard store.keepsOutbox else { return false }
+        guard let queued = try? await store.queuedDeliveries(limit: Self.outboxLook) else { return true }
+        return queued.count == Self.outboxLook || queued.contains { $0.target == target }
     }
 
     // MARK: Internals
