@@ -57,22 +57,21 @@ struct BroadcastChannelsDeleteTests {
         let channelId = try #require(live.channelId)
         #expect(await store.channel(matchId: "epl-mun-liv")?.channelId == channelId)
 
-        // The end: one broadcast, queued in the outbox as the lifecycle would.
+        // The end: one broadcast, which the lifecycle is still saving (not committed yet).
         let end = await channels.matchChanged(Self.update(.completed, 1), matchId: "epl-mun-liv")
         #expect(end.map(\.target) == [PushTarget(kind: .channel, value: channelId)])
         #expect(end.first?.payload.aps.event == .end)
-        try await store.saveActivities([], enqueue: end)
-        await channels.commit(matchId: "epl-mun-liv")
-        #expect(await store.channel(matchId: "epl-mun-liv")?.channel.phase == .closing)
         #expect(await channels.channelId(matchId: "epl-mun-liv") == nil)
 
-        // Not before deleteDelay; not while the end is queued.
+        // Not before deleteDelay; not while the end is being saved.
         await channels.deleteDue()
         #expect(await apns.deleteCalls.isEmpty)
         clock.advance(by: .seconds(10))
         await channels.deleteDue()
-        #expect(await apns.deleteCalls.isEmpty, "the end is still in the outbox")
-        await store.removeQueuedDeliveries(ids: end.map(\.id))
+        #expect(await apns.deleteCalls.isEmpty, "the end is not in the outbox yet")
+        try await store.saveActivities([], enqueue: end)
+        await channels.commit(matchId: "epl-mun-liv")
+        #expect(await store.channel(matchId: "epl-mun-liv")?.channel.phase == .closing)
 
         // Refused twice (5 s, then 10 s later), deleted the third time; kept in the store until then.
         clock.advance(by: .seconds(10))
@@ -93,12 +92,14 @@ struct BroadcastChannelsDeleteTests {
         #expect(await apns.created == [channelId])
     }
 
-    /// `serve --store memory` keeps no outbox: what the end waits for is the relay, which holds it while its sink fails.
-    @Test func withoutAnOutboxTheDeleteWaitsForTheRelayToSendTheEnd() async throws {
+    /// Once saved, the end is the relay's to send (the relay holds whatever the outbox holds, and a store without an
+    /// outbox, `serve --store memory`'s, has nothing else): the delete waits while the relay's sink fails.
+    @Test(arguments: [true, false])
+    func theDeleteWaitsForTheRelayToSendTheEnd(keepsOutbox: Bool) async throws {
         let clock = ManualClock()
         let now: @Sendable () -> Date = { Date(timeIntervalSince1970: 1_800_000_000 + clock.now.offset.seconds) }
         let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
-        let store = InMemoryStore(keepsOutbox: false)
+        let store = InMemoryStore(keepsOutbox: keepsOutbox)
         let apns = RefusingDeletes(refusing: 0)
         let channels = BroadcastChannels(
             client: apns, store: store, settings: BrokerSettings(seed: 1),
@@ -116,7 +117,6 @@ struct BroadcastChannelsDeleteTests {
         let channelId = try #require(await channels.attach(Self.update(.live, 0), matchId: "epl-mun-liv", followers: 2).channelId)
         let end = await channels.matchChanged(Self.update(.completed, 1), matchId: "epl-mun-liv")
         try await store.saveActivities([], enqueue: end)
-        #expect(await store.queuedDeliveryCount() == 0, "a store without an outbox queues nothing")
         await relay.submit(end)
         await channels.commit(matchId: "epl-mun-liv")
         #expect(try await eventually { sink.attempts >= 2 })

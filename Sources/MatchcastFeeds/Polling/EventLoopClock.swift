@@ -18,19 +18,16 @@ public struct EventLoopClock: Clock {
     public static let slot = Duration.milliseconds(4)
     /// Shorter sleeps end when asked.
     public static let coalescingThreshold = Duration.milliseconds(100)
-    /// The coarsest grid, in slots: a sleep ends at most 16 ms late, whatever its tolerance.
-    static let maxSlotsPerGrid: UInt64 = 4
-
     /// How late a sleep of `delay` may end when its caller gives no tolerance: a 32nd of it, at least a slot.
     static func defaultTolerance(for delay: Duration) -> Duration {
         max(slot, delay / 32)
     }
 
     /// The wheel slot a sleep due at `due` (the loop's uptime, in ns) that may end up to `tolerance` late (a `slot` or
-    /// more) ends in: the first multiple of its grid after `due`, never before it.
+    /// more) ends in: the first multiple of its grid after `due`, never before it. The grid is 1, 2 or 4 slots, the
+    /// coarsest within the tolerance: a sleep ends at most 16 ms late, whatever its tolerance.
     static func wheelSlot(due: UInt64, tolerance: Duration) -> UInt64 {
-        var slotsPerGrid: UInt64 = 1
-        while slotsPerGrid < maxSlotsPerGrid, slot * Int(slotsPerGrid * 2) <= tolerance { slotsPerGrid *= 2 }
+        let slotsPerGrid: UInt64 = tolerance >= slot * 4 ? 4 : tolerance >= slot * 2 ? 2 : 1
         return (due / (slotNanoseconds * slotsPerGrid) + 1) * slotsPerGrid
     }
 

@@ -59,7 +59,8 @@ public actor BroadcastChannels: Service {
     /// Channels changed since they were last saved.
     private var dirty: Set<String> = []
     /// Of those, the ones that made a broadcast the lifecycle has not yet put in the outbox: saved by its
-    /// `commit` only (a channel stored as having broadcast what never reached the outbox would not broadcast it again).
+    /// `commit` only (a channel stored as having broadcast what never reached the outbox would not broadcast it again),
+    /// and not deleted before it.
     private var awaitingOutbox: Set<String> = []
     /// Whether `saveDirty` runs, and whether a call came while it ran (it looks again before it ends).
     private var saving = false
@@ -68,7 +69,7 @@ public actor BroadcastChannels: Service {
     private var createRetryAt: [String: Date] = [:]
     /// How long `run` waits at most between looks (a channel that starts closing is seen within it).
     private let maxInterval: Duration
-    /// The relay the broadcasts go out through (`watch(_:)`): a delete waits for the end it still holds.
+    /// The relay the broadcasts go out through (`watch(_:)`): a channel's delete waits for the end it still holds.
     private var relay: DeliveryRelay?
 
     public init(
@@ -197,7 +198,7 @@ public actor BroadcastChannels: Service {
     }
 
     /// The match changed: its channel's broadcast, if any (an update, or the end, after which the
-    /// channel is deleted once `deleteDelay` has passed and the end has left the outbox).
+    /// channel is deleted once `deleteDelay` has passed and the end has been sent).
     public func matchChanged(_ update: MatchUpdate, matchId: String) -> [Delivery] {
         guard var channel = channels[matchId] else { return [] }
         let intents = channel.matchChanged(update, now: now(), policy: activityPolicy, channels: policy)
@@ -276,8 +277,10 @@ public actor BroadcastChannels: Service {
 
     // MARK: Deleting
 
-    /// The relay the lifecycle hands the broadcasts to (`Broker.useBroadcastChannels`): a channel is deleted only
-    /// once its end has left it too, which is all there is to wait for on a store that keeps no outbox (`memory`).
+    /// The relay the lifecycle hands the broadcasts to (`Broker.useBroadcastChannels`): a channel is deleted only once
+    /// its end has left it. The relay holds everything unsent that the store's outbox holds (it reads the outbox at
+    /// a restart, and a match taken over from another replica hands it what that one left), and a store without an
+    /// outbox (`memory`) has nothing else.
     public func watch(_ relay: DeliveryRelay) {
         self.relay = relay
     }
@@ -306,13 +309,10 @@ public actor BroadcastChannels: Service {
         return channels.values.compactMap { $0.phase == .closing ? $0.deleteAt : nil }.min()
     }
 
-    /// How many queued deliveries a delete looks through for its channel's end.
-    private static let outboxLook = 10_000
-
     private func delete(_ channel: MatchChannel) async {
         let matchId = channel.matchId
         var channel = channel
-        if await isStillQueued(PushTarget(kind: .channel, value: channel.channelId)) {
+        if await isUnsent(PushTarget(kind: .channel, value: channel.channelId), of: matchId) {
             channel.postponeDelete(until: now().addingTimeInterval(max(1, policy.deleteDelay.seconds)))
             channels[matchId] = channel
             dirty.insert(matchId)
@@ -345,13 +345,11 @@ public actor BroadcastChannels: Service {
         logger.info("broadcast channel deleted", metadata: ["match": "\(matchId)", "channel": "\(channel.channelId)"])
     }
 
-    /// Whether the end (or any broadcast) to `target` is still to be sent: held by the relay, or in the store's
-    /// outbox. An outbox that cannot be read, or holds more than one look covers, may still hold it.
-    private func isStillQueued(_ target: PushTarget) async -> Bool {
-        if let relay, await relay.holds(target) { return true }
-        guard store.keepsOutbox else { return false }
-        guard let queued = try? await store.queuedDeliveries(limit: Self.outboxLook) else { return true }
-        return queued.count == Self.outboxLook || queued.contains { $0.target == target }
+    /// Whether the match's end (or any broadcast) to `target` has yet to go out: still being saved by the lifecycle
+    /// (which hands it to the relay before its `commit`), or held by the relay.
+    private func isUnsent(_ target: PushTarget, of matchId: String) async -> Bool {
+        if awaitingOutbox.contains(matchId) { return true }
+        return await relay?.holds(target) ?? false
     }
 
     // MARK: Internals
