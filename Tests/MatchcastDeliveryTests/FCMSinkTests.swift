@@ -32,7 +32,7 @@ struct FCMSinkTests {
             try #require(messages.count == 4)
             #expect(messages.allSatisfy { $0.token == F.registrationToken })
             #expect(messages.allSatisfy { $0.collapseKey == "mc-epl-2026-ars-che" })
-            #expect(messages.map(\.priority) == ["HIGH", "NORMAL", "HIGH", "HIGH"])
+            #expect(messages.map(\.priority) == ["HIGH", "HIGH", "HIGH", "HIGH"], "routine updates too")
             // Until the stale date (300 s after now), and 8 hours for the end.
             #expect(messages.map(\.ttl) == ["300s", "300s", "300s", "28800s"])
             #expect(messages.allSatisfy { $0.data.keys.allSatisfy { $0.hasPrefix("mc_") } })

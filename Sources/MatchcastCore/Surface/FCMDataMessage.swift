@@ -23,7 +23,10 @@ public struct FCMDataMessage: Sendable, Hashable {
     public let collapseKey: String
     /// `android.ttl` in seconds (`LiveSurface.ttl(now:)`).
     public let ttl: Int
-    /// `android.priority`: `high` for a start, an end or a key moment (`LiveSurface.isUrgent`).
+    /// `android.priority`: always `high`. Every message re-posts the match's ongoing notification, the user-visible,
+    /// time-sensitive content FCM's high priority is for; a `normal` one waits while the device dozes, until its next
+    /// maintenance window, and the Live Update would show a stale score meanwhile. (Routine updates are still sent at
+    /// most once per `coalesceSeconds`, as for iPhones.)
     public let priority: Priority
     /// True when the shortening rule had to cut the surface to fit.
     public let wasShortened: Bool
@@ -56,7 +59,7 @@ extension LiveSurface {
             return (data, FCMDataMessage.byteCount(of: data))
         }
         return FCMDataMessage(
-            data: fitted.rendering, collapseKey: tag, ttl: ttl(now: now), priority: isUrgent ? .high : .normal,
+            data: fitted.rendering, collapseKey: tag, ttl: ttl(now: now), priority: .high,
             wasShortened: fitted.shortened)
     }
 

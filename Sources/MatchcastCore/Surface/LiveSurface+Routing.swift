@@ -33,7 +33,7 @@ extension LiveSurface {
     }
 
     /// Whether a push should go at once and draw attention: a start, an end or a key moment. This is the
-    /// Web Push `Urgency: high` and the FCM `high` priority; routine updates are `normal`, as they go at
-    /// APNs priority 5.
+    /// Web Push `Urgency: high`; routine updates are `normal`, as they go at APNs priority 5. (Every FCM message
+    /// goes at `high` priority: `FCMDataMessage.priority`.)
     public var isUrgent: Bool { event != .update || isKeyMoment }
 }
