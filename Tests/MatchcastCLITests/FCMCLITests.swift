@@ -62,6 +62,31 @@ struct FCMCLITests {
         }
     }
 
+    @Test("replay --sink fcm: a recorded match reaches the device, start to end, every message at high priority",
+          .timeLimit(.minutes(2)))
+    func replay() async throws {
+        try await FCMFixture.withServer { server, _ in
+            let (folder, flags) = try Self.setUp(server)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            try await ReplayCommand.parse([ReplayAPNsTests.goldenRecording.path, "--fast"] + flags).run()
+            #expect(server.problems.isEmpty, "\(server.problems)")
+            let messages = server.messages
+            try #require(messages.count >= 3, "\(messages.count) messages")
+            let matchId = try #require(messages.first?.data["mc_match"])
+            let events = messages.map { $0.data["mc_event"] ?? "?" }
+            #expect(events.first == "start" && events.last == "end", "\(events)")
+            #expect(events.filter { $0 == "start" }.count == 1 && events.filter { $0 == "end" }.count == 1, "\(events)")
+            #expect(events.dropFirst().dropLast().allSatisfy { $0 == "update" }, "\(events)")
+            #expect(messages.allSatisfy { $0.token == FCMFixture.registrationToken && $0.collapseKey == "mc-" + matchId })
+            #expect(messages.allSatisfy { $0.data["mc_match"] == matchId })
+            #expect(messages.allSatisfy { $0.priority == "HIGH" }, "routine updates too")
+            #expect(messages.last?.data["mc_final"] == "1")
+            let times = messages.compactMap { $0.data["mc_ts"].flatMap(Int.init) }
+            #expect(times.count == messages.count && times == times.sorted(), "in order")
+            #expect(server.grants == 1, "one access token for the whole replay")
+        }
+    }
+
     @Test("the flags, keys and variables of --sink fcm mean the same to follow and replay; serve refuses it; a bad file is one line")
     func configuration() async throws {
         try await FCMFixture.withServer { server, _ in
