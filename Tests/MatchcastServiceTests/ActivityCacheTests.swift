@@ -167,32 +167,6 @@ struct ActivityCacheTests {
         #expect(cache["act_f"]?.deviceId == "dev_act_f")
     }
 
-    @Test("topic(at:in:) is the device's app's, kept per slot: a reused slot and a record moved to another device get theirs")
-    func topicPerSlot() throws {
-        let catalog = AppCatalog(defaultBundleId: "com.example.app", others: [.init(id: "fantasy", bundleId: "com.example.fantasy")])
-        let (main, fantasy) = (catalog.apps[0].topic, catalog.apps[1].topic)
-        var cache = ActivityCache(policy: ActivityPolicy())
-        cache.put(F.open("act_a", device: "dev_a"))
-        cache.put(F.open("act_b", device: "fantasy:dev_b"))
-        cache.put(F.open("act_c", device: "gone:dev_c"))  // an app taken out of the configuration
-        let slots = try ["act_a", "act_b", "act_c"].map { try #require(cache.slot(id: $0)) }
-        for _ in 0..<2 {  // asked, then read from the slot
-            #expect(slots.map { cache.topic(at: $0, in: catalog) } == [main, fantasy, nil])
-        }
-
-        // act_a ends; a fantasy device's activity takes its slot and is the fantasy app's, not the default one's.
-        cache.put(F.closed("act_a", device: "dev_a"))
-        #expect(cache.topic(at: slots[0], in: catalog) == nil, "a free slot has no topic")
-        cache.put(F.open("act_d", device: "fantasy:dev_d"))
-        try #require(cache.slot(id: "act_d") == slots[0], "the freed slot is reused")
-        #expect(cache.topic(at: slots[0], in: catalog) == fantasy)
-
-        // act_b's record is put again on a default-app device (an adoption): its slot reads the new device's app.
-        cache.put(F.open("act_b", device: "dev_e"))
-        #expect(cache.topic(at: slots[1], in: catalog) == main)
-        #expect(cache.topic(at: slots[2], in: catalog) == nil)
-    }
-
     @Test("many drops and re-adds: the cache always agrees with a plain dictionary")
     func churnAgreesWithADictionary() {
         var cache = ActivityCache(policy: ActivityPolicy())

@@ -26,8 +26,6 @@ public struct AppCatalog: Sendable, Hashable {
     /// The default app, then the others in the order configured.
     public let apps: [App]
     private let byId: [String: App]
-    /// App id → its position in `apps`.
-    private let positions: [String: Int]
     private let byTopic: [String: App]
 
     /// `others` with the default app's id, or an id or topic given twice, are left out (`problems` names them).
@@ -42,7 +40,6 @@ public struct AppCatalog: Sendable, Hashable {
         self.apps = apps
         self.byId = byId
         self.byTopic = byTopic
-        positions = Dictionary(uniqueKeysWithValues: apps.enumerated().map { ($1.id, $0) })
     }
 
     /// Why `others` cannot be served beside a default app of `defaultBundleId`, one line each; empty when they can.
@@ -79,14 +76,8 @@ public struct AppCatalog: Sendable, Hashable {
     /// The topic of deliveries to `deviceId`'s activities, its app's; nil for a device of an app not (or no longer)
     /// served, to which nothing is to be sent: not with another app's credentials, whatever apps are left.
     public func topic(ofDevice deviceId: String) -> String? {
-        appPosition(ofDevice: deviceId).map { apps[$0].topic }
-    }
-
-    /// The position in `apps` of `deviceId`'s app (0 for the default app's devices); nil for a device of an app not
-    /// (or no longer) served. Stable for the catalog's life, so it may be kept in place of the device id's reading.
-    public func appPosition(ofDevice deviceId: String) -> Int? {
-        guard let appId = Self.appId(ofDevice: deviceId) else { return 0 }
-        return positions[String(appId)]
+        guard let appId = Self.appId(ofDevice: deviceId) else { return apps[0].topic }
+        return byId[String(appId)]?.topic
     }
 
     /// The app id written in a device id: nil for the default app's (`dev_…`), `fantasy` for `fantasy:dev_…`.

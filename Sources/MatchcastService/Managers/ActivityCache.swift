@@ -29,13 +29,6 @@ struct ActivityCache: Sendable {
     private(set) var waitingCount = 0
     /// While every activity is being changed in turn (`beginSweep()`): the earliest next deadline among them so far.
     private var sweep: Sweep?
-    /// By slot: the position in the deployment's `AppCatalog.apps` of the app the activity's device belongs to, once
-    /// asked (`topic(at:in:)`). A delivery's topic is a fan-out's only use of the device id, a string of its own per
-    /// activity: read for every delivery, it was a cache miss each. `noApp` for an app no longer served, `unasked`
-    /// until asked and again whenever the slot's record is put or dropped.
-    private var appOfSlot: [Int32] = []
-    private static let unasked: Int32 = -2
-    private static let noApp: Int32 = -1
 
     private struct Sweep {
         var due: Date?
@@ -88,7 +81,6 @@ struct ActivityCache: Sendable {
     /// Caches `record` (replacing the one with its id), or drops it when it is closed.
     mutating func put(_ record: ActivityRecord) {
         if let slot = slots.slot(id: record.activityId) {
-            forgetApp(at: slot)
             let old = slots[slot]
             if old?.lifecycle.phase == .waiting { waitingCount -= 1 }
             slots.update(at: slot) { $0 = record }
@@ -99,31 +91,8 @@ struct ActivityCache: Sendable {
         guard record.isOpen else { return }
         noteChange(of: record.lifecycle)
         let slot = slots.add(record)
-        forgetApp(at: slot)
         slotsByDevice?.insert(slot, hash: record.deviceId.hashValue)
         order = nil
-    }
-
-    /// The topic of deliveries to the activity in `slot` (`AppCatalog.topic(ofDevice:)`), its device's app read from
-    /// the device id the first time only; nil for a free slot or a device of an app not served. `catalog` is the
-    /// same every time (the manager's).
-    mutating func topic(at slot: Int, in catalog: AppCatalog) -> String? {
-        if slot < appOfSlot.count {
-            let known = appOfSlot[slot]
-            if known >= 0 { return catalog.apps[Int(known)].topic }
-            if known == Self.noApp { return nil }
-        }
-        guard let deviceId = slots[slot]?.deviceId else { return nil }
-        let position = catalog.appPosition(ofDevice: deviceId)
-        if appOfSlot.count <= slot {
-            appOfSlot.append(contentsOf: repeatElement(Self.unasked, count: max(slots.capacity, slot + 1) - appOfSlot.count))
-        }
-        appOfSlot[slot] = position.map { Int32(truncatingIfNeeded: $0) } ?? Self.noApp
-        return position.map { catalog.apps[$0].topic }
-    }
-
-    private mutating func forgetApp(at slot: Int) {
-        if slot < appOfSlot.count { appOfSlot[slot] = Self.unasked }
     }
 
     // MARK: Walking in place
@@ -227,7 +196,6 @@ struct ActivityCache: Sendable {
 
     /// Frees the slot of a record that ended (never counted in `waitingCount`).
     private mutating func drop(_ slot: Int) {
-        forgetApp(at: slot)
         guard let record = slots.remove(at: slot) else { return }
         slotsByDevice?.remove(slot, hash: record.deviceId.hashValue)
     }

@@ -136,7 +136,6 @@ extension LifecycleManager {
         _ cache: inout ActivityCache, at slot: Int, to update: MatchUpdate, now moment: Date, tokens: [String: String],
         into deliveries: inout [Delivery], changed: inout ChangeSet
     ) {
-        let topic = cache.topic(at: slot, in: apps)
         let started = cache.update(at: slot) { record -> ActivityRecord? in
             if let gate = startGate[record.deviceId], gate > now() { return nil }
             guard let token = tokens[record.deviceId] else { return nil }
@@ -154,7 +153,7 @@ extension LifecycleManager {
                         startGate[record.deviceId] = now().addingTimeInterval(settings.pushToStartSpacing.seconds)
                     }
                 }
-                build(intent, for: record, topic: topic, pushToStartToken: pushToStart, now: moment, into: &deliveries)
+                build(intent, for: record, pushToStartToken: pushToStart, now: moment, into: &deliveries)
                 if let pushToStart { Self.started(&record, through: pushToStart) }
             }
             record.updatedAt = moment
@@ -171,7 +170,6 @@ extension LifecycleManager {
         _ cache: inout ActivityCache, at slot: Int, to update: MatchUpdate, now moment: Date,
         into deliveries: inout [Delivery], changed: inout ChangeSet
     ) -> Bool {
-        let topic = cache.topic(at: slot, in: apps)
         let change = cache.update(at: slot) { record -> (ActivityRecord, moved: Bool)? in
             let before = record.lifecycle.quietState
             let standing = record.lifecycle.standing
@@ -179,8 +177,7 @@ extension LifecycleManager {
             if actions.isEmpty, record.lifecycle.quietState == before { return nil }
             for action in actions {
                 switch action {
-                case .send(let intent):
-                    build(intent, for: record, topic: topic, pushToStartToken: nil, now: moment, into: &deliveries)
+                case .send(let intent): build(intent, for: record, pushToStartToken: nil, now: moment, into: &deliveries)
                 case .finished: break
                 case .restart: assertionFailure("a match update never restarts an activity")
                 }

@@ -590,8 +590,7 @@ public actor LifecycleManager {
                     // The spacing is APNs's (iOS throttles push-to-start); FCM and Web Push have none.
                     if let pushToStart, DirectAddress.isDirect(pushToStart) { startGate[deviceId] = nil }
                 }
-                build(intent, for: record, topic: apps.topic(ofDevice: record.deviceId), pushToStartToken: pushToStart,
-                      now: now(), into: &deliveries)
+                build(intent, for: record, pushToStartToken: pushToStart, now: now(), into: &deliveries)
                 if let pushToStart { Self.started(&record, through: pushToStart) }
             case .finished:
                 break
@@ -620,14 +619,13 @@ public actor LifecycleManager {
     }
 
     /// The delivery of one intent of `record`, appended to `deliveries` (nothing when there is no token to send to).
-    /// `topic` is its device's app's (`AppCatalog.topic(ofDevice:)`; a fan-out keeps it per slot of its cache).
     func build(
-        _ intent: PushIntent, for record: borrowing ActivityRecord, topic: String?, pushToStartToken: String?,
-        now moment: Date, into deliveries: inout [Delivery]
+        _ intent: PushIntent, for record: borrowing ActivityRecord, pushToStartToken: String?, now moment: Date,
+        into deliveries: inout [Delivery]
     ) {
         // A device of an app taken out of the configuration: nothing is made for it, rather than a push with another
         // app's credentials (its calls to the API are refused too; docs/apps.md).
-        guard let topic else {
+        guard let topic = apps.topic(ofDevice: record.deviceId) else {
             metrics.deliveries(sink: "builder", outcome: "no_app", count: 1)
             return
         }
