@@ -114,6 +114,13 @@ struct FanoutBenchCommand: AsyncParsableCommand {
         """)
     var trimAfterSetup = false
 
+    @Flag(help: """
+        Restore setup: make the activity ids a millisecond apart, in the order they are stored, \
+        as a deployment's follows made over time are; a fan-out then walks its activities in the order they lie in \
+        memory. Without it every id is made in the same virtual millisecond, and that order is random (the worst case).
+        """)
+    var idsInCreationOrder = false
+
     enum FakePlace: String, ExpressibleByArgument, CaseIterable {
         case process, inline
     }
@@ -209,6 +216,7 @@ struct FanoutBenchCommand: AsyncParsableCommand {
                     options: FanoutBenchmark.Options(
                         activities: activities, updates: updates, seed: seed,
                         setup: setup ?? (activities <= 2000 ? .follow : .restore), trimAfterSetup: trimAfterSetup,
+                        idsInCreationOrder: idsInCreationOrder,
                         beforeTimedUpdates: {
                             if errorMix { report?.server.failShare(invalid: 0.10, throttled: 0.01) }
                             report?.begin()

@@ -37,6 +37,8 @@ struct FanoutBenchmark: Sendable {
         /// After each setup phase, the allocator's free memory is given back to the system and the RSS said again
         /// (`ResidentMemory.trimFreeMemory`): what the store and the manager hold, without what the setup left.
         var trimAfterSetup = false
+        /// Restore setup: activity ids made over time, as a deployment's follows are (`--ids-in-creation-order`).
+        var idsInCreationOrder = false
         /// Called once setup is done, before the first timed update (the APNs mode turns on its
         /// error mix here, so that the starts of the setup are not affected).
         var beforeTimedUpdates: (@Sendable () -> Void)?
@@ -174,9 +176,9 @@ struct FanoutBenchmark: Sendable {
             try await Self.concurrently(deviceIds) { deviceId in
                 _ = try await store.addFollow(FollowRecord(deviceId: deviceId, matchId: Self.matchId, createdAt: created))
             }
-            for deviceId in deviceIds {
-                let activityId = Identifier.make(
-                    prefix: "act_", milliseconds: Int64(now().timeIntervalSince1970 * 1000), using: &rng)
+            let activityIds = Self.activityIds(
+                count: n, madeAt: now(), inCreationOrder: options.idsInCreationOrder, using: &rng)
+            for (deviceId, activityId) in zip(deviceIds, activityIds) {
                 waiting.append(ActivityRecord(
                     deviceId: deviceId, environment: .production,
                     lifecycle: ActivityLifecycle(activityId: activityId, matchId: Self.matchId), updatedAt: now()))
@@ -310,6 +312,22 @@ final class BenchClock: Sendable {
 
     func advance(by seconds: TimeInterval) {
         current.withLock { $0 = $0.addingTimeInterval(seconds) }
+    }
+}
+
+extension FanoutBenchmark {
+    /// The restore setup's activity ids, one per device in the order they are stored. All made at `made`, id order
+    /// (the order a fan-out walks) is random against that order: the worst case for the memory it reads. In
+    /// creation order, a millisecond apart, the earlier ones first, as a deployment's follows made over time are: id
+    /// order is then the order they were stored in.
+    static func activityIds(
+        count: Int, madeAt made: Date, inCreationOrder: Bool, using rng: inout SeededGenerator
+    ) -> [String] {
+        let milliseconds = Int64(made.timeIntervalSince1970 * 1000)
+        return (0..<count).map { index in
+            let back = inCreationOrder ? Int64(count - 1 - index) : 0
+            return Identifier.make(prefix: "act_", milliseconds: milliseconds - back, using: &rng)
+        }
     }
 }
 

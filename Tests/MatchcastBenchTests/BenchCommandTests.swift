@@ -1,5 +1,6 @@
 import Foundation
 @testable import MatchcastBench
+import MatchcastCore
 import MatchcastTesting
 import Testing
 
@@ -16,6 +17,22 @@ struct BenchCommandTests {
         #expect(throws: BenchSetupError.self) { try BenchStoreList.parse("") }
         #expect(throws: BenchSetupError.self) { try BenchStoreList.parse("memory,,sqlite") }
         #expect(throws: BenchSetupError.self) { try BenchStoreList.parse("all,memory") }
+    }
+
+    @Test("fanout's restore ids: all in one virtual millisecond by default (random against the stored order); in creation order with --ids-in-creation-order")
+    func restoreIdOrder() throws {
+        let made = Date(timeIntervalSince1970: 1_767_225_600)
+        var rng = SeededGenerator(seed: 1)
+        let ordered = FanoutBenchmark.activityIds(count: 1_000, madeAt: made, inCreationOrder: true, using: &rng)
+        #expect(ordered == ordered.sorted(), "id order is the order they are stored in")
+        #expect(Set(ordered).count == 1_000)
+        rng = SeededGenerator(seed: 1)
+        let random = FanoutBenchmark.activityIds(count: 1_000, madeAt: made, inCreationOrder: false, using: &rng)
+        #expect(random != random.sorted(), "one millisecond: the random part orders them")
+        #expect(Set(random.map { $0.prefix(14) }).count == 1, "one time part (act_ and 10 characters) for all")
+        #expect(Set(ordered.map { $0.prefix(14) }).count == 1_000, "a millisecond each")
+        #expect(try FanoutBenchCommand.parse(["--ids-in-creation-order"]).idsInCreationOrder)
+        #expect(try !FanoutBenchCommand.parse([]).idsInCreationOrder)
     }
 
     @Test("--store on both commands: defaults, lists, and a bad name refused while parsing")
