@@ -11,23 +11,12 @@ public struct FCMDataMessage: Sendable, Hashable {
     /// `mc_v`: bumped when a key changes meaning or goes away; new keys do not bump it.
     public static let formatVersion = 1
 
-    /// FCM's Android message priority.
-    public enum Priority: String, Sendable, Hashable {
-        case high
-        case normal
-    }
-
     /// The `data` map: string keys to string values, every key prefixed `mc_`.
     public let data: [String: String]
     /// `android.collapse_key`: the match's `LiveSurface.tag`, so FCM keeps only the newest pending message.
     public let collapseKey: String
     /// `android.ttl` in seconds (`LiveSurface.ttl(now:)`).
     public let ttl: Int
-    /// `android.priority`: always `high`. Every message re-posts the match's ongoing notification, the user-visible,
-    /// time-sensitive content FCM's high priority is for; a `normal` one waits while the device dozes, until its next
-    /// maintenance window, and the Live Update would show a stale score meanwhile. (Routine updates are still sent at
-    /// most once per `coalesceSeconds`, as for iPhones.)
-    public let priority: Priority
     /// True when the shortening rule had to cut the surface to fit.
     public let wasShortened: Bool
 
@@ -38,11 +27,10 @@ public struct FCMDataMessage: Sendable, Hashable {
         data.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
     }
 
-    init(data: [String: String], collapseKey: String, ttl: Int, priority: Priority, wasShortened: Bool) {
+    init(data: [String: String], collapseKey: String, ttl: Int, wasShortened: Bool) {
         self.data = data
         self.collapseKey = collapseKey
         self.ttl = ttl
-        self.priority = priority
         self.wasShortened = wasShortened
     }
 }
@@ -59,7 +47,7 @@ extension LiveSurface {
             return (data, FCMDataMessage.byteCount(of: data))
         }
         return FCMDataMessage(
-            data: fitted.rendering, collapseKey: tag, ttl: ttl(now: now), priority: .high,
+            data: fitted.rendering, collapseKey: tag, ttl: ttl(now: now),
             wasShortened: fitted.shortened)
     }
 

@@ -34,6 +34,6 @@ extension LiveSurface {
 
     /// Whether a push should go at once and draw attention: a start, an end or a key moment. This is the
     /// Web Push `Urgency: high`; routine updates are `normal`, as they go at APNs priority 5. (Every FCM message
-    /// goes at `high` priority: `FCMDataMessage.priority`.)
+    /// goes at `HIGH` priority: `FCMSendRequest`.)
     public var isUrgent: Bool { event != .update || isKeyMoment }
 }

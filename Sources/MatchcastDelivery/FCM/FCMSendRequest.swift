@@ -21,7 +21,11 @@ enum FCMSendRequest {
     }
 
     private struct Android: Encodable {
-        var priority: String
+        /// Always `HIGH`. Every message re-posts the match's ongoing notification, the user-visible, time-sensitive
+        /// content FCM's high priority is for; a `NORMAL` one waits while the device dozes, until its next
+        /// maintenance window, and the Live Update would show a stale score meanwhile. (Routine updates still go at
+        /// most once per `coalesceSeconds`, as for iPhones.)
+        var priority = "HIGH"
         /// A protobuf Duration in JSON: whole seconds and `s`.
         var ttl: String
         var collapse_key: String
@@ -31,20 +35,11 @@ enum FCMSendRequest {
     static func body(token: String, message: FCMDataMessage) -> [UInt8] {
         let envelope = Envelope(message: Message(
             token: token, data: message.data,
-            android: Android(priority: androidPriority(message.priority), ttl: "\(max(0, message.ttl))s", collapse_key: message.collapseKey)))
+            android: Android(ttl: "\(max(0, message.ttl))s", collapse_key: message.collapseKey)))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Strings and a dictionary of strings: encoding cannot fail.
         return Array(try! encoder.encode(envelope))
-    }
-
-    /// `AndroidMessagePriority`: `HIGH` wakes a dozing device and may show at once; `NORMAL` may wait for the next
-    /// maintenance window.
-    static func androidPriority(_ priority: FCMDataMessage.Priority) -> String {
-        switch priority {
-        case .high: "HIGH"
-        case .normal: "NORMAL"
-        }
     }
 
     /// The send URL for `projectId` at `endpoint` (no trailing slash).
