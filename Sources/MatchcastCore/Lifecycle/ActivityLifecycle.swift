@@ -117,43 +117,58 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
 
     /// The match changed (or, with the same content, was polled again).
     public mutating func matchChanged(_ update: MatchUpdate, now: Date, policy: ActivityPolicy) -> [ActivityAction] {
+        var scratch = UpdateScratch()
+        matchChanged(update, now: now, policy: policy, scratch: &scratch)
+        return scratch.actions
+    }
+
+    /// The same, for one activity of a fan-out: the actions go into `scratch.actions` (replacing the last activity's,
+    /// in the same buffer), and an update's `aps` is the last activity's instance when it reads the same
+    /// (`UpdateScratch`).
+    public mutating func matchChanged(_ update: MatchUpdate, now: Date, policy: ActivityPolicy, scratch: inout UpdateScratch) {
+        scratch.actions.removeAll(keepingCapacity: true)
         let staleness = policy.staleness(pollInterval: update.pollInterval)
         switch phase {
         case .ended:
-            return []
+            return
         case .waiting:
             if update.status.isFinal || update.status == .postponed {
                 phase = .ended
-                return [.finished]
+                scratch.actions.append(.finished)
+                return
             }
-            guard update.status.isInProgress else { return [] }
-            return [start(update, now: now, policy: policy, staleness: staleness)]
+            guard update.status.isInProgress else { return }
+            scratch.actions.append(start(update, now: now, policy: policy, staleness: staleness))
         case .starting, .active:
             if channelId != nil {
                 // Listening on the channel: the match's broadcast updates and ends it.
-                guard update.status.isFinal else { return [] }
+                guard update.status.isFinal else { return }
                 phase = .ended
                 heldBox = nil
-                return [.finished]
+                scratch.actions.append(.finished)
+                return
             }
             if update.status.isFinal {
-                return finish(content: update.contentBox, alert: update.alert, now: now, policy: policy)
+                scratch.actions += finish(content: update.contentBox, alert: update.alert, now: now, policy: policy)
+                return
             }
             guard phase == .active, let token = storedUpdateToken else {
                 hold(update.contentBox, staleness: staleness)
-                return []
+                return
             }
             if !update.keyEvents.isEmpty {
-                return [sendUpdate(update.contentBox, alert: update.alert, priority: update.keyEventPriority, token: token, now: now,
-                                   staleness: staleness)]
+                scratch.send(sendUpdate(update.contentBox, alert: update.alert, priority: update.keyEventPriority, token: token,
+                                        now: now, staleness: staleness, like: scratch.lastUpdate))
+                return
             }
             // Back to what the device shows (a goal ruled out): a held, superseded change must not be flushed.
-            guard update.contentBox != sentBox else { heldBox = nil; heldStaleness = nil; return [] }
+            guard update.contentBox != sentBox else { heldBox = nil; heldStaleness = nil; return }
             if let sentAt, now < sentAt.addingTimeInterval(policy.coalesceInterval.seconds) {
                 hold(update.contentBox, staleness: staleness)
-                return []
+                return
             }
-            return [sendUpdate(update.contentBox, alert: nil, priority: 5, token: token, now: now, staleness: staleness)]
+            scratch.send(sendUpdate(update.contentBox, alert: nil, priority: 5, token: token, now: now, staleness: staleness,
+                                    like: scratch.lastUpdate))
         }
     }
 
@@ -182,7 +197,7 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
                 return []
             }
             let staleness = heldStaleness ?? policy.minimumStaleness
-            return [sendUpdate(content, alert: nil, priority: 5, token: token, now: now, staleness: staleness)]
+            return [.send(sendUpdate(content, alert: nil, priority: 5, token: token, now: now, staleness: staleness))]
         }
     }
 
@@ -273,11 +288,11 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
         }
         guard phase == .active, channelId == nil, let token = storedUpdateToken else { return [] }
         if let content = heldBox, let due = coalesceDue(policy), now >= due {
-            return [sendUpdate(content, alert: nil, priority: 5, token: token, now: now,
-                               staleness: heldStaleness ?? policy.minimumStaleness)]
+            return [.send(sendUpdate(content, alert: nil, priority: 5, token: token, now: now,
+                                     staleness: heldStaleness ?? policy.minimumStaleness))]
         }
         if heldBox == nil, feedIsFresh, let content = sentBox, let due = refreshDue(policy), now >= due {
-            return [sendUpdate(content, alert: nil, priority: 5, token: token, now: now, staleness: policy.minimumStaleness)]
+            return [.send(sendUpdate(content, alert: nil, priority: 5, token: token, now: now, staleness: policy.minimumStaleness))]
         }
         return []
     }
@@ -449,9 +464,11 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
                                 expiration: ts + Int(policy.startExpiration.seconds)))
     }
 
+    /// An update push; its `aps` is `previous` when that reads the same (another activity's in the same fan-out).
     private mutating func sendUpdate(
-        _ content: ContentBox, alert: APS.Alert?, priority: Int, token: CompactToken, now: Date, staleness: Duration
-    ) -> ActivityAction {
+        _ content: ContentBox, alert: APS.Alert?, priority: Int, token: CompactToken, now: Date, staleness: Duration,
+        like previous: APS? = nil
+    ) -> PushIntent {
         let ts = timestamp(now)
         let stale = ts + Int(staleness.seconds)
         sentBox = content
@@ -459,8 +476,9 @@ public struct ActivityLifecycle: Sendable, Hashable, Codable {
         sentStaleDate = stale
         heldBox = nil
         heldStaleness = nil
-        let aps = APS(timestamp: ts, event: .update, content: content, staleDate: stale, alert: alert)
-        return .send(PushIntent(recipient: .updateToken(token), aps: aps, priority: priority, expiration: stale))
+        let aps = previous.flatMap { $0.isUpdate(timestamp: ts, content: content, staleDate: stale, alert: alert) ? $0 : nil }
+            ?? APS(timestamp: ts, event: .update, content: content, staleDate: stale, alert: alert)
+        return PushIntent(recipient: .updateToken(token), aps: aps, priority: priority, expiration: stale)
     }
 
     private mutating func finish(content: ContentBox?, alert: APS.Alert?, now: Date, policy: ActivityPolicy) -> [ActivityAction] {

@@ -5,15 +5,56 @@
 /// with the update it came from.
 public struct APS: Sendable, Hashable, Codable {
     /// An alert shown with a key event: title and body.
+    ///
+    /// Its strings live behind one immutable reference, as the `aps`'s own fields do: every push of a fan-out carries
+    /// its update's alert (`MatchUpdate.alert`), and the builder compares each push's `aps` with the last one's.
     public struct Alert: Sendable, Hashable, Codable {
-        public var title: String
-        public var body: String
-        public var sound: String?
+        private struct Fields: Sendable, Hashable, Codable {
+            var title: String
+            var body: String
+            var sound: String?
+        }
+
+        private final class Storage: Sendable {
+            let fields: Fields
+            init(_ fields: Fields) { self.fields = fields }
+        }
+
+        private var storage: Storage
+
+        public var title: String {
+            get { storage.fields.title }
+            set { storage = Storage(Fields(title: newValue, body: body, sound: sound)) }
+        }
+
+        public var body: String {
+            get { storage.fields.body }
+            set { storage = Storage(Fields(title: title, body: newValue, sound: sound)) }
+        }
+
+        public var sound: String? {
+            get { storage.fields.sound }
+            set { storage = Storage(Fields(title: title, body: body, sound: newValue)) }
+        }
 
         public init(title: String, body: String, sound: String? = "default") {
-            self.title = title
-            self.body = body
-            self.sound = sound
+            storage = Storage(Fields(title: title, body: body, sound: sound))
+        }
+
+        public static func == (lhs: Alert, rhs: Alert) -> Bool {
+            lhs.storage === rhs.storage || lhs.storage.fields == rhs.storage.fields
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            storage.fields.hash(into: &hasher)
+        }
+
+        public init(from decoder: any Decoder) throws {
+            storage = Storage(try Fields(from: decoder))
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            try storage.fields.encode(to: encoder)
         }
     }
 
@@ -117,10 +158,35 @@ public struct APS: Sendable, Hashable, Codable {
             alert: alert, attributesType: attributes == nil ? nil : ActivityAttributes.typeName, attributes: attributes))
     }
 
+    /// Whether the two are one instance (what a fan-out's activities share), not only equal.
+    func isSameInstance(as other: APS) -> Bool { storage === other.storage }
+
+    /// Whether this is the update `ActivityLifecycle` would build from these: the same content and alert (each
+    /// compared by identity first), and nothing a start or an end carries.
+    func isUpdate(timestamp: Int, content: ContentBox, staleDate: Int, alert: Alert?) -> Bool {
+        let s = storage
+        return s.fields.event == .update && s.fields.timestamp == timestamp && s.fields.staleDate == staleDate
+            && s.fields.dismissalDate == nil && s.fields.attributes == nil && s.fields.attributesType == nil
+            && s.fields.inputPushChannel == nil && s.fields.content == content && s.fields.alert == alert
+    }
+
     // MARK: Hashable, Codable: the fields'
 
+    /// The same fields. A fan-out's builder asks this of every activity's `aps` (`DeliveryBuilder`): the numbers, the
+    /// content and the alert first (each one shared reference in a fan-out), then what only a start carries, which
+    /// an update leaves out on both sides; read in place, not copied out of their storage for the comparison.
     public static func == (lhs: APS, rhs: APS) -> Bool {
-        lhs.storage === rhs.storage || lhs.storage.fields == rhs.storage.fields
+        if lhs.storage === rhs.storage { return true }
+        let l = lhs.storage, r = rhs.storage
+        guard l.fields.timestamp == r.fields.timestamp, l.fields.event == r.fields.event,
+              l.fields.staleDate == r.fields.staleDate, l.fields.dismissalDate == r.fields.dismissalDate,
+              l.fields.content == r.fields.content, l.fields.alert == r.fields.alert
+        else { return false }
+        if l.fields.attributes == nil, r.fields.attributes == nil, l.fields.attributesType == nil,
+           r.fields.attributesType == nil, l.fields.inputPushChannel == nil, r.fields.inputPushChannel == nil {
+            return true
+        }
+        return l.fields == r.fields
     }
 
     public func hash(into hasher: inout Hasher) {

@@ -111,6 +111,8 @@ extension LifecycleManager {
         // The cache is taken out of `matches` while its activities change in place (no copy of the match's state, no
         // lookup per activity), and put back after: nothing here awaits.
         guard var cache = matches[matchId]?.cache.take() else { return (deliveries, changed, unchanged) }
+        // One buffer for every activity's actions, and the last `aps` sent, which the next activity's usually is.
+        var scratch = UpdateScratch()
         for slot in slots {
             switch cache.phase(at: slot) {
             case nil:
@@ -118,7 +120,7 @@ extension LifecycleManager {
             case .waiting?:
                 start(&cache, at: slot, to: update, now: moment, tokens: tokens, into: &deliveries, changed: &changed)
             case _?:
-                if !advance(&cache, at: slot, to: update, now: moment, into: &deliveries, changed: &changed) {
+                if !advance(&cache, at: slot, to: update, now: moment, scratch: &scratch, into: &deliveries, changed: &changed) {
                     unchanged.append(slot)
                 }
             }
@@ -136,12 +138,12 @@ extension LifecycleManager {
         _ cache: inout ActivityCache, at slot: Int, to update: MatchUpdate, now moment: Date, tokens: [String: String],
         into deliveries: inout [Delivery], changed: inout ChangeSet
     ) {
-        let started = cache.update(at: slot) { record -> ActivityRecord? in
-            if let gate = startGate[record.deviceId], gate > now() { return nil }
-            guard let token = tokens[record.deviceId] else { return nil }
+        cache.update(at: slot) { record in
+            if let gate = startGate[record.deviceId], gate > now() { return }
+            guard let token = tokens[record.deviceId] else { return }
             // A waiting activity the update leaves waiting is left as it was.
             let actions = record.lifecycle.matchChanged(update, now: moment, policy: policy)
-            guard !actions.isEmpty else { return nil }
+            guard !actions.isEmpty else { return }
             for action in actions {
                 // `.finished` sends nothing; only a tick restarts an activity.
                 guard case .send(let intent) = action else { continue }
@@ -157,9 +159,8 @@ extension LifecycleManager {
                 if let pushToStart { Self.started(&record, through: pushToStart) }
             }
             record.updatedAt = moment
-            return record
+            changed.appendNew(record)
         }
-        if let started { changed.appendNew(started) }
     }
 
     /// One started activity of a fan-out, changed in place in the cache: its lifecycle takes the update, and what
@@ -168,14 +169,15 @@ extension LifecycleManager {
     /// moved when only what it shows or holds changed (`FanOutShare`).
     func advance(
         _ cache: inout ActivityCache, at slot: Int, to update: MatchUpdate, now moment: Date,
-        into deliveries: inout [Delivery], changed: inout ChangeSet
+        scratch: inout UpdateScratch, into deliveries: inout [Delivery], changed: inout ChangeSet
     ) -> Bool {
-        let change = cache.update(at: slot) { record -> (ActivityRecord, moved: Bool)? in
+        // The record joins `changed` from its slot, copied once (before a record that closed leaves the cache).
+        return cache.update(at: slot) { record -> Bool in
             let before = record.lifecycle.quietState
             let standing = record.lifecycle.standing
-            let actions = record.lifecycle.matchChanged(update, now: moment, policy: policy)
-            if actions.isEmpty, record.lifecycle.quietState == before { return nil }
-            for action in actions {
+            record.lifecycle.matchChanged(update, now: moment, policy: policy, scratch: &scratch)
+            if scratch.actions.isEmpty, record.lifecycle.quietState == before { return false }
+            for action in scratch.actions {
                 switch action {
                 case .send(let intent): build(intent, for: record, pushToStartToken: nil, now: moment, into: &deliveries)
                 case .finished: break
@@ -183,10 +185,8 @@ extension LifecycleManager {
                 }
             }
             record.updatedAt = moment
-            return (record, record.isOpen && record.lifecycle.standing == standing)
+            changed.appendNew(record, moved: record.isOpen && record.lifecycle.standing == standing)
+            return true
         }
-        guard let change else { return false }
-        changed.appendNew(change.0, moved: change.moved)
-        return true
     }
 }
