@@ -386,6 +386,9 @@ struct ResidentMemory: Sendable {
     var current: Int
     /// `VmHWM`, the peak, bytes.
     var peak: Int
+    /// `RssAnon`, bytes: the resident part of `current` that is the process's own memory (heap, stacks), without the
+    /// pages of files it maps (its binary's code, which grows as more of the code runs, and is shared and reclaimable).
+    var anonymous = 0
 
     /// This process's.
     static func current() -> ResidentMemory { of("self") }
@@ -412,6 +415,7 @@ struct ResidentMemory: Sendable {
             guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(key + ":") }) else { return 0 }
             return Int(line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first ?? "") ?? 0
         }
-        return ResidentMemory(current: kilobytes("VmRSS") * 1024, peak: kilobytes("VmHWM") * 1024)
+        return ResidentMemory(
+            current: kilobytes("VmRSS") * 1024, peak: kilobytes("VmHWM") * 1024, anonymous: kilobytes("RssAnon") * 1024)
     }
 }

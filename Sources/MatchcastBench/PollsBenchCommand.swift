@@ -114,7 +114,7 @@ enum PollsBenchTable {
     static func print(_ results: [PollsBenchmark.Result], pollMs: Int) {
         let header = [
             "store", "matches", "polls/s", "304 %", "serve CPU % core", "CPU µs/poll", "CPU µs/match·s", "RSS MB before", "RSS MB after",
-            "RSS KB/match", "follow p50/p99 ms", "unfollow p50/p99 ms", "deliveries", "setup s",
+            "RSS KB/match", "anon KB/match", "follow p50/p99 ms", "unfollow p50/p99 ms", "deliveries", "setup s",
         ]
         var lines = [header]
         for result in results {
@@ -128,6 +128,7 @@ enum PollsBenchTable {
                 String(format: "%.0f", Double(result.rssBefore) / 1_048_576),
                 String(format: "%.0f", Double(result.rssAfter) / 1_048_576),
                 String(format: "%.1f", result.rssPerMatch / 1024),
+                String(format: "%.1f", result.anonymousPerMatch / 1024),
                 latencies(result.follow), latencies(result.unfollow),
                 "\(result.deliveries)", String(format: "%.1f", result.setup.seconds),
             ])

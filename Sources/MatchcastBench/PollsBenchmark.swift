@@ -57,6 +57,9 @@ struct PollsBenchmark: Sendable {
         /// serve's resident memory before the follows and at the end of the window.
         var rssBefore = 0
         var rssAfter = 0
+        /// The same, anonymous memory only (`ResidentMemory.anonymous`).
+        var anonymousBefore = 0
+        var anonymousAfter = 0
         var follow = LatencySample()
         var unfollow = LatencySample()
         /// Deliveries serve wrote in the window (none are due when every answer is unchanged; one per poll when changing).
@@ -70,6 +73,8 @@ struct PollsBenchmark: Sendable {
         /// serve's CPU per match and second of the window: comparable whether a match is polled on its own or served by the list.
         var cpuPerMatchSecond: Duration? { serveCPU.map { $0 / max(window.seconds * Double(matches), 1e-9) } }
         var rssPerMatch: Double { Double(max(0, rssAfter - rssBefore)) / Double(max(matches, 1)) }
+        /// Without the code pages first run after `rssBefore` (what the SQL stores' code adds at the first follows).
+        var anonymousPerMatch: Double { Double(max(0, anonymousAfter - anonymousBefore)) / Double(max(matches, 1)) }
     }
 
     let options: Options
@@ -105,7 +110,9 @@ struct PollsBenchmark: Sendable {
         var result = Result(
             store: options.store, matches: m, changing: options.changing, listed: options.listed, window: .seconds(options.seconds),
             setup: .zero)
-        result.rssBefore = ResidentMemory.of(pid: child.pid).current
+        let resident = ResidentMemory.of(pid: child.pid)
+        result.rssBefore = resident.current
+        result.anonymousBefore = resident.anonymous
 
         // Setup: one device per match, with a push-to-start token, following it (the match is live: one start each).
         let setupBegin = ContinuousClock.now
@@ -174,7 +181,9 @@ struct PollsBenchmark: Sendable {
         result.notModified = after.notModified - before.notModified
         result.otherRequests = after.other - before.other
         result.deliveries = child.tap.count - deliveriesBefore
-        result.rssAfter = ResidentMemory.of(pid: child.pid).current
+        let residentAfter = ResidentMemory.of(pid: child.pid)
+        result.rssAfter = residentAfter.current
+        result.anonymousAfter = residentAfter.anonymous
         return result
     }
 

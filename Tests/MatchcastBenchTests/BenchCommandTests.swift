@@ -139,6 +139,7 @@ struct BenchCommandTests {
         // Probes are paced at 5 a second, but each waits for its follow and unfollow: a loaded machine runs fewer.
         #expect(result.follow.count >= 1 && result.follow.count == result.unfollow.count, "\(result.follow.count) probes")
         #expect(result.serveCPU != nil && result.rssAfter > 0)
+        #expect(result.anonymousAfter > 0 && result.anonymousAfter <= result.rssAfter)
         #expect(result.serveExit.contains("SIGTERM (status 0)"))
     }
 
