@@ -6,8 +6,9 @@
 public struct APS: Sendable, Hashable, Codable {
     /// An alert shown with a key event: title and body.
     ///
-    /// Its strings live behind one immutable reference, as the `aps`'s own fields do: every push of a fan-out carries
-    /// its update's alert (`MatchUpdate.alert`), and the builder compares each push's `aps` with the last one's.
+    /// Its strings live behind one immutable reference (`SharedFields`), as the `aps`'s own fields do: every push of a
+    /// fan-out carries its update's alert (`MatchUpdate.alert`), and the builder compares each push's `aps` with the
+    /// last one's.
     public struct Alert: Sendable, Hashable, Codable {
         private struct Fields: Sendable, Hashable, Codable {
             var title: String
@@ -15,46 +16,33 @@ public struct APS: Sendable, Hashable, Codable {
             var sound: String?
         }
 
-        private final class Storage: Sendable {
-            let fields: Fields
-            init(_ fields: Fields) { self.fields = fields }
-        }
-
-        private var storage: Storage
+        private var storage: SharedFields<Fields>
 
         public var title: String {
             get { storage.fields.title }
-            set { storage = Storage(Fields(title: newValue, body: body, sound: sound)) }
+            set { storage.fields.title = newValue }
         }
 
         public var body: String {
             get { storage.fields.body }
-            set { storage = Storage(Fields(title: title, body: newValue, sound: sound)) }
+            set { storage.fields.body = newValue }
         }
 
         public var sound: String? {
             get { storage.fields.sound }
-            set { storage = Storage(Fields(title: title, body: body, sound: newValue)) }
+            set { storage.fields.sound = newValue }
         }
 
         public init(title: String, body: String, sound: String? = "default") {
-            storage = Storage(Fields(title: title, body: body, sound: sound))
-        }
-
-        public static func == (lhs: Alert, rhs: Alert) -> Bool {
-            lhs.storage === rhs.storage || lhs.storage.fields == rhs.storage.fields
-        }
-
-        public func hash(into hasher: inout Hasher) {
-            storage.fields.hash(into: &hasher)
+            storage = SharedFields(Fields(title: title, body: body, sound: sound))
         }
 
         public init(from decoder: any Decoder) throws {
-            storage = Storage(try Fields(from: decoder))
+            storage = try SharedFields(from: decoder)
         }
 
         public func encode(to encoder: any Encoder) throws {
-            try storage.fields.encode(to: encoder)
+            try storage.encode(to: encoder)
         }
     }
 
@@ -80,64 +68,54 @@ public struct APS: Sendable, Hashable, Codable {
         }
     }
 
-    private final class Storage: Sendable {
-        let fields: Fields
-        init(_ fields: Fields) { self.fields = fields }
-    }
-
-    private var storage: Storage
-
-    private var fields: Fields {
-        get { storage.fields }
-        set { storage = Storage(newValue) }
-    }
+    private var storage: SharedFields<Fields>
 
     /// Unix seconds; only grows per activity.
     public var timestamp: Int {
         get { storage.fields.timestamp }
-        set { fields.timestamp = newValue }
+        set { storage.fields.timestamp = newValue }
     }
 
     public var event: ActivityEvent {
         get { storage.fields.event }
-        set { fields.event = newValue }
+        set { storage.fields.event = newValue }
     }
 
     public var contentState: ContentState {
         get { storage.fields.content.value }
-        set { fields.content = ContentBox(newValue) }
+        set { storage.fields.content = ContentBox(newValue) }
     }
 
     public var staleDate: Int? {
         get { storage.fields.staleDate }
-        set { fields.staleDate = newValue }
+        set { storage.fields.staleDate = newValue }
     }
 
     public var dismissalDate: Int? {
         get { storage.fields.dismissalDate }
-        set { fields.dismissalDate = newValue }
+        set { storage.fields.dismissalDate = newValue }
     }
 
     public var alert: Alert? {
         get { storage.fields.alert }
-        set { fields.alert = newValue }
+        set { storage.fields.alert = newValue }
     }
 
     public var attributesType: String? {
         get { storage.fields.attributesType }
-        set { fields.attributesType = newValue }
+        set { storage.fields.attributesType = newValue }
     }
 
     public var attributes: ActivityAttributes? {
         get { storage.fields.attributes }
-        set { fields.attributes = newValue }
+        set { storage.fields.attributes = newValue }
     }
 
     /// On a push-to-start `start` (iOS 18): the broadcast channel the started activity listens on
     /// (`input-push-channel`), instead of giving the app an update token.
     public var inputPushChannel: String? {
         get { storage.fields.inputPushChannel }
-        set { fields.inputPushChannel = newValue }
+        set { storage.fields.inputPushChannel = newValue }
     }
 
     public init(
@@ -153,13 +131,13 @@ public struct APS: Sendable, Hashable, Codable {
         timestamp: Int, event: ActivityEvent, content: ContentBox, staleDate: Int? = nil,
         dismissalDate: Int? = nil, alert: Alert? = nil, attributes: ActivityAttributes? = nil
     ) {
-        storage = Storage(Fields(
+        storage = SharedFields(Fields(
             timestamp: timestamp, event: event, content: content, staleDate: staleDate, dismissalDate: dismissalDate,
             alert: alert, attributesType: attributes == nil ? nil : ActivityAttributes.typeName, attributes: attributes))
     }
 
     /// Whether the two are one instance (what a fan-out's activities share), not only equal.
-    func isSameInstance(as other: APS) -> Bool { storage === other.storage }
+    func isSameInstance(as other: APS) -> Bool { storage.isSameInstance(as: other.storage) }
 
     /// Whether this is the update `ActivityLifecycle` would build from these: the same content and alert (each
     /// compared by identity first), and nothing a start or an end carries.
@@ -176,7 +154,7 @@ public struct APS: Sendable, Hashable, Codable {
     /// content and the alert first (each one shared reference in a fan-out), then what only a start carries, which
     /// an update leaves out on both sides; read in place, not copied out of their storage for the comparison.
     public static func == (lhs: APS, rhs: APS) -> Bool {
-        if lhs.storage === rhs.storage { return true }
+        if lhs.storage.isSameInstance(as: rhs.storage) { return true }
         let l = lhs.storage, r = rhs.storage
         guard l.fields.timestamp == r.fields.timestamp, l.fields.event == r.fields.event,
               l.fields.staleDate == r.fields.staleDate, l.fields.dismissalDate == r.fields.dismissalDate,
@@ -190,14 +168,14 @@ public struct APS: Sendable, Hashable, Codable {
     }
 
     public func hash(into hasher: inout Hasher) {
-        storage.fields.hash(into: &hasher)
+        storage.hash(into: &hasher)
     }
 
     public init(from decoder: any Decoder) throws {
-        storage = Storage(try Fields(from: decoder))
+        storage = try SharedFields(from: decoder)
     }
 
     public func encode(to encoder: any Encoder) throws {
-        try storage.fields.encode(to: encoder)
+        try storage.encode(to: encoder)
     }
 }
