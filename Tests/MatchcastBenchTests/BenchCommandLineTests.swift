@@ -95,9 +95,11 @@ struct BenchCommandLineTests {
         #expect(run.errors.contains("every one a change, delivered to the match's follower"))
         let row = try #require(Self.lines(run.errors, startingWith: "memory ").first, "\(run.errors)")
         let cells = row.split(separator: " ", omittingEmptySubsequences: true)
-        // store, matches, polls/s, 304 %, …, deliveries, setup s: 4 matches, none answered 304, some delivered.
-        #expect(cells.count == 14 && cells[1] == "4" && cells[3] == "0.0", "\(row)")
-        #expect((Int(cells[12]) ?? 0) > 0, "\(row)")
+        // store, matches, polls/s, 304 %, …, RSS KB/match, anon KB/match, …, deliveries, setup s: 4 matches, none
+        // answered 304, some delivered.
+        #expect(cells.count == 15 && cells[1] == "4" && cells[3] == "0.0", "\(row)")
+        #expect((Int(cells[13]) ?? 0) > 0, "\(row)")
+        #expect(Double(cells[10]) != nil, "\(row)")
     }
 
     @Test("serve with the APNs sink, into the independent fake: every device gets its start and its goal once",
