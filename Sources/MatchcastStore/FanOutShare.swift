@@ -33,6 +33,14 @@ public struct FanOutState: Sendable, Equatable {
         self.init(record.lifecycle.stored, updatedAt: record.updatedAt)
     }
 
+    /// Whether `record` is at this state: `FanOutState(record) == self`, compared in place.
+    public func describes(_ record: ActivityRecord) -> Bool {
+        updatedAt == record.updatedAt
+            && record.lifecycle.storesSentState(
+                lastTimestamp: lastTimestamp, sent: sent, sentAt: sentAt, sentStaleDate: sentStaleDate, held: held,
+                heldStaleness: heldStaleness)
+    }
+
     init(_ stored: ActivityLifecycle.Stored, updatedAt: Date) {
         self.init(
             lastTimestamp: stored.lastTimestamp, sent: stored.sent, sentAt: stored.sentAt,

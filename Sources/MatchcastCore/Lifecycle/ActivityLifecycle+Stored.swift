@@ -52,6 +52,25 @@ extension ActivityLifecycle {
             channelId: channelId)
     }
 
+    /// Whether the fields a fan-out moves every activity of a match along (`ActivityLifecycle.standing`'s sent and held
+    /// part) read as given, in their stored forms: what `stored` would say, without building it. A fan-out asks this of
+    /// each activity it moved, so it compares in place, contents by identity first.
+    public func storesSentState(
+        lastTimestamp: Int, sent: ContentBox?, sentAt: Int?, sentStaleDate: Int?, held: ContentBox?, heldStaleness: Int64?
+    ) -> Bool {
+        self.lastTimestamp == lastTimestamp && self.sentStaleDate == sentStaleDate
+            && self.sentAt.map(Self.wholeSeconds) == sentAt && self.heldStaleness.map(Self.nanoseconds) == heldStaleness
+            && Self.same(sentBox, sent) && Self.same(heldBox, held)
+    }
+
+    private static func same(_ lhs: ContentBox?, _ rhs: ContentBox?) -> Bool {
+        switch (lhs, rhs) {
+        case (nil, nil): true
+        case let (lhs?, rhs?): lhs == rhs
+        default: false
+        }
+    }
+
     /// A lifecycle as a store read it back.
     public init(activityId: String, matchId: String, stored: Stored) {
         self.init(activityId: activityId, matchId: matchId)

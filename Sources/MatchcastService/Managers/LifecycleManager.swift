@@ -59,7 +59,7 @@ public actor LifecycleManager {
         /// The chunk described to the store as sharing `state`: its moved records at `state` move with it; any
         /// other record (a moved one at another state included) is written whole.
         func share(_ state: FanOutState, from: String, through: String?) -> FanOutShare {
-            let moved = moved.filter { FanOutState(records[$0]) == state }
+            let moved = moved.filter { state.describes(records[$0]) }
             return FanOutShare(state: state, moved: moved, from: from, through: through)
         }
 
