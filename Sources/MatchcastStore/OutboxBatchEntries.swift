@@ -49,7 +49,10 @@ struct OutboxBatchEntries: Sendable, Equatable {
 
     private static func append(_ field: String, to bytes: inout [UInt8]) throws(StoreError) {
         guard field.utf8.count <= maxFieldBytes else { throw tooLong }
-        appendField(field.utf8, to: &bytes)
+        // A native string's bytes are contiguous: copied in one go, not one code unit at a time.
+        if field.utf8.withContiguousStorageIfAvailable({ appendField($0, to: &bytes) }) == nil {
+            appendField(field.utf8, to: &bytes)
+        }
     }
 
     /// A field of at most `maxFieldBytes`: its length, then its bytes.
@@ -80,6 +83,37 @@ struct OutboxBatchEntries: Sendable, Equatable {
             }
             return field == 0 ? ids : nil
         }
+    }
+
+    /// How many deliveries an encoded batch holds when their ids, in order, are `ids[start...]`'s first ones; nil
+    /// when they are not (or the blob is damaged). The relay removes what it sent in queue order, so this is how its
+    /// removal finds a batch sent whole, comparing bytes in place rather than making and hashing a string per id.
+    static func count(decoding data: Data, idsFrom ids: [String], at start: Int) -> Int? {
+        data.withUnsafeBytes { raw -> Int? in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            var offset = 0
+            var field = 0
+            var count = 0
+            while offset < bytes.count {
+                guard offset + 2 <= bytes.count else { return nil }
+                let length = Int(bytes[offset]) << 8 | Int(bytes[offset + 1])
+                offset += 2
+                guard offset + length <= bytes.count else { return nil }
+                if field == 0 {
+                    guard start + count < ids.count,
+                          equal(ids[start + count], UnsafeBufferPointer(rebasing: bytes[offset..<offset + length]))
+                    else { return nil }
+                    count += 1
+                }
+                offset += length
+                field = (field + 1) % 5
+            }
+            return field == 0 ? count : nil
+        }
+    }
+
+    private static func equal(_ id: String, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        id.utf8.withContiguousStorageIfAvailable { $0.elementsEqual(bytes) } ?? id.utf8.elementsEqual(bytes)
     }
 
     /// `row` names the row in the error a damaged blob gives.
@@ -140,32 +174,57 @@ struct OutboxBatchRuns: Sendable {
         var matchId: String
     }
 
+    /// What a save replaces in the queue: entries of the same (activity, event), or with the same delivery id.
+    struct Replacements: Sendable {
+        fileprivate var keys: Set<Key>
+        fileprivate var ids: Set<String>
+
+        /// Whether a queued entry gives way to this save.
+        func replace(_ entry: OutboxBatchEntries.Entry) -> Bool {
+            ids.contains(entry.deliveryId) || keys.contains(Key(activityId: entry.activityId, event: entry.event))
+        }
+    }
+
     let runs: [Run]
     /// The activity-id range of the whole save: only batches whose range meets it can hold what it replaces.
     let low: String
     let high: String
-    private let keys: Set<Key>
-    private let ids: Set<String>
+    private let deliveries: [Delivery]
+    private let events: [String]
+    /// Made by `init` when it needed them to find repeats within the save; otherwise by `replacements()`.
+    private let known: Replacements?
 
     /// What a delivery replaces besides its id: the queued one of the same activity and event.
-    private struct Key: Hashable, Sendable {
+    fileprivate struct Key: Hashable, Sendable {
         var activityId: String
         var event: String
     }
 
     init(_ deliveries: [Delivery], _ payloads: QueuedPayloads) {
-        var keys = Set<Key>(minimumCapacity: deliveries.count)
-        var ids = Set<String>(minimumCapacity: deliveries.count)
         var low = deliveries.first?.activityId ?? ""
         var high = low
-        // Walked from the last delivery back: one that a later one of the save replaces is left out.
+        // A fan-out chunk's deliveries go to its activities in id order, one each: then no delivery of the save
+        // replaces another (a delivery id names one delivery of one activity), and nothing need be hashed unless
+        // the queue holds something in the save's range.
+        var ascending = true
+        for position in deliveries.indices.dropFirst() where ascending {
+            ascending = deliveries[position - 1].activityId < deliveries[position].activityId
+        }
         var kept = [Bool](repeating: true, count: deliveries.count)
-        for position in deliveries.indices.reversed() {
-            let fresh = keys.insert(Key(activityId: deliveries[position].activityId, event: payloads.events[position])).inserted
-            let freshId = ids.insert(deliveries[position].id).inserted
-            kept[position] = fresh && freshId
-            low = min(low, deliveries[position].activityId)
-            high = max(high, deliveries[position].activityId)
+        var known: Replacements?
+        if ascending {
+            high = deliveries.last?.activityId ?? ""
+        } else {
+            var found = Replacements(keys: Set(minimumCapacity: deliveries.count), ids: Set(minimumCapacity: deliveries.count))
+            // Walked from the last delivery back: one that a later one of the save replaces is left out.
+            for position in deliveries.indices.reversed() {
+                let fresh = found.keys.insert(Key(activityId: deliveries[position].activityId, event: payloads.events[position])).inserted
+                let freshId = found.ids.insert(deliveries[position].id).inserted
+                kept[position] = fresh && freshId
+                low = min(low, deliveries[position].activityId)
+                high = max(high, deliveries[position].activityId)
+            }
+            known = found
         }
         var runs: [Run] = []
         var start = deliveries.startIndex
@@ -182,7 +241,7 @@ struct OutboxBatchRuns: Sendable {
                     targetValue: deliveries[position].target.token))
             }
             let batch = OutboxBatchEntries(entries)
-            if let range = batch.activityRange {
+            if let range = ascending ? entries.first.map({ ($0.activityId, entries[entries.count - 1].activityId) }) : batch.activityRange {
                 runs.append(Run(
                     payload: payloads.payloadOf[start], entries: batch, firstActivityId: range.first,
                     lastActivityId: range.last, matchId: deliveries[start].matchId))
@@ -192,12 +251,19 @@ struct OutboxBatchRuns: Sendable {
         self.runs = runs
         self.low = low
         self.high = high
-        self.keys = keys
-        self.ids = ids
+        self.deliveries = deliveries
+        events = payloads.events
+        self.known = known
     }
 
-    /// Whether a queued entry gives way to this save.
-    func replaces(_ entry: OutboxBatchEntries.Entry) -> Bool {
-        ids.contains(entry.deliveryId) || keys.contains(Key(activityId: entry.activityId, event: entry.event))
+    /// What the save replaces in the queue, for looking into the batches its range meets.
+    func replacements() -> Replacements {
+        if let known { return known }
+        var found = Replacements(keys: Set(minimumCapacity: deliveries.count), ids: Set(minimumCapacity: deliveries.count))
+        for position in deliveries.indices {
+            found.keys.insert(Key(activityId: deliveries[position].activityId, event: events[position]))
+            found.ids.insert(deliveries[position].id)
+        }
+        return found
     }
 }

@@ -62,10 +62,12 @@ struct QueuedDeliveries: Sendable {
         let candidates = try Row.fetchAll(
             db.cachedStatement(sql: "SELECT id, entries FROM outboxBatch WHERE lastActivityId >= ? AND firstActivityId <= ?"),
             arguments: [runs.low, runs.high])
+        guard !candidates.isEmpty else { return }
+        let replacements = runs.replacements()
         for row in candidates {
             let id: Int64 = try row.decode(atIndex: 0)
             let batch = try OutboxBatchEntries(decoding: try row.decode(atIndex: 1), row: id)
-            let kept = batch.entries.filter { !runs.replaces($0) }
+            let kept = batch.entries.filter { !replacements.replace($0) }
             if kept.count != batch.entries.count { try Self.replace(batch: id, with: kept, db) }
         }
     }
@@ -88,15 +90,28 @@ struct QueuedDeliveries: Sendable {
             try db.cachedStatement(sql: "DELETE FROM outbox WHERE deliveryId IN (SELECT value FROM json_each(?))")
                 .execute(arguments: [SQLiteStore.jsonArray(ids)])
         }
-        var wanted = Set(ids)
+        // Most often the relay sent whole batches from the head of the queue, in queue order: each batch's ids are
+        // the next ones of `ids`, compared in place. From the first batch that is not, the rest are looked up.
+        var next = 0
+        var inOrder = true
+        var wanted = Set<String>()
         var changes: [(Int64, [OutboxBatchEntries.Entry])] = []
         let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT id, entries FROM outboxBatch ORDER BY id"))
-        while !wanted.isEmpty, let row = try rows.next() {
+        while inOrder ? next < ids.count : !wanted.isEmpty, let row = try rows.next() {
             let id: Int64 = row[0]
             let data: Data = row[1]
-            // Most often the relay sent the whole batch: its ids alone say so, without decoding the rest.
-            if let ids = OutboxBatchEntries.deliveryIds(decoding: data), ids.allSatisfy(wanted.contains) {
-                for deliveryId in ids { wanted.remove(deliveryId) }
+            if inOrder {
+                if let count = OutboxBatchEntries.count(decoding: data, idsFrom: ids, at: next) {
+                    next += count
+                    changes.append((id, []))
+                    continue
+                }
+                inOrder = false
+                wanted = Set(ids[next...])
+            }
+            // A batch sent whole: its ids alone say so, without decoding the rest.
+            if let batchIds = OutboxBatchEntries.deliveryIds(decoding: data), batchIds.allSatisfy(wanted.contains) {
+                for deliveryId in batchIds { wanted.remove(deliveryId) }
                 changes.append((id, []))
                 continue
             }

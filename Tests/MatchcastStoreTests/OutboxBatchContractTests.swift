@@ -44,6 +44,25 @@ struct OutboxBatchContractTests {
         }
     }
 
+    /// The relay removes what it sent in queue order, most often whole batches from the head; these are removals in
+    /// that order that end part-way into a batch, or skip one.
+    @Test(arguments: StoreKind.allCases)
+    func removalsInQueueOrderTakeWholeBatchesAndStopWhereTheIdsDo(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let chunks = [Self.chunk("a", 40), Self.chunk("b", 40), Self.chunk("c", 40), Self.chunk("d", 40)]
+            for chunk in chunks { try await store.saveActivities([], enqueue: chunk) }
+            // The first batch, the second, and the head of the third.
+            try await store.removeQueuedDeliveries(ids: (chunks[0] + chunks[1] + chunks[2].prefix(15)).map(\.id))
+            #expect(try await store.queuedDeliveries(limit: 1000).map(\.id) == (chunks[2].dropFirst(15) + chunks[3]).map(\.id))
+            // The rest of the third is skipped: the fourth goes, the third stays as it was.
+            try await store.removeQueuedDeliveries(ids: chunks[3].map(\.id))
+            #expect(try await store.queuedDeliveries(limit: 1000) == Array(chunks[2].dropFirst(15)))
+            // Ids in order, one of them not queued (sent and removed before): the rest still go.
+            try await store.removeQueuedDeliveries(ids: chunks[2].map(\.id))
+            #expect(try await store.queuedDeliveryCount() == 0)
+        }
+    }
+
     @Test(arguments: StoreKind.allCases)
     func aNewerSaveReplacesOnlyWhatItSupersedes(_ kind: StoreKind) async throws {
         try await kind.withStore { store in

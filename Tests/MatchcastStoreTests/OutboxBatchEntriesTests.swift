@@ -23,6 +23,24 @@ struct OutboxBatchEntriesTests {
         #expect(OutboxBatchEntries.deliveryIds(decoding: Data()) == [])
     }
 
+    @Test func countsABatchWhoseIdsComeNextInOrder() throws {
+        let data = try Self.entries.encoded()
+        let ids = Self.entries.entries.map(\.deliveryId)
+        #expect(OutboxBatchEntries.count(decoding: data, idsFrom: ids, at: 0) == 40)
+        #expect(OutboxBatchEntries.count(decoding: data, idsFrom: ["before"] + ids + ["after"], at: 1) == 40)
+        // One id out of place, one missing at the end, the list read from the wrong place: not this batch.
+        var swapped = ids
+        swapped.swapAt(20, 21)
+        #expect(OutboxBatchEntries.count(decoding: data, idsFrom: swapped, at: 0) == nil)
+        #expect(OutboxBatchEntries.count(decoding: data, idsFrom: Array(ids.dropLast()), at: 0) == nil)
+        #expect(OutboxBatchEntries.count(decoding: data, idsFrom: ids, at: 1) == nil)
+        // The same text but one byte longer or shorter is another id.
+        var longer = ids
+        longer[39] += "x"
+        #expect(OutboxBatchEntries.count(decoding: data, idsFrom: longer, at: 0) == nil)
+        #expect(OutboxBatchEntries.count(decoding: Data(), idsFrom: ids, at: 0) == 0)
+    }
+
     @Test func aDamagedBlobIsRefusedByBothReaders() throws {
         let data = try Self.entries.encoded()
         // Cut inside a field, on a field boundary mid-delivery, and one byte into a length.
@@ -30,6 +48,7 @@ struct OutboxBatchEntriesTests {
         for cut in [7, 2 + "dlv-0-é".utf8.count, firstDelivery + 1] {
             let damaged = data.prefix(cut)
             #expect(OutboxBatchEntries.deliveryIds(decoding: damaged) == nil, "cut at \(cut)")
+            #expect(OutboxBatchEntries.count(decoding: damaged, idsFrom: Self.entries.entries.map(\.deliveryId), at: 0) == nil)
             #expect(throws: StoreError.corrupt) { try OutboxBatchEntries(decoding: damaged, row: 9) }
         }
     }
