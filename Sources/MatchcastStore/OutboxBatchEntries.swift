@@ -113,7 +113,9 @@ struct OutboxBatchEntries: Sendable, Equatable {
     }
 
     private static func equal(_ id: String, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        id.utf8.withContiguousStorageIfAvailable { $0.elementsEqual(bytes) } ?? id.utf8.elementsEqual(bytes)
+        id.utf8.withContiguousStorageIfAvailable { utf8 in
+            utf8.count == bytes.count && (utf8.isEmpty || memcmp(utf8.baseAddress!, bytes.baseAddress!, utf8.count) == 0)
+        } ?? id.utf8.elementsEqual(bytes)
     }
 
     /// `row` names the row in the error a damaged blob gives.
