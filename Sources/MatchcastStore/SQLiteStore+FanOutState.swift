@@ -30,8 +30,12 @@ struct FanOutStateWrite: Sendable {
     private static let columns = StoredFanOutStates.columns
     private static let previous = StoredFanOutStates.previous
 
-    init(_ share: FanOutShare, matchId: String, movedIds: [String]) throws(StoreError) {
+    /// Prunes the match's contents when the fan-out opens a new state.
+    private let pruning: SQLiteContentPruning
+
+    init(_ share: FanOutShare, matchId: String, movedIds: [String], pruning: SQLiteContentPruning) throws(StoreError) {
         self.matchId = matchId
+        self.pruning = pruning
         state = share.state
         from = share.from
         through = share.through
@@ -62,6 +66,8 @@ struct FanOutStateWrite: Sendable {
         }
         try db.cachedStatement(sql: Self.detachBeforeRangeSQL).execute(arguments: [matchId, from])
         try db.cachedStatement(sql: Self.openSQL).execute(arguments: StatementArguments([matchId.databaseValue] + values))
+        // The state two fan-outs back is nobody's now, unless an activity kept it in its own row.
+        try pruning.pruneIfDue(matchId: matchId, db)
     }
 
     // The statements `open` runs, written once (they were built anew for every chunk of every fan-out).
@@ -198,7 +204,7 @@ extension SQLiteStore {
         guard let share, !records.isEmpty else { return try await saveActivities(records, enqueue: deliveries) }
         let chunk = try share.chunk(of: records)
         let batch = try ActivityBatch(written: chunk.written, share: share)
-        let shared = try FanOutStateWrite(share, matchId: chunk.matchId, movedIds: chunk.movedIds)
+        let shared = try FanOutStateWrite(share, matchId: chunk.matchId, movedIds: chunk.movedIds, pruning: contentPruning)
         let queued = QueuedDeliveries(deliveries)
         try await write(
             "saving a fan-out chunk of \(records.count) activities with \(deliveries.count) deliveries",

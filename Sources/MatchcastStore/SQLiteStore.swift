@@ -12,6 +12,8 @@ public struct SQLiteStore: MatchcastStore {
     let writes: SQLiteWriteQueue
     /// Checkpoints the file's log off the writer's path (nil in memory).
     let checkpointer: SQLiteCheckpointer?
+    /// Takes the contents no activity refers to any more out of `contentState`, as fan-outs open new states.
+    let contentPruning = SQLiteContentPruning()
 
     /// Opens (creating it and its parent directories if needed) the database at `path`, and migrates it.
     public init(path: String) throws(StoreError) {
