@@ -65,50 +65,44 @@ struct OutboxBatchEntries: Sendable, Equatable {
     /// Only the delivery ids of an encoded batch, in order (the other fields are skipped, not decoded); nil when the
     /// blob is damaged. What the relay's removal needs to know whether a batch goes whole.
     static func deliveryIds(decoding data: Data) -> [String]? {
-        data.withUnsafeBytes { raw -> [String]? in
-            let bytes = raw.bindMemory(to: UInt8.self)
-            var ids: [String] = []
-            var offset = 0
-            var field = 0
-            while offset < bytes.count {
-                guard offset + 2 <= bytes.count else { return nil }
-                let length = Int(bytes[offset]) << 8 | Int(bytes[offset + 1])
-                offset += 2
-                guard offset + length <= bytes.count else { return nil }
-                if field == 0 {
-                    ids.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[offset..<offset + length]), as: UTF8.self))
-                }
-                offset += length
-                field = (field + 1) % 5
-            }
-            return field == 0 ? ids : nil
+        var ids: [String] = []
+        let read = walkDeliveryIds(data) { id in
+            ids.append(String(decoding: id, as: UTF8.self))
+            return true
         }
+        return read ? ids : nil
     }
 
     /// How many deliveries an encoded batch holds when their ids, in order, are `ids[start...]`'s first ones; nil
     /// when they are not (or the blob is damaged). The relay removes what it sent in queue order, so this is how its
     /// removal finds a batch sent whole, comparing bytes in place rather than making and hashing a string per id.
     static func count(decoding data: Data, idsFrom ids: [String], at start: Int) -> Int? {
-        data.withUnsafeBytes { raw -> Int? in
+        var count = 0
+        let matched = walkDeliveryIds(data) { id in
+            guard start + count < ids.count, equal(ids[start + count], id) else { return false }
+            count += 1
+            return true
+        }
+        return matched ? count : nil
+    }
+
+    /// Hands `body` each delivery id's bytes, in order, skipping the other fields; false when the blob is damaged or
+    /// `body` said stop.
+    private static func walkDeliveryIds(_ data: Data, _ body: (UnsafeBufferPointer<UInt8>) -> Bool) -> Bool {
+        data.withUnsafeBytes { raw -> Bool in
             let bytes = raw.bindMemory(to: UInt8.self)
             var offset = 0
             var field = 0
-            var count = 0
             while offset < bytes.count {
-                guard offset + 2 <= bytes.count else { return nil }
+                guard offset + 2 <= bytes.count else { return false }
                 let length = Int(bytes[offset]) << 8 | Int(bytes[offset + 1])
                 offset += 2
-                guard offset + length <= bytes.count else { return nil }
-                if field == 0 {
-                    guard start + count < ids.count,
-                          equal(ids[start + count], UnsafeBufferPointer(rebasing: bytes[offset..<offset + length]))
-                    else { return nil }
-                    count += 1
-                }
+                guard offset + length <= bytes.count else { return false }
+                if field == 0, !body(UnsafeBufferPointer(rebasing: bytes[offset..<offset + length])) { return false }
                 offset += length
                 field = (field + 1) % 5
             }
-            return field == 0 ? count : nil
+            return field == 0
         }
     }
 
