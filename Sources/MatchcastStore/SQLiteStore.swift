@@ -15,8 +15,19 @@ public struct SQLiteStore: MatchcastStore {
     /// Takes the contents no activity refers to any more out of `contentState`, as fan-outs open new states.
     let contentPruning = SQLiteContentPruning()
 
+    /// What the write-ahead log is cut back to when it starts over (`PRAGMA journal_size_limit`): a burst of writes
+    /// (100,000 devices set up, their kick-off) grows it past a gigabyte while checkpoints cannot restart it, and
+    /// SQLite otherwise keeps the file at its largest for good. Large enough that a big match's fan-outs, which grow
+    /// the log by tens of megabytes each, do not cut and regrow it every few updates (docs/performance.md).
+    static let walSizeLimit = 512 << 20
+
     /// Opens (creating it and its parent directories if needed) the database at `path`, and migrates it.
     public init(path: String) throws(StoreError) {
+        try self.init(path: path, walSizeLimit: Self.walSizeLimit)
+    }
+
+    /// The same, the log cut back to `walSizeLimit` bytes (tests).
+    init(path: String, walSizeLimit: Int) throws(StoreError) {
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent()
         do {
@@ -27,7 +38,8 @@ public struct SQLiteStore: MatchcastStore {
         let pool: DatabasePool
         let checkpointer = SQLiteCheckpointer(path: url.path)
         do {
-            pool = try DatabasePool(path: url.path, configuration: Self.makeConfiguration(checkpointer: checkpointer))
+            pool = try DatabasePool(
+                path: url.path, configuration: Self.makeConfiguration(checkpointer: checkpointer, walSizeLimit: walSizeLimit))
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CANTOPEN || error.resultCode == .SQLITE_PERM {
             throw .configuration("cannot open the SQLite store '\(path)': \(Self.describe(error))")
         } catch {
@@ -65,7 +77,7 @@ public struct SQLiteStore: MatchcastStore {
         }
     }
 
-    static func makeConfiguration(checkpointer: SQLiteCheckpointer? = nil) -> Configuration {
+    static func makeConfiguration(checkpointer: SQLiteCheckpointer? = nil, walSizeLimit: Int = walSizeLimit) -> Configuration {
         var config = Configuration()
         config.label = "MatchcastStore"
         config.foreignKeysEnabled = true
@@ -76,6 +88,8 @@ public struct SQLiteStore: MatchcastStore {
             // last commits back (never corrupts). A commit then costs no fsync of its own: a fan-out commits in
             // chunks. The page cache holds a 100,000-activity match's rows and indexes.
             try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536")
+            // The writer's connection restarts the log (once a checkpoint has copied all of it) and then cuts it back.
+            try db.execute(sql: "PRAGMA journal_size_limit = \(walSizeLimit)")
             // The writer's connection leaves checkpoints to the checkpointer (readers never make any).
             if !db.configuration.readonly { try checkpointer?.install(on: db) }
         }

@@ -38,6 +38,44 @@ struct SQLiteCheckpointerTests {
         try reopened.close()
     }
 
+    /// A burst of writes grows the log; once a checkpoint has copied it all, the next commit starts it over and cuts
+    /// the file back to the limit, instead of leaving it at its largest for good.
+    @Test
+    func theLogIsCutBackOnceItStartsOver() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path("store.sqlite")
+        let limit = 256 << 10
+        let store = try SQLiteStore(path: path, walSizeLimit: limit)
+        #expect(try await store.writes.write { try Int.fetchOne($0, sql: "PRAGMA journal_size_limit") } == limit)
+        #expect(try await SQLiteStore(path: directory.path("default.sqlite")).writes.write {
+            try Int.fetchOne($0, sql: "PRAGMA journal_size_limit")
+        } == SQLiteStore.walSizeLimit)
+        func logSize() throws -> Int {
+            try (FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? NSNumber)?.intValue ?? 0
+        }
+
+        try await store.createDevice(F.device("dev-a"))
+        let records = (0..<6000).map { F.activity(String(format: "act-%05d", $0), token: String(format: "%064x", $0)) }
+        try await store.saveActivities(records)
+        let grown = try logSize()
+        #expect(grown > 4 * limit)
+
+        // Small commits, with pauses in which the checkpoint (after each 1,000 pages) can copy the whole log.
+        var more = 0
+        let deadline = ContinuousClock.now + .seconds(60)
+        while try logSize() > limit, ContinuousClock.now < deadline {
+            let batch = (0..<50).map { F.activity(String(format: "more-%06d", more + $0)) }
+            more += batch.count
+            try await store.saveActivities(batch)
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let left = try logSize()
+        #expect(left <= limit, "the log stayed at \(left) bytes after \(more) more activities")
+        #expect(try await store.activities(matchId: "epl-mun-liv").count == records.count + more)
+        try store.close()
+    }
+
     @Test
     func anInMemoryStoreHasNoCheckpointer() throws {
         #expect(try SQLiteStore.inMemory().checkpointer == nil)
