@@ -179,6 +179,18 @@ struct OutboxBatchRuns: Sendable {
         func replace(_ entry: OutboxBatchEntries.Entry) -> Bool {
             ids.contains(entry.deliveryId) || keys.contains(Key(activityId: entry.activityId, event: entry.event))
         }
+
+        /// Adds a delivery of the save; false when the save already replaces it (its (activity, event) or its id).
+        @discardableResult
+        mutating func add(_ delivery: Delivery, event: String) -> Bool {
+            let fresh = keys.insert(Key(activityId: delivery.activityId, event: event)).inserted
+            return ids.insert(delivery.id).inserted && fresh
+        }
+
+        init(capacity: Int) {
+            keys = Set(minimumCapacity: capacity)
+            ids = Set(minimumCapacity: capacity)
+        }
     }
 
     let runs: [Run]
@@ -211,12 +223,10 @@ struct OutboxBatchRuns: Sendable {
         if ascending {
             high = deliveries.last?.activityId ?? ""
         } else {
-            var found = Replacements(keys: Set(minimumCapacity: deliveries.count), ids: Set(minimumCapacity: deliveries.count))
+            var found = Replacements(capacity: deliveries.count)
             // Walked from the last delivery back: one that a later one of the save replaces is left out.
             for position in deliveries.indices.reversed() {
-                let fresh = found.keys.insert(Key(activityId: deliveries[position].activityId, event: payloads.events[position])).inserted
-                let freshId = found.ids.insert(deliveries[position].id).inserted
-                kept[position] = fresh && freshId
+                kept[position] = found.add(deliveries[position], event: payloads.events[position])
                 low = min(low, deliveries[position].activityId)
                 high = max(high, deliveries[position].activityId)
             }
@@ -255,11 +265,8 @@ struct OutboxBatchRuns: Sendable {
     /// What the save replaces in the queue, for looking into the batches its range meets.
     func replacements() -> Replacements {
         if let known { return known }
-        var found = Replacements(keys: Set(minimumCapacity: deliveries.count), ids: Set(minimumCapacity: deliveries.count))
-        for position in deliveries.indices {
-            found.keys.insert(Key(activityId: deliveries[position].activityId, event: events[position]))
-            found.ids.insert(deliveries[position].id)
-        }
+        var found = Replacements(capacity: deliveries.count)
+        for position in deliveries.indices { found.add(deliveries[position], event: events[position]) }
         return found
     }
 }

@@ -6,21 +6,12 @@ import Testing
 /// answers: a SQL store's fan-out asks it of every activity it moved.
 @Suite("ActivityLifecycle.storesSentState: the fan-out's fields of `stored`, compared in place")
 struct StoredSentStateTests {
-    static let policy = ActivityPolicy()
+    static let policy = ScratchFixture.policy
 
-    static func at(_ seconds: Double) -> Date { Date(timeIntervalSince1970: 1_776_780_000 + seconds) }
+    static func at(_ seconds: Double) -> Date { ScratchFixture.at(seconds) }
 
     static func update(_ status: MatchStatus, _ home: Int, minute: Int, goal: Bool = false) -> MatchUpdate {
-        let snapshot = MatchSnapshot(
-            id: "epl-mun-liv", sport: .football, status: status, competition: "Premier League",
-            home: Team(id: "mun", name: "Manchester United", short: "MUN"),
-            away: Team(id: "liv", name: "Liverpool", short: "LIV"),
-            score: .teamTotals(TeamScore(home: home, away: 0, period: "1H", clock: "\(minute)'")))
-        let rendered = try! MatchRenderer.render(snapshot)
-        let keyEvents = goal ? [KeyEvent(kind: .goal, title: "MUN \(home)-0 LIV", body: "Goal \(home)")] : []
-        var content = rendered.contentState
-        content.event = keyEvents.last?.body
-        return MatchUpdate(rendered: rendered, content: content, keyEvents: keyEvents, pollInterval: .seconds(5))
+        ScratchFixture.update(status, home, clock: "\(minute)'", keyEvents: goal ? [ScratchFixture.goal(home)] : [])
     }
 
     /// Lifecycles in every state a fan-out meets: waiting, starting with content held for its token, active after

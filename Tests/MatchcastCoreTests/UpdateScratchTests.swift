@@ -5,18 +5,19 @@ import Testing
 // A fan-out walks its activities through one `UpdateScratch`: each activity's actions land in the same buffer, and an
 // update's `aps` is the last activity's instance when it reads the same. What each activity does must not change.
 
-private enum ScratchFixture {
+/// Football updates of one match on a fixed clock (`StoredSentStateTests` uses them too).
+enum ScratchFixture {
     static let epoch: TimeInterval = 1_776_780_000
     static let policy = ActivityPolicy()
 
     static func at(_ seconds: Double) -> Date { Date(timeIntervalSince1970: epoch + seconds) }
 
-    static func update(_ status: MatchStatus, _ home: Int = 0, keyEvents: [KeyEvent] = []) -> MatchUpdate {
+    static func update(_ status: MatchStatus, _ home: Int = 0, clock: String? = nil, keyEvents: [KeyEvent] = []) -> MatchUpdate {
         let snapshot = MatchSnapshot(
             id: "epl-mun-liv", sport: .football, status: status, competition: "Premier League",
             home: Team(id: "mun", name: "Manchester United", short: "MUN"),
             away: Team(id: "liv", name: "Liverpool", short: "LIV"),
-            score: .teamTotals(TeamScore(home: home, away: 0, period: "1H", clock: "\(10 + home)'")))
+            score: .teamTotals(TeamScore(home: home, away: 0, period: "1H", clock: clock ?? "\(10 + home)'")))
         let rendered = try! MatchRenderer.render(snapshot)
         var content = rendered.contentState
         content.event = keyEvents.last?.body

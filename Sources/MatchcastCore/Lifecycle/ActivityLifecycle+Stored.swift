@@ -60,15 +60,7 @@ extension ActivityLifecycle {
     ) -> Bool {
         self.lastTimestamp == lastTimestamp && self.sentStaleDate == sentStaleDate
             && self.sentAt.map(Self.wholeSeconds) == sentAt && self.heldStaleness.map(Self.nanoseconds) == heldStaleness
-            && Self.same(sentBox, sent) && Self.same(heldBox, held)
-    }
-
-    private static func same(_ lhs: ContentBox?, _ rhs: ContentBox?) -> Bool {
-        switch (lhs, rhs) {
-        case (nil, nil): true
-        case let (lhs?, rhs?): lhs == rhs
-        default: false
-        }
+            && sentBox == sent && heldBox == held
     }
 
     /// A lifecycle as a store read it back.
