@@ -273,7 +273,10 @@ extension PostgresStore {
         """
 
     /// `matchcast_save`'s first steps (v7, and v8's): the lease fence, then the contents.
-    static let saveFenceAndContents = """
+    static let saveFenceAndContents = saveFence + "\n\n" + saveContents
+
+    /// `matchcast_save`'s lease fence (v7 and later).
+    static let saveFence = """
             -- The fence: the leases' rows taken for share (a takeover waits for this transaction, and it for a takeover);
             -- nothing is written unless each is still the owner's at its generation. Returns the first match that is not.
             IF fence_owner IS NOT NULL THEN
@@ -284,7 +287,10 @@ extension PostgresStore {
                 ORDER BY f.m COLLATE "C" LIMIT 1;
                 IF lost IS NOT NULL THEN RETURN lost; END IF;
             END IF;
+        """
 
+    /// `matchcast_save`'s contents (v7 and later): each distinct one upserted, `contents` set to their ids.
+    static let saveContents = """
             -- Each distinct content once per match; `contents` holds their ids, and an activity refers to one by position
             -- (0: none).
             IF cardinality(content_texts) > 0 THEN

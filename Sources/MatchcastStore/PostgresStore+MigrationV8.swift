@@ -138,8 +138,29 @@ extension PostgresStore {
         CREATE TRIGGER activity_delete INSTEAD OF DELETE ON activity
         FOR EACH ROW EXECUTE FUNCTION matchcast_activity_delete()
         """,
+        saveFunction(create: "CREATE FUNCTION", fenceAndContents: saveFenceAndContents, variables: "", opened: ""),
         """
-        CREATE FUNCTION matchcast_save(
+        CREATE OR REPLACE FUNCTION matchcast_save(
+        \(saveParameters)
+        ) RETURNS text
+        LANGUAGE sql AS $save$
+            SELECT matchcast_save(fence_owner, fence_matches, fence_generations, content_matches, content_texts,
+                a_id, a_device, a_match, a_environment, a_phase, a_token, a_stamp, a_sent, a_sent_at, a_stale, a_started_at,
+                a_held, a_staleness, a_end_held, a_final, a_channel, a_updated_at, q_match, q_first_activity,
+                q_last_activity, p_push_type, p_topic, p_priority, p_expiration, p_payload, e_delivery, e_activity,
+                e_event, e_kind, e_value, e_payload,
+                NULL::text, NULL::text[], NULL::bigint, NULL::integer, NULL::bigint, NULL::bigint, NULL::integer,
+                NULL::bigint, NULL::timestamptz, NULL::text, NULL::text)
+        $save$
+        """,
+    ])
+
+    /// `matchcast_save`'s definition with a fan-out chunk's description (v8's, and later ones that replace it):
+    /// `create` is its `CREATE` clause, `fenceAndContents` its first steps, `variables` more declarations after v8's,
+    /// and `opened` what runs once a fan-out has opened a new state for its match (after `boundary = ''`).
+    static func saveFunction(create: String, fenceAndContents: String, variables: String, opened: String) -> String {
+        return """
+        \(create) matchcast_save(
         \(saveParameters),
             s_match text, s_moved text[], s_stamp bigint, s_sent integer, s_sent_at bigint, s_stale bigint, s_held integer,
             s_staleness bigint, s_updated_at timestamptz, s_from text, s_through text
@@ -147,9 +168,9 @@ extension PostgresStore {
         LANGUAGE plpgsql AS $save$
         DECLARE
         \(saveVariables)
-            st fan_out_state%ROWTYPE;
+            st fan_out_state%ROWTYPE;\(variables)
         BEGIN
-        \(saveFenceAndContents)
+        \(fenceAndContents)
             -- The state's date at the stored precision (see `recordValues`' update date).
             s_updated_at := s_updated_at::timestamptz(3);
 
@@ -177,7 +198,7 @@ extension PostgresStore {
                         (\(sharedColumns.joined(separator: ", "))) = (s_stamp, contents[s_sent], s_sent_at, s_stale,
                             contents[s_held], s_staleness, s_updated_at),
                         boundary = ''
-                    WHERE match_id = s_match;
+                    WHERE match_id = s_match;\(opened)
                 END IF;
                 UPDATE fan_out_state SET boundary = CASE
                     WHEN s_through IS NULL OR boundary IS NULL THEN NULL WHEN boundary < s_through THEN s_through
@@ -220,20 +241,6 @@ extension PostgresStore {
             RETURN NULL;
         END
         $save$
-        """,
         """
-        CREATE OR REPLACE FUNCTION matchcast_save(
-        \(saveParameters)
-        ) RETURNS text
-        LANGUAGE sql AS $save$
-            SELECT matchcast_save(fence_owner, fence_matches, fence_generations, content_matches, content_texts,
-                a_id, a_device, a_match, a_environment, a_phase, a_token, a_stamp, a_sent, a_sent_at, a_stale, a_started_at,
-                a_held, a_staleness, a_end_held, a_final, a_channel, a_updated_at, q_match, q_first_activity,
-                q_last_activity, p_push_type, p_topic, p_priority, p_expiration, p_payload, e_delivery, e_activity,
-                e_event, e_kind, e_value, e_payload,
-                NULL::text, NULL::text[], NULL::bigint, NULL::integer, NULL::bigint, NULL::bigint, NULL::integer,
-                NULL::bigint, NULL::timestamptz, NULL::text, NULL::text)
-        $save$
-        """,
-    ])
+    }
 }

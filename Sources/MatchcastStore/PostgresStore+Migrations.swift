@@ -320,7 +320,10 @@ extension PostgresStore {
             """,
             "CREATE INDEX update_token_sighting_on_first_seen_at ON update_token_sighting (first_seen_at)",
         ], readers: .any),
-        // Later migrations go here (`v12`, ...).
+        // A match's contents that nothing refers to pruned as its fan-outs open new states:
+        // `PostgresStore+MigrationV12.swift`.
+        v12,
+        // Later migrations go here (`v13`, ...).
     ]
 
     /// Applies the pending migrations, on a connection of its own (the client need not run yet).

@@ -78,7 +78,7 @@ extension PostgresStore {
 
     /// One `matchcast_save`: the fence (when given), `batch`'s contents, activities and fan-out chunk (when given)
     /// and `run` (when given). Throws `.leaseLost` when the fence no longer holds, in which case nothing was written.
-    private static func save(
+    static func save(
         _ batch: PostgresActivityBatch?, _ run: PostgresQueuedRuns.Run?, fence: LeaseFence?,
         _ connection: PostgresConnection, logger: Logger
     ) async throws {
@@ -199,13 +199,22 @@ extension PostgresStore {
     }
 
     /// The id of each distinct content's row, added when the match has no row with that text yet (the row-by-row
-    /// path; `matchcast_save` does the same on the server).
+    /// path, inside its transaction; `matchcast_save` does the same on the server).
     static func contentIds(
         _ entries: [StoredContents.Entry], _ connection: PostgresConnection, logger: Logger
     ) async throws -> [Int64] {
         guard !entries.isEmpty else { return [] }
         let matchIds = entries.map(\.matchId)
         let texts = entries.map(\.text)
+        // Held to the end of the caller's transaction: no pruning deletes a row between its look-up and the write
+        // that refers to it (`PostgresStore+MigrationV12.swift`).
+        try await connection.query(
+            """
+            SELECT pg_advisory_xact_lock_shared(matchcast_contents_key(k.m))
+            FROM (SELECT DISTINCT m FROM unnest(\(matchIds)::text[]) AS m ORDER BY m) AS k
+            """,
+            logger: logger
+        ).consume()
         try await connection.query(
             """
             INSERT INTO content_state (match_id, content) SELECT * FROM unnest(\(matchIds)::text[], \(texts)::text[])

@@ -1,0 +1,66 @@
+import Foundation
+
+// Schema v12: a match's contents that nothing refers to any more are deleted, as SQLite prunes them
+// (`SQLiteContentPruning`). `content_state` keeps a row per distinct content of a match, and a match changes what it
+// shows hundreds of times while its activities and its fan-out state refer to a handful of those rows at any time.
+//
+// - `matchcast_save` is replaced (same signature): when a fan-out chunk opens a new state for its match, the match's
+//   rows are counted, and once they reach 64 and twice what its last pruning kept (`fan_out_state.contents_kept`), the
+//   rows that no column of any of the match's activities (a shared row's own columns too), none of its state's four
+//   and none of the save's own contents refer to are deleted, in the chunk's transaction.
+// - A save looks a content's id up before it writes the rows that refer to it, so a pruning between the two would leave
+//   a reference to a deleted row. The contents' lock (`matchcast_contents_key`, an advisory lock per match and schema,
+//   held to the end of the transaction) closes that: a fan-out chunk takes its match's for itself, any other save that
+//   writes a match's contents shares it, each before it looks anything up, in match order. A chunk already waits for
+//   every save of its match's activities (the state's row lock), so the lock adds no wait a save did not have, only
+//   earlier in it. The row-by-row path (`PostgresStore.contentIds`) shares it too.
+// - Only adds for an older build: it calls the same function and reads no new column. Its row-by-row path does not
+//   take the lock, but it only writes a match its lease lets it write, and the pruning is its lease owner's fan-out.
+
+extension PostgresStore {
+    /// The contents' lock (see the file's comment): a fan-out chunk's match for itself, any other match whose contents
+    /// the save writes shared, in match order, before anything is looked up.
+    private static let saveContentsLock = """
+            -- The contents' locks (v12): no pruning may delete a row between the look-up of its id below and the write
+            -- that refers to it. A fan-out chunk takes its match's for itself (a new state it opens may prune), a save
+            -- that only writes a match's contents shares it; in match order.
+            PERFORM CASE WHEN k.m = s_match THEN pg_advisory_xact_lock(matchcast_contents_key(k.m))
+                ELSE pg_advisory_xact_lock_shared(matchcast_contents_key(k.m)) END
+            FROM (SELECT DISTINCT m FROM unnest(array_append(content_matches, s_match)) AS m WHERE m IS NOT NULL ORDER BY m)
+                AS k;
+        """
+
+    /// What a fan-out chunk does once it has opened a new state for its match (v12): the pruning, when due.
+    private static let pruneContents = """
+
+                    -- The match's contents that nothing refers to any more go (v12), once there are at least 64
+                    -- and twice what the last pruning kept. This chunk's own contents stay: its rows are written next.
+                    SELECT count(*) INTO counted FROM content_state WHERE match_id = s_match;
+                    IF counted >= greatest(64, 2 * st.contents_kept) THEN
+                        DELETE FROM content_state WHERE match_id = s_match AND id <> ALL(contents) AND id NOT IN (
+                            SELECT r.id FROM activity_row AS a,
+                                unnest(ARRAY[a.sent_content, a.held_content, a.final_content]) AS r(id)
+                            WHERE a.match_id = s_match AND r.id IS NOT NULL
+                            UNION SELECT r.id FROM fan_out_state AS f,
+                                unnest(ARRAY[f.sent_content, f.held_content, f.prev_sent_content, f.prev_held_content])
+                                    AS r(id)
+                            WHERE f.match_id = s_match AND r.id IS NOT NULL);
+                        GET DIAGNOSTICS pruned = ROW_COUNT;
+                        UPDATE fan_out_state SET contents_kept = counted - pruned WHERE match_id = s_match;
+                    END IF;
+        """
+
+    static let v12 = Migration(name: "v12", statements: [
+        "ALTER TABLE fan_out_state ADD COLUMN contents_kept bigint NOT NULL DEFAULT 0",
+        // Per schema: stores of several schemas share one database (tests do), and their match ids may be the same.
+        """
+        CREATE FUNCTION matchcast_contents_key(match text) RETURNS bigint
+        LANGUAGE sql STABLE AS $key$
+            SELECT hashtextextended('matchcast.contents.' || COALESCE(current_schema(), '') || '.' || match, 0)
+        $key$
+        """,
+        saveFunction(
+            create: "CREATE OR REPLACE FUNCTION", fenceAndContents: saveFence + "\n\n" + saveContentsLock + "\n\n" + saveContents,
+            variables: "\n    counted bigint;\n    pruned bigint;", opened: pruneContents),
+    ], readers: .any)
+}
