@@ -30,21 +30,27 @@ extension PostgresStore {
                 AS k;
         """
 
-    /// What a fan-out chunk does once it has opened a new state for its match (v12): the pruning, when due.
+    /// What a fan-out chunk does once it has opened a new state for its match (v12): the pruning, when due. What is
+    /// kept is gathered first, as distinct column values (a fan-out's activities share a few), into an array: a
+    /// `NOT IN` over the activities' rows would be re-run for every content row once the planner thinks it too big
+    /// to hash.
     private static let pruneContents = """
 
                     -- The match's contents that nothing refers to any more go (v12), once there are at least 64
                     -- and twice what the last pruning kept. This chunk's own contents stay: its rows are written next.
                     SELECT count(*) INTO counted FROM content_state WHERE match_id = s_match;
                     IF counted >= greatest(64, 2 * st.contents_kept) THEN
-                        DELETE FROM content_state WHERE match_id = s_match AND id <> ALL(contents) AND id NOT IN (
-                            SELECT r.id FROM activity_row AS a,
-                                unnest(ARRAY[a.sent_content, a.held_content, a.final_content]) AS r(id)
-                            WHERE a.match_id = s_match AND r.id IS NOT NULL
+                        kept := contents || ARRAY(
+                            SELECT r.id FROM (
+                                SELECT DISTINCT sent_content, held_content, final_content FROM activity_row
+                                WHERE match_id = s_match
+                            ) AS a, unnest(ARRAY[a.sent_content, a.held_content, a.final_content]) AS r(id)
+                            WHERE r.id IS NOT NULL
                             UNION SELECT r.id FROM fan_out_state AS f,
                                 unnest(ARRAY[f.sent_content, f.held_content, f.prev_sent_content, f.prev_held_content])
                                     AS r(id)
                             WHERE f.match_id = s_match AND r.id IS NOT NULL);
+                        DELETE FROM content_state WHERE match_id = s_match AND id <> ALL(kept);
                         GET DIAGNOSTICS pruned = ROW_COUNT;
                         UPDATE fan_out_state SET contents_kept = counted - pruned WHERE match_id = s_match;
                     END IF;
@@ -61,6 +67,6 @@ extension PostgresStore {
         """,
         saveFunction(
             create: "CREATE OR REPLACE FUNCTION", fenceAndContents: saveFence + "\n\n" + saveContentsLock + "\n\n" + saveContents,
-            variables: "\n    counted bigint;\n    pruned bigint;", opened: pruneContents),
+            variables: "\n    counted bigint;\n    kept bigint[];\n    pruned bigint;", opened: pruneContents),
     ], readers: .any)
 }
