@@ -50,32 +50,43 @@ extension PostgresStore {
     )
 
     /// The activities a fixed clause selects, with at most one bound text (`$1`), and the contents they refer to,
-    /// each read once.
-    private func activities(_ what: String, _ clause: String, _ argument: String?) async throws(StoreError) -> [ActivityRecord] {
+    /// each read once. The two reads are two statements, and a fan-out may prune the match's contents between them
+    /// (schema v12): a read that finds a content gone reads the activities again, which then refer to the ones kept.
+    /// `afterRows` runs between the two reads, with the attempt's number (tests).
+    func activities(
+        _ what: String, _ clause: String, _ argument: String?,
+        afterRows: (@Sendable (Int) async throws -> Void)? = nil
+    ) async throws(StoreError) -> [ActivityRecord] {
         let logger = self.logger
         let (rows, contentRows) = try await withConnection(what) { connection in
             var bindings = PostgresBindings()
             if let argument { bindings.append(argument) }
-            let rows = try await connection.query(
-                PostgresQuery(
-                    unsafeSQL: """
-                        SELECT id, device_id, match_id, environment, phase, update_token, last_timestamp, sent_content,
-                            sent_at, sent_stale_date, started_at, held_content, held_staleness, end_held, final_content,
-                            channel_id, updated_at
-                        FROM activity
-                        """ + " " + clause,
-                    binds: bindings),
-                logger: logger
-            ).collect(ActivityColumns.self)
-            var ids = Set<Int64>()
-            for row in rows {
-                for id in [row.7, row.11, row.14] { if let id { ids.insert(id) } }
+            var attempt = 0
+            while true {
+                attempt += 1
+                let rows = try await connection.query(
+                    PostgresQuery(
+                        unsafeSQL: """
+                            SELECT id, device_id, match_id, environment, phase, update_token, last_timestamp, sent_content,
+                                sent_at, sent_stale_date, started_at, held_content, held_staleness, end_held, final_content,
+                                channel_id, updated_at
+                            FROM activity
+                            """ + " " + clause,
+                        binds: bindings),
+                    logger: logger
+                ).collect(ActivityColumns.self)
+                var ids = Set<Int64>()
+                for row in rows {
+                    for id in [row.7, row.11, row.14] { if let id { ids.insert(id) } }
+                }
+                guard !ids.isEmpty else { return (rows, [(Int64, String)]()) }
+                try await afterRows?(attempt)
+                let contents = try await connection.query(
+                    "SELECT id, content FROM content_state WHERE id = ANY(\(Array(ids)))", logger: logger
+                ).collect((Int64, String).self)
+                // Still missing after three reads: not a pruning, and the records say which.
+                if contents.count == ids.count || attempt == 3 { return (rows, contents) }
             }
-            guard !ids.isEmpty else { return (rows, [(Int64, String)]()) }
-            let contents = try await connection.query(
-                "SELECT id, content FROM content_state WHERE id = ANY(\(Array(ids)))", logger: logger
-            ).collect((Int64, String).self)
-            return (rows, contents)
         }
         var contents = LoadedContents()
         for (id, text) in contentRows { try contents.add(id: id, text: text) }

@@ -9,25 +9,27 @@ import Foundation
 //   rows that no column of any of the match's activities (a shared row's own columns too), none of its state's four
 //   and none of the save's own contents refer to are deleted, in the chunk's transaction.
 // - A save looks a content's id up before it writes the rows that refer to it, so a pruning between the two would leave
-//   a reference to a deleted row. The contents' lock (`matchcast_contents_key`, an advisory lock per match and schema,
-//   held to the end of the transaction) closes that: a fan-out chunk takes its match's for itself, any other save that
-//   writes a match's contents shares it, each before it looks anything up, in match order. A chunk already waits for
-//   every save of its match's activities (the state's row lock), so the lock adds no wait a save did not have, only
-//   earlier in it. The row-by-row path (`PostgresStore.contentIds`) shares it too.
-// - Only adds for an older build: it calls the same function and reads no new column. Its row-by-row path does not
-//   take the lock, but it only writes a match its lease lets it write, and the pruning is its lease owner's fan-out.
+//   a reference to a deleted row. The contents' lock closes that (`matchcast_lock_contents`: an advisory lock per match
+//   and schema, `matchcast_contents_key`, held to the end of the transaction): a fan-out chunk takes its match's for
+//   itself, any other save that writes a match's contents or activities shares it, before it looks anything up. They
+//   are taken in match order by code point, the order of every other lock of a match, and before the row locks a save
+//   takes on its match (a grouped save's statement takes them before its chunks' locks), so they add no cycle: a save
+//   that waited on a fan-out chunk for the state's row lock now waits for it at the contents' lock, first. The
+//   row-by-row path (`PostgresStore.contentIds`) shares it too.
+// - Reads are two statements (the activities, then the contents they refer to): one that finds a content gone, pruned
+//   between them, reads again (`PostgresStore.activities`).
+// - Only adds for an older build: it calls the same function and reads no new column. Its row-by-row path and its
+//   grouped saves' first locks do not take the lock, but it only writes a match its lease lets it write, and the
+//   pruning is its lease owner's fan-out.
 
 extension PostgresStore {
-    /// The contents' lock (see the file's comment): a fan-out chunk's match for itself, any other match whose contents
-    /// the save writes shared, in match order, before anything is looked up.
+    /// The contents' locks, before anything is looked up (see the file's comment): every match whose contents or
+    /// activities the save writes (the records' too: a save of records without contents still waits on its match's
+    /// state), its fan-out chunk's match for itself.
     private static let saveContentsLock = """
             -- The contents' locks (v12): no pruning may delete a row between the look-up of its id below and the write
-            -- that refers to it. A fan-out chunk takes its match's for itself (a new state it opens may prune), a save
-            -- that only writes a match's contents shares it; in match order.
-            PERFORM CASE WHEN k.m = s_match THEN pg_advisory_xact_lock(matchcast_contents_key(k.m))
-                ELSE pg_advisory_xact_lock_shared(matchcast_contents_key(k.m)) END
-            FROM (SELECT DISTINCT m FROM unnest(array_append(content_matches, s_match)) AS m WHERE m IS NOT NULL ORDER BY m)
-                AS k;
+            -- that refers to it.
+            PERFORM matchcast_lock_contents(content_matches || a_match, ARRAY[s_match]);
         """
 
     /// What a fan-out chunk does once it has opened a new state for its match (v12): the pruning, when due. What is
@@ -64,6 +66,30 @@ extension PostgresStore {
         LANGUAGE sql STABLE AS $key$
             SELECT hashtextextended('matchcast.contents.' || COALESCE(current_schema(), '') || '.' || match, 0)
         $key$
+        """,
+        // Takes the contents' lock of each of `matches` and `own` (for itself for `own`, shared for the others), in
+        // match order by code point, as every other lock of a match is taken: `matchcast_save`, the row-by-row path
+        // and a grouped save's statement (before its chunks' locks) all go through it.
+        """
+        CREATE FUNCTION matchcast_lock_contents(matches text[], own text[]) RETURNS integer
+        LANGUAGE plpgsql AS $lock$
+        DECLARE
+            m text;
+            taken integer := 0;
+        BEGIN
+            FOR m IN
+                SELECT DISTINCT u COLLATE "C" AS k FROM unnest(matches || own) AS u WHERE u IS NOT NULL ORDER BY k
+            LOOP
+                IF m = ANY(own) THEN
+                    PERFORM pg_advisory_xact_lock(matchcast_contents_key(m));
+                ELSE
+                    PERFORM pg_advisory_xact_lock_shared(matchcast_contents_key(m));
+                END IF;
+                taken := taken + 1;
+            END LOOP;
+            RETURN taken;
+        END
+        $lock$
         """,
         saveFunction(
             create: "CREATE OR REPLACE FUNCTION", fenceAndContents: saveFence + "\n\n" + saveContentsLock + "\n\n" + saveContents,

@@ -135,23 +135,32 @@ extension PostgresStore {
     /// Locks are taken in one order by every statement, so that none can deadlock with this one: each save takes its
     /// match's rows (lease, fan-out state, activities), and the saves run in match id order, the order a lease renewal
     /// locks leases in; each save also locks the queued chunks its deliveries replace, which the relay's removal locks
-    /// in chunk id order, so the statement first locks every queued chunk of its matches, in chunk id order.
+    /// in chunk id order, so the statement first locks every queued chunk of its matches, in chunk id order. Before
+    /// that it takes the contents' locks of its matches (`matchcast_lock_contents`, schema v12), which each
+    /// `matchcast_save` takes first: a fan-out chunk that holds its match's waits for no lock this statement took.
     static func save(
         _ given: [GroupedSave], _ connection: PostgresConnection, logger: Logger
     ) async throws -> [Result<Void, StoreError>] {
         let order = given.indices.sorted { (given[$0].run?.matchId ?? "", $0) < (given[$1].run?.matchId ?? "", $1) }
         let items = order.map { given[$0] }
         let width = SaveStatement.parameterTypes.count
-        var bindings = PostgresBindings(capacity: width * items.count + 1)
-        var matches = Set<String>()
-        for item in items { if let run = item.run { matches.insert(run.matchId) } }
+        var bindings = PostgresBindings(capacity: width * items.count + 3)
+        var matches = Set<String>(), written = Set<String>(), own = Set<String>()
+        for item in items {
+            if let run = item.run { matches.insert(run.matchId) }
+            for record in item.batch.records { written.insert(record.matchId) }
+            for entry in item.batch.contents.entries { written.insert(entry.matchId) }
+            if let share = item.batch.share { own.insert(share.matchId) }
+        }
         bindings.append(PostgresTextArray(matches.sorted()))
+        bindings.append(PostgresTextArray(written.sorted()))
+        bindings.append(PostgresTextArray(own.sorted()))
         for item in items { bind(item.batch, item.run, fence: item.fence, into: &bindings) }
         var outcomes = [Result<Void, StoreError>](repeating: .success(()), count: given.count)
         let sql = groupedSaveSQL(count: items.count)
         let rows = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
         for try await (position, lost) in rows.decode((Int, String?).self) {
-            guard items.indices.contains(position) else { continue }  // -1: the lock
+            guard items.indices.contains(position) else { continue }  // -2, -1: the locks
             if let lost, let fence = items[position].fence { outcomes[order[position]] = .failure(leaseLost(lost, fence)) }
         }
         return outcomes
@@ -162,11 +171,12 @@ extension PostgresStore {
         if let made = groupedSaveStatements.withLock({ $0[count] }) { return made }
         let width = SaveStatement.parameterTypes.count
         var sql = """
-            SELECT -1, (SELECT count(*) FROM (SELECT 1 FROM outbox_chunk WHERE match_id = ANY($1::text[])
+            SELECT -2, matchcast_lock_contents($2::text[], $3::text[])::text
+            UNION ALL SELECT -1, (SELECT count(*) FROM (SELECT 1 FROM outbox_chunk WHERE match_id = ANY($1::text[])
                 ORDER BY id FOR UPDATE) AS locked)::text
             """
         for position in 0..<count {
-            sql += " UNION ALL SELECT \(position)::integer, matchcast_save(\(SaveStatement.parameters(from: 2 + position * width)))"
+            sql += " UNION ALL SELECT \(position)::integer, matchcast_save(\(SaveStatement.parameters(from: 4 + position * width)))"
         }
         groupedSaveStatements.withLock { $0[count] = sql }
         return sql
@@ -209,10 +219,7 @@ extension PostgresStore {
         // Held to the end of the caller's transaction: no pruning deletes a row between its look-up and the write
         // that refers to it (`PostgresStore+MigrationV12.swift`).
         try await connection.query(
-            """
-            SELECT pg_advisory_xact_lock_shared(matchcast_contents_key(k.m))
-            FROM (SELECT DISTINCT m FROM unnest(\(matchIds)::text[]) AS m ORDER BY m) AS k
-            """,
+"SELECT matchcast_lock_contents(\(matchIds)::text[], '{}'::text[])",
             logger: logger
         ).consume()
         try await connection.query(

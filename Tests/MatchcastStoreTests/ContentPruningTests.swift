@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Logging
 import MatchcastCore
 @testable import MatchcastStore
 import PostgresNIO
@@ -108,11 +109,17 @@ struct ContentPruningTests {
         try reopened.close()
     }
 
-    private static func postgresRows(_ store: PostgresStore) async throws -> Int {
+    private static func postgresRows(_ store: PostgresStore, matchId: String = Self.matchId) async throws -> Int {
         try await store.withConnection("counting contents") { connection in
-            try await connection.query("SELECT count(*)::bigint FROM content_state WHERE match_id = \(Self.matchId)", logger: store.logger)
-                .collect(Int64.self).first.map(Int.init) ?? 0
+            try await Self.postgresRows(connection, logger: store.logger, matchId: matchId)
         }
+    }
+
+    private static func postgresRows(
+        _ connection: PostgresConnection, logger: Logger, matchId: String = Self.matchId
+    ) async throws -> Int {
+        try await connection.query("SELECT count(*)::bigint FROM content_state WHERE match_id = \(matchId)", logger: logger)
+            .collect(Int64.self).first.map(Int.init) ?? 0
     }
 
     @Test("PostgreSQL: 300 goals: the rows stay bounded, and activities that kept old contents read back as saved",
@@ -120,9 +127,14 @@ struct ContentPruningTests {
     func postgres() async throws {
         let configuration = try PostgresTestServer.freshConfiguration()
         var records: [ActivityRecord] = []
-        try await PostgresTestServer.withStore(configuration: configuration, dropAfterwards: false) { store in
-            records = try await Self.threeHundredGoals(store)
-            Self.expectBounded(rows: try await Self.postgresRows(store))
+        do {
+            try await PostgresTestServer.withStore(configuration: configuration, dropAfterwards: false) { store in
+                records = try await Self.threeHundredGoals(store)
+                Self.expectBounded(rows: try await Self.postgresRows(store))
+            }
+        } catch {
+            try? await PostgresTestServer.withStore(configuration: configuration, dropAfterwards: true) { _ in }
+            throw error
         }
         let saved = records
         try await PostgresTestServer.withStore(configuration: configuration, dropAfterwards: true) { (reopened: PostgresStore) async throws in
@@ -139,10 +151,30 @@ struct ContentPruningTests {
     ) async throws -> [MatchUpdate] {
         var updates: [MatchUpdate] = []
         for goal in goals {
-            let update = try #require(try tracker.ingest(F.football(.live, goal, 0, clock: "\(goal)'", seq: goal), pollInterval: .seconds(5)))
+            let update = try Self.goal(goal, &tracker)
             updates.append(update)
             records = records.map { Self.moved($0, update, at: goal * 60) }
             try await store.saveActivities(records, enqueue: [], share: Self.share(records))
+        }
+        return updates
+    }
+
+    private static func goal(_ goal: Int, _ tracker: inout MatchTracker) throws -> MatchUpdate {
+        try #require(try tracker.ingest(F.football(.live, goal, 0, clock: "\(goal)'", seq: goal), pollInterval: .seconds(5)))
+    }
+
+    /// act-9, which took the 5th goal (`updates[4]`) and nothing since.
+    private static func lagging(_ updates: [MatchUpdate]) -> ActivityRecord {
+        Self.moved(F.activity("act-9", token: "upd-9"), updates[4], at: 5 * 60 + 1)
+    }
+
+    /// Goals until the match has one row short of its first pruning: the next fan-out prunes.
+    private static func goalsUntilDue(
+        _ records: inout [ActivityRecord], _ tracker: inout MatchTracker, _ store: PostgresStore
+    ) async throws -> [MatchUpdate] {
+        var updates: [MatchUpdate] = []
+        while try await Self.postgresRows(store) < Self.minimum - 1 {
+            updates += try await Self.goals((updates.count + 1)...(updates.count + 1), &records, &tracker, store)
         }
         return updates
     }
@@ -168,20 +200,16 @@ struct ContentPruningTests {
         try await PostgresTestServer.withFreshStore { store in
             var records = try await Self.threeActivities(store)
             var tracker = MatchTracker()
-            // Goals until the match has one row short of its first pruning: the next fan-out prunes.
-            var updates: [MatchUpdate] = []
-            while try await Self.postgresRows(store) < Self.minimum - 1 {
-                updates += try await Self.goals((updates.count + 1)...(updates.count + 1), &records, &tracker, store)
-            }
-            // act-9 took the 5th goal and nothing since: its content is a row nothing refers to.
-            let lagging = Self.moved(F.activity("act-9", token: "upd-9"), updates[4], at: 5 * 60 + 1)
+            let updates = try await Self.goalsUntilDue(&records, &tracker, store)
+            // Its content is a row nothing refers to.
+            let lagging = Self.lagging(updates)
             let goal = updates.count + 1
-            let update = try #require(try tracker.ingest(F.football(.live, goal, 0, clock: "\(goal)'", seq: goal), pollInterval: .seconds(5)))
+            let update = try Self.goal(goal, &tracker)
             let next = records.map { Self.moved($0, update, at: goal * 60) }
             let batch = try PostgresActivityBatch(next, share: Self.share(next))
             let logger = store.logger, matchId = Self.matchId
             // The fan-out's transaction takes its locks, as `matchcast_save` takes them, then waits for the save.
-            let left: Int64 = try await store.withConnection("a fan-out that prunes") { connection in
+            let left = try await store.withConnection("a fan-out that prunes") { connection in
                 try await connection.query("BEGIN", logger: logger).consume()
                 do {
                     try await connection.query("SELECT pg_advisory_xact_lock(matchcast_contents_key(\(matchId)))", logger: logger).consume()
@@ -203,21 +231,87 @@ struct ContentPruningTests {
                         if waiting == 0 { try await Task.sleep(for: .milliseconds(50)) }
                     }
                     #expect(waiting > 0, "the save waits on the fan-out")
-                    try await PostgresStore.save(batch, nil, fence: nil, connection, logger: logger)
-                    let left: Int64 = try await connection.query(
-                        "SELECT count(*)::bigint FROM content_state WHERE match_id = \(matchId)", logger: logger
-                    ).collect(Int64.self).first ?? 0
-                    try await connection.query("COMMIT", logger: logger).consume()
-                    try await save.value
-                    return left
+                    do {
+                        try await PostgresStore.save(batch, nil, fence: nil, connection, logger: logger)
+                        let left = try await Self.postgresRows(connection, logger: logger)
+                        try await connection.query("COMMIT", logger: logger).consume()
+                        try await save.value
+                        return left
+                    } catch {
+                        save.cancel()
+                        throw error
+                    }
                 } catch {
                     try? await connection.query("ROLLBACK", logger: logger).consume()
                     throw error
                 }
             }
-            #expect(left < Int64(Self.minimum), "the fan-out pruned the match's contents")
+            #expect(left < Self.minimum, "the fan-out pruned the match's contents")
             #expect(try await store.activity(id: "act-9") == lagging)
             #expect(try await store.activities(matchId: Self.matchId) == next + [lagging])
+        }
+    }
+
+    /// A read of activities is two statements: the activities, then the contents they refer to. Between them, act-9
+    /// catches up and the next fan-out prunes the content it referred to when it was read: the read reads again.
+    @Test("PostgreSQL: a read whose contents a fan-out pruned between its two statements reads again",
+          .enabled(if: PostgresTestServer.isConfigured, PostgresTestServer.skipMessage))
+    func aReadBesideAPruning() async throws {
+        try await PostgresTestServer.withFreshStore { store in
+            var records = try await Self.threeActivities(store)
+            var tracker = MatchTracker()
+            let updates = try await Self.goalsUntilDue(&records, &tracker, store)
+            let lagging = Self.lagging(updates)
+            try await store.saveActivity(lagging)
+            let caughtUp = Self.moved(lagging, updates[updates.count - 1], at: updates.count * 60 + 1)
+            let goal = updates.count + 1
+            let update = try Self.goal(goal, &tracker)
+            let next = (records + [caughtUp]).map { Self.moved($0, update, at: goal * 60) }
+            let attempts = try await store.activities(
+                "reading a match's activities", "WHERE match_id = $1 ORDER BY id", Self.matchId
+            ) { attempt in
+                guard attempt == 1 else { return }
+                try await store.saveActivity(caughtUp)
+                try await store.saveActivities(next, enqueue: [], share: Self.share(next))
+            }
+            #expect(try await Self.postgresRows(store) < Self.minimum, "the fan-out pruned the match's contents")
+            #expect(attempts == next)
+        }
+    }
+
+    /// Fan-out chunks of a few activities with their deliveries go to PostgreSQL together, several matches in one
+    /// statement (`PostgresStore.save(_ given:…)`), which takes the contents' locks before its chunks' locks: the
+    /// chunks that prune do it there, and every one lands.
+    @Test("PostgreSQL: fan-out chunks of several matches, sent together in one statement, prune there",
+          .enabled(if: PostgresTestServer.isConfigured, PostgresTestServer.skipMessage))
+    func prunesInAGroupedSave() async throws {
+        try await PostgresTestServer.withFreshStore(writeLinger: .milliseconds(50)) { store in
+            try await store.createDevice(F.device("dev-a"))
+            let matches = (0..<4).map { "m-\($0)" }
+            var records = matches.map { F.activity("act-\($0)", match: $0, token: "tok-\($0)") }
+            try await store.saveActivities(records)
+            var trackers = matches.map { _ in MatchTracker() }
+            for goal in 1...70 {
+                var chunks: [(ActivityRecord, Delivery)] = []
+                for index in matches.indices {
+                    let snapshot = F.football(.live, goal, 0, clock: "\(goal)'", seq: goal, id: matches[index])
+                    let update = try #require(try trackers[index].ingest(snapshot, pollInterval: .seconds(5)))
+                    records[index] = Self.moved(records[index], update, at: goal * 60)
+                    var delivery = Outbox.delivery(
+                        "dlv-\(matches[index])-\(goal)", activity: records[index].activityId, .update, timestamp: 1_776_784_329 + goal)
+                    delivery.matchId = matches[index]
+                    chunks.append((records[index], delivery))
+                }
+                let outcomes = await PostgresGroupedWritesTests.concurrently(chunks) { record, delivery in
+                    try await store.saveActivities([record], enqueue: [delivery], share: Self.share([record]))
+                }
+                #expect(outcomes == Array(repeating: "ok", count: matches.count), "goal \(goal)")
+            }
+            #expect(store.saves.groupedCalls >= 1)
+            for (index, match) in matches.enumerated() {
+                #expect(try await Self.postgresRows(store, matchId: match) < Self.minimum, "\(match) pruned")
+                #expect(try await store.activities(matchId: match) == [records[index]])
+            }
         }
     }
 
@@ -236,9 +330,9 @@ struct ContentPruningTests {
                 #expect(try await store.activities(matchId: Self.matchId) == records)
                 // The next fan-out prunes. Its chunk writes act-9 whole, at the 5th goal's content, which nothing
                 // referred to before it: the pruning keeps the chunk's own contents.
-                let update = try #require(try tracker.ingest(F.football(.live, 101, 0, clock: "101'", seq: 101), pollInterval: .seconds(5)))
+                let update = try Self.goal(101, &tracker)
                 records = records.map { Self.moved($0, update, at: 101 * 60) }
-                let lagging = Self.moved(F.activity("act-9", token: "upd-9"), updates[4], at: 5 * 60 + 1)
+                let lagging = Self.lagging(updates)
                 try await store.saveActivities(records + [lagging], enqueue: [], share: FanOutShare(
                     state: FanOutState(records[0]), moved: Array(records.indices), from: records[0].activityId, through: nil))
                 #expect(try await Self.postgresRows(store) < Self.minimum)
