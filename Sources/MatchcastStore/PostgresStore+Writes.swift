@@ -218,10 +218,8 @@ extension PostgresStore {
         let texts = entries.map(\.text)
         // Held to the end of the caller's transaction: no pruning deletes a row between its look-up and the write
         // that refers to it (`PostgresStore+MigrationV12.swift`).
-        try await connection.query(
-"SELECT matchcast_lock_contents(\(matchIds)::text[], '{}'::text[])",
-            logger: logger
-        ).consume()
+        try await connection.query("SELECT matchcast_lock_contents(\(matchIds)::text[], '{}'::text[])", logger: logger)
+            .consume()
         try await connection.query(
             """
             INSERT INTO content_state (match_id, content) SELECT * FROM unnest(\(matchIds)::text[], \(texts)::text[])
