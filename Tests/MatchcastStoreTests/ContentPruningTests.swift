@@ -17,14 +17,6 @@ struct ContentPruningTests {
     /// Rows a match may have before its first pruning, on both stores.
     static let minimum = 64
 
-    /// `record` after `update` at `seconds`, as a fan-out leaves it.
-    private static func moved(_ record: ActivityRecord, _ update: MatchUpdate, at seconds: Int) -> ActivityRecord {
-        var record = record
-        _ = record.lifecycle.matchChanged(update, now: F.at(seconds), policy: F.policy)
-        record.updatedAt = F.at(seconds)
-        return record
-    }
-
     /// 300 goals, each fanned out as two chunks, to five activities that move together and one that holds each new
     /// content in its own row (its start sent, no update token yet). One is dismissed at the 40th goal, keeping what it
     /// showed then; one takes the 120th a second late (written whole, apart from the shared state); the holding one
@@ -55,7 +47,7 @@ struct ContentPruningTests {
             for index in records.indices where records[index].isOpen {
                 let late = goal == 120 && index == 1
                 let quiet = records[index].lifecycle.quietState
-                records[index] = Self.moved(records[index], update, at: seconds + (late ? 1 : 0))
+                records[index] = F.moved(records[index], update, at: seconds + (late ? 1 : 0))
                 if !late, index < 5, records[index].lifecycle.quietState == quiet { moved.append(index) }
             }
             // Two chunks, in id order: a pruning at this fan-out's opening must leave the previous state.
@@ -153,7 +145,7 @@ struct ContentPruningTests {
         for goal in goals {
             let update = try Self.goal(goal, &tracker)
             updates.append(update)
-            records = records.map { Self.moved($0, update, at: goal * 60) }
+            records = records.map { F.moved($0, update, at: goal * 60) }
             try await store.saveActivities(records, enqueue: [], share: Self.share(records))
         }
         return updates
@@ -165,7 +157,7 @@ struct ContentPruningTests {
 
     /// act-9, which took the 5th goal (`updates[4]`) and nothing since.
     private static func lagging(_ updates: [MatchUpdate]) -> ActivityRecord {
-        Self.moved(F.activity("act-9", token: "upd-9"), updates[4], at: 5 * 60 + 1)
+        F.moved(F.activity("act-9", token: "upd-9"), updates[4], at: 5 * 60 + 1)
     }
 
     /// Goals until the match has one row short of its first pruning: the next fan-out prunes.
@@ -205,7 +197,7 @@ struct ContentPruningTests {
             let lagging = Self.lagging(updates)
             let goal = updates.count + 1
             let update = try Self.goal(goal, &tracker)
-            let next = records.map { Self.moved($0, update, at: goal * 60) }
+            let next = records.map { F.moved($0, update, at: goal * 60) }
             let batch = try PostgresActivityBatch(next, share: Self.share(next))
             let logger = store.logger, matchId = Self.matchId
             // The fan-out's transaction takes its locks, as `matchcast_save` takes them, then waits for the save.
@@ -263,10 +255,10 @@ struct ContentPruningTests {
             let updates = try await Self.goalsUntilDue(&records, &tracker, store)
             let lagging = Self.lagging(updates)
             try await store.saveActivity(lagging)
-            let caughtUp = Self.moved(lagging, updates[updates.count - 1], at: updates.count * 60 + 1)
+            let caughtUp = F.moved(lagging, updates[updates.count - 1], at: updates.count * 60 + 1)
             let goal = updates.count + 1
             let update = try Self.goal(goal, &tracker)
-            let next = (records + [caughtUp]).map { Self.moved($0, update, at: goal * 60) }
+            let next = (records + [caughtUp]).map { F.moved($0, update, at: goal * 60) }
             let attempts = try await store.activities(
                 "reading a match's activities", "WHERE match_id = $1 ORDER BY id", Self.matchId
             ) { attempt in
@@ -296,7 +288,7 @@ struct ContentPruningTests {
                 for index in matches.indices {
                     let snapshot = F.football(.live, goal, 0, clock: "\(goal)'", seq: goal, id: matches[index])
                     let update = try #require(try trackers[index].ingest(snapshot, pollInterval: .seconds(5)))
-                    records[index] = Self.moved(records[index], update, at: goal * 60)
+                    records[index] = F.moved(records[index], update, at: goal * 60)
                     var delivery = Outbox.delivery(
                         "dlv-\(matches[index])-\(goal)", activity: records[index].activityId, .update, timestamp: 1_776_784_329 + goal)
                     delivery.matchId = matches[index]
@@ -331,7 +323,7 @@ struct ContentPruningTests {
                 // The next fan-out prunes. Its chunk writes act-9 whole, at the 5th goal's content, which nothing
                 // referred to before it: the pruning keeps the chunk's own contents.
                 let update = try Self.goal(101, &tracker)
-                records = records.map { Self.moved($0, update, at: 101 * 60) }
+                records = records.map { F.moved($0, update, at: 101 * 60) }
                 let lagging = Self.lagging(updates)
                 try await store.saveActivities(records + [lagging], enqueue: [], share: FanOutShare(
                     state: FanOutState(records[0]), moved: Array(records.indices), from: records[0].activityId, through: nil))

@@ -21,8 +21,7 @@ struct FanOutShareContractTests {
     private static func moved(_ record: ActivityRecord, _ update: MatchUpdate, at seconds: Int) throws -> ActivityRecord {
         var record = record
         let before = record.lifecycle.quietState
-        let actions = record.lifecycle.matchChanged(update, now: F.at(seconds), policy: F.policy)
-        record.updatedAt = F.at(seconds)
+        let actions = F.move(&record, update, at: seconds)
         try #require(!actions.isEmpty && record.lifecycle.quietState == before, "the update is sent, nothing held")
         return record
     }

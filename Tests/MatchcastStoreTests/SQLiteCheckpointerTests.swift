@@ -48,9 +48,9 @@ struct SQLiteCheckpointerTests {
         let limit = 256 << 10
         let store = try SQLiteStore(path: path, walSizeLimit: limit)
         #expect(try await store.writes.write { try Int.fetchOne($0, sql: "PRAGMA journal_size_limit") } == limit)
-        #expect(try await SQLiteStore(path: directory.path("default.sqlite")).writes.write {
-            try Int.fetchOne($0, sql: "PRAGMA journal_size_limit")
-        } == SQLiteStore.walSizeLimit)
+        let byDefault = try SQLiteStore(path: directory.path("default.sqlite"))
+        #expect(try await byDefault.writes.write { try Int.fetchOne($0, sql: "PRAGMA journal_size_limit") } == SQLiteStore.walSizeLimit)
+        try byDefault.close()
         func logSize() throws -> Int {
             try (FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? NSNumber)?.intValue ?? 0
         }

@@ -10,6 +10,20 @@ enum StoreFixture {
 
     static func at(_ seconds: Int) -> Date { Date(timeIntervalSince1970: epoch + Double(seconds)) }
 
+    /// Moves `record` with `update`, as a fan-out at `seconds` does; what its lifecycle did.
+    @discardableResult
+    static func move(_ record: inout ActivityRecord, _ update: MatchUpdate, at seconds: Int) -> [ActivityAction] {
+        record.updatedAt = at(seconds)
+        return record.lifecycle.matchChanged(update, now: at(seconds), policy: policy)
+    }
+
+    /// `record` after `update`, as a fan-out at `seconds` leaves it.
+    static func moved(_ record: ActivityRecord, _ update: MatchUpdate, at seconds: Int) -> ActivityRecord {
+        var record = record
+        move(&record, update, at: seconds)
+        return record
+    }
+
     static func device(_ id: String, at seconds: Int = 0) -> DeviceRecord {
         DeviceRecord(id: id, secretHash: String(repeating: "ab", count: 32), createdAt: at(seconds))
     }
