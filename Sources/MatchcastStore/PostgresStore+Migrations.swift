@@ -323,7 +323,9 @@ extension PostgresStore {
         // A match's contents that nothing refers to pruned as its fan-outs open new states:
         // `PostgresStore+MigrationV12.swift`.
         v12,
-        // Later migrations go here (`v13`, ...).
+        // A queued chunk's arrays compressed with lz4: `PostgresStore+MigrationV13.swift`.
+        v13,
+        // Later migrations go here (`v14`, ...).
     ]
 
     /// Applies the pending migrations, on a connection of its own (the client need not run yet).

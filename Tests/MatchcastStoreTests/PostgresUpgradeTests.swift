@@ -10,7 +10,7 @@ private typealias P = PreviousRelease
 /// Upgrading from the previous release on PostgreSQL: a schema as v4 left it (lifecycles as JSON, whole deliveries
 /// in the outbox), or as v5 left it (a row per queued delivery), migrated by this release. Nothing is lost or changed
 /// on the way, and what was queued before goes out first.
-@Suite("PostgreSQL upgrade from v4, v5 and v6", .enabled(if: PostgresTestServer.isConfigured, PostgresTestServer.skipMessage))
+@Suite("PostgreSQL upgrades from v4, v5, v6 and v12", .enabled(if: PostgresTestServer.isConfigured, PostgresTestServer.skipMessage))
 struct PostgresUpgradeTests {
     /// Writes `activities` and `deliveries` into a v4 schema the way the v4 code did
     /// (`git show 27338f3:Sources/MatchcastStore/PostgresStore+Activities.swift`, `+Outbox.swift`).
@@ -331,5 +331,57 @@ struct PostgresUpgradeTests {
         #expect(try await store.queuedDeliveries(limit: 100).map { $0.jsonBytes() } == remaining.map { $0.jsonBytes() })
         try await store.removeQueuedDeliveries(ids: remaining.map(\.id))
         #expect(try await store.queuedDeliveryCount() == 0)
+    }
+
+    @Test("a chunk v12 queued uncompressed is read and removed after v13, and v13 queues its chunks compressed")
+    func v12ChunksSurviveV13() async throws {
+        let store = try PostgresStore(configuration: try PostgresTestServer.freshConfiguration())
+        do {
+            try await withStoreRunning(store) {
+                try await store.migrate(upTo: "v12")
+                // Enough deliveries in one chunk for its arrays to pass PostgreSQL's 2 kB threshold for compressing.
+                func chunk(_ range: Range<Int>) -> [Delivery] {
+                    range.map { Outbox.delivery(String(format: "dlv_%04d", $0), activity: String(format: "act-%04d", $0), .update) }
+                }
+                let before = chunk(0..<300)
+                try await store.saveActivities([], enqueue: before)
+                #expect(try await Self.chunkCompressions(store) == ["none"], "v12 stores the arrays as they are")
+
+                try await store.migrate()
+                let after = chunk(300..<600)
+                try await store.saveActivities([], enqueue: after)
+                let lz4 = try await Self.serverHasLZ4(store)
+                #expect(try await Self.chunkCompressions(store) == ["none", lz4 ? "lz4" : "none"])
+
+                let queued = try await store.queuedDeliveries(limit: 1_000)
+                #expect(queued.map(\.id) == (before + after).map(\.id))
+                #expect(queued.map { $0.jsonBytes() } == (before + after).map { $0.jsonBytes() }, "byte-identical")
+                try await store.removeQueuedDeliveries(ids: queued.map(\.id))
+                #expect(try await store.queuedDeliveryCount() == 0)
+            }
+        } catch {
+            try? await store.dropSchema()
+            throw error
+        }
+        try await store.dropSchema()
+    }
+
+    /// How each `outbox_chunk` row's delivery ids are stored, in queue order: "none" when not compressed.
+    static func chunkCompressions(_ store: PostgresStore) async throws -> [String] {
+        let logger = store.logger
+        return try await store.withConnection("test") { connection in
+            try await connection.query(
+                "SELECT COALESCE(pg_column_compression(delivery_ids), 'none') FROM outbox_chunk ORDER BY id", logger: logger
+            ).collect(String.self)
+        }
+    }
+
+    static func serverHasLZ4(_ store: PostgresStore) async throws -> Bool {
+        let logger = store.logger
+        return try await store.withConnection("test") { connection in
+            try await connection.query(
+                "SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE name = 'default_toast_compression'", logger: logger
+            ).collect(Bool.self) == [true]
+        }
     }
 }
