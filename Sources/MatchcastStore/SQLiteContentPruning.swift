@@ -39,11 +39,15 @@ final class SQLiteContentPruning: Sendable {
         }
     }
 
+    /// What is kept is read from the match's activities in one pass, as their distinct (sent, held, final) triples: a
+    /// handful, where a `UNION` of each column read the activities three times.
     private static let pruneSQL = """
+        WITH kept(sent, held, final) AS (
+            SELECT DISTINCT sentContent, heldContent, finalContent FROM activity WHERE matchId = ?1)
         DELETE FROM contentState WHERE matchId = ?1 AND id NOT IN (
-            SELECT sentContent FROM activity WHERE matchId = ?1 AND sentContent IS NOT NULL
-            UNION SELECT heldContent FROM activity WHERE matchId = ?1 AND heldContent IS NOT NULL
-            UNION SELECT finalContent FROM activity WHERE matchId = ?1 AND finalContent IS NOT NULL
+            SELECT sent FROM kept WHERE sent IS NOT NULL
+            UNION SELECT held FROM kept WHERE held IS NOT NULL
+            UNION SELECT final FROM kept WHERE final IS NOT NULL
             UNION SELECT sentContent FROM fanOutState WHERE matchId = ?1 AND sentContent IS NOT NULL
             UNION SELECT heldContent FROM fanOutState WHERE matchId = ?1 AND heldContent IS NOT NULL
             UNION SELECT prevSentContent FROM fanOutState WHERE matchId = ?1 AND prevSentContent IS NOT NULL

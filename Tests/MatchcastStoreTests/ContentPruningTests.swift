@@ -139,7 +139,7 @@ struct ContentPruningTests {
     /// updates made.
     private static func goals(
         _ goals: ClosedRange<Int>, _ records: inout [ActivityRecord], _ tracker: inout MatchTracker,
-        _ store: PostgresStore
+        _ store: some MatchcastStore
     ) async throws -> [MatchUpdate] {
         var updates: [MatchUpdate] = []
         for goal in goals {
@@ -175,11 +175,68 @@ struct ContentPruningTests {
         FanOutShare(state: FanOutState(records[0]), moved: Array(records.indices), from: records[0].activityId, through: nil)
     }
 
-    private static func threeActivities(_ store: PostgresStore) async throws -> [ActivityRecord] {
+    private static func threeActivities(_ store: some MatchcastStore) async throws -> [ActivityRecord] {
         try await store.createDevice(F.device("dev-a"))
         let records = (1...3).map { F.activity("act-\($0)", token: "upd-\($0)") }
         try await store.saveActivities(records)
         return records
+    }
+
+    /// Two activities written whole, each with contents no other column and no shared state refers to: one holding
+    /// back a content (`held`), one whose end is held with the match's final content (`final`, beside what it was
+    /// last sent). Then 100 goals fanned out to three others, pruning as they go.
+    static func keptColumns() -> [ActivityRecord] {
+        func content(_ text: String) -> ContentBox {
+            ContentBox(ContentState(status: "live", statusText: text, home: .init(name: "MUN", score: "0"),
+                                    away: .init(name: "LIV", score: "0"), summary: text))
+        }
+        let stamp = Int(F.epoch)
+        let holding = ActivityLifecycle(activityId: "act-holding", matchId: Self.matchId, stored: .init(
+            phase: .active, updateToken: CompactToken("upd-holding"), lastTimestamp: stamp, sent: content("sent, then held back"),
+            sentAt: stamp, sentStaleDate: stamp + 900, startedAt: stamp, held: content("held back only"),
+            heldStaleness: 900_000_000_000, endHeld: false, final: nil, channelId: nil))
+        let ending = ActivityLifecycle(activityId: "act-ending", matchId: Self.matchId, stored: .init(
+            phase: .starting, updateToken: nil, lastTimestamp: stamp, sent: content("sent before the end"), sentAt: stamp,
+            sentStaleDate: stamp + 900, startedAt: stamp, held: nil, heldStaleness: nil, endHeld: true,
+            final: content("final only"), channelId: nil))
+        return [holding, ending].map { ActivityRecord(deviceId: "dev-a", environment: .production, lifecycle: $0, updatedAt: F.at(1)) }
+    }
+
+    static func hundredGoalsBeside(_ kept: [ActivityRecord], _ store: some MatchcastStore) async throws {
+        var records = try await Self.threeActivities(store)
+        try await store.saveActivities(kept)
+        var tracker = MatchTracker()
+        _ = try await Self.goals(1...100, &records, &tracker, store)
+        for record in kept { #expect(try await store.activity(id: record.activityId) == record) }
+    }
+
+    @Test("SQLite: an activity's held content and an ended one's final content are kept through prunings")
+    func sqliteKeepsHeldAndFinal() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path("store.sqlite")
+        let kept = Self.keptColumns()
+        let store = try SQLiteStore(path: path)
+        try await Self.hundredGoalsBeside(kept, store)
+        try store.close()
+        let queue = try DatabaseQueue(path: path)
+        let rows = try await queue.read {
+            try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM contentState WHERE matchId = ?", arguments: [Self.matchId]) ?? 0
+        }
+        try queue.close()
+        #expect(rows < Self.minimum, "pruned: 104 distinct contents were written")
+        let reopened = try SQLiteStore(path: path)
+        for record in kept { #expect(try await reopened.activity(id: record.activityId) == record) }
+        try reopened.close()
+    }
+
+    @Test("PostgreSQL: an activity's held content and an ended one's final content are kept through prunings",
+          .enabled(if: PostgresTestServer.isConfigured, PostgresTestServer.skipMessage))
+    func postgresKeepsHeldAndFinal() async throws {
+        try await PostgresTestServer.withFreshStore { store in
+            try await Self.hundredGoalsBeside(Self.keptColumns(), store)
+            #expect(try await Self.postgresRows(store) < Self.minimum, "pruned: 104 distinct contents were written")
+        }
     }
 
     /// A save looks its contents' ids up before it writes the rows that refer to them. Here it looks one up that
