@@ -191,11 +191,11 @@ struct ContentPruningTests {
                                     away: .init(name: "LIV", score: "0"), summary: text))
         }
         let stamp = Int(F.epoch)
-        let holding = ActivityLifecycle(activityId: "act-holding", matchId: Self.matchId, stored: .init(
+        let holding = ActivityLifecycle(activityId: "act-0-holding", matchId: Self.matchId, stored: .init(
             phase: .active, updateToken: CompactToken("upd-holding"), lastTimestamp: stamp, sent: content("sent, then held back"),
             sentAt: stamp, sentStaleDate: stamp + 900, startedAt: stamp, held: content("held back only"),
             heldStaleness: 900_000_000_000, endHeld: false, final: nil, channelId: nil))
-        let ending = ActivityLifecycle(activityId: "act-ending", matchId: Self.matchId, stored: .init(
+        let ending = ActivityLifecycle(activityId: "act-0-ending", matchId: Self.matchId, stored: .init(
             phase: .starting, updateToken: nil, lastTimestamp: stamp, sent: content("sent before the end"), sentAt: stamp,
             sentStaleDate: stamp + 900, startedAt: stamp, held: nil, heldStaleness: nil, endHeld: true,
             final: content("final only"), channelId: nil))

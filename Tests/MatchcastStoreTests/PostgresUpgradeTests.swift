@@ -7,9 +7,10 @@ import Testing
 private typealias F = StoreFixture
 private typealias P = PreviousRelease
 
-/// Upgrading from the previous release on PostgreSQL: a schema as v4 left it (lifecycles as JSON, whole deliveries
-/// in the outbox), or as v5 left it (a row per queued delivery), migrated by this release. Nothing is lost or changed
-/// on the way, and what was queued before goes out first.
+/// Upgrading from an earlier release on PostgreSQL: a schema as v4 left it (lifecycles as JSON, whole deliveries
+/// in the outbox), as v5 left it (a row per queued delivery), as v6 left it (batches), or as v12 left it (chunks stored
+/// uncompressed), migrated by this release. Nothing is lost or changed on the way, and what was queued before goes out
+/// first.
 @Suite("PostgreSQL upgrades from v4, v5, v6 and v12", .enabled(if: PostgresTestServer.isConfigured, PostgresTestServer.skipMessage))
 struct PostgresUpgradeTests {
     /// Writes `activities` and `deliveries` into a v4 schema the way the v4 code did
@@ -351,6 +352,11 @@ struct PostgresUpgradeTests {
                 let after = chunk(300..<600)
                 try await store.saveActivities([], enqueue: after)
                 let lz4 = try await Self.serverHasLZ4(store)
+                // Every array but the tokens, as the columns say: 'x' extended, 'e' external; 'l' lz4, '' the default.
+                #expect(try await Self.columnSettings(store) == [
+                    "activity_ids": lz4 ? "x l" : "e ", "delivery_ids": lz4 ? "x l" : "e ", "events": lz4 ? "x l" : "e ",
+                    "payload_refs": lz4 ? "x l" : "e ", "payloads": lz4 ? "x l" : "e ", "target_kinds": lz4 ? "x l" : "e ",
+                    "target_values": "e "])
                 // The tokens stay as they are: these ones would compress, a real token's random digits would not.
                 #expect(try await Self.chunkCompressions(store) == ["none/none", lz4 ? "lz4/none" : "none/none"])
 
@@ -387,6 +393,21 @@ struct PostgresUpgradeTests {
                 """, logger: logger
             ).collect(String.self)
         }
+    }
+
+    /// Each array column of `outbox_chunk`: its storage and its compression (`pg_attribute`).
+    static func columnSettings(_ store: PostgresStore) async throws -> [String: String] {
+        let logger = store.logger
+        let arrays = ["payloads", "delivery_ids", "activity_ids", "events", "target_kinds", "target_values", "payload_refs"]
+        let rows = try await store.withConnection("test") { connection in
+            try await connection.query(
+                """
+                SELECT attname::text, attstorage::text || ' ' || attcompression::text FROM pg_attribute
+                WHERE attrelid = 'outbox_chunk'::regclass AND attname::text = ANY(\(arrays))
+                """, logger: logger
+            ).collect((String, String).self)
+        }
+        return Dictionary(uniqueKeysWithValues: rows)
     }
 
     static func serverHasLZ4(_ store: PostgresStore) async throws -> Bool {
