@@ -26,7 +26,7 @@ extension PostgresStore {
     /// The contents' locks, before anything is looked up (see the file's comment): every match whose contents or
     /// activities the save writes (the records' too: a save of records without contents still waits on its match's
     /// state), its fan-out chunk's match for itself.
-    private static let saveContentsLock = """
+    static let saveContentsLock = """
             -- The contents' locks (v12): no pruning may delete a row between the look-up of its id below and the write
             -- that refers to it.
             PERFORM matchcast_lock_contents(content_matches || a_match, ARRAY[s_match]);
@@ -36,7 +36,7 @@ extension PostgresStore {
     /// kept is gathered first, as distinct column values (a fan-out's activities share a few), into an array: a
     /// `NOT IN` over the activities' rows would be re-run for every content row once the planner thinks it too big
     /// to hash.
-    private static let pruneContents = """
+    static let pruneContents = """
 
                     -- The match's contents that nothing refers to any more go (v12), once there are at least 64
                     -- and twice what the last pruning kept. This chunk's own contents stay: its rows are written next.

@@ -325,7 +325,10 @@ extension PostgresStore {
         v12,
         // A queued chunk's arrays compressed with lz4: `PostgresStore+MigrationV13.swift`.
         v13,
-        // Later migrations go here (`v14`, ...).
+        // A fan-out chunk prunes only when it takes its match's contents' lock at once; every save shares it:
+        // `PostgresStore+MigrationV14.swift`.
+        v14,
+        // Later migrations go here (`v15`, ...).
     ]
 
     /// Applies the pending migrations, on a connection of its own (the client need not run yet).

@@ -136,8 +136,8 @@ extension PostgresStore {
     /// match's rows (lease, fan-out state, activities), and the saves run in match id order, the order a lease renewal
     /// locks leases in; each save also locks the queued chunks its deliveries replace, which the relay's removal locks
     /// in chunk id order, so the statement first locks every queued chunk of its matches, in chunk id order. Before
-    /// that it takes the contents' locks of its matches (`matchcast_lock_contents`, schema v12), which each
-    /// `matchcast_save` takes first: a fan-out chunk that holds its match's waits for no lock this statement took.
+    /// that it takes the contents' locks of its matches, shared (`matchcast_lock_contents`, schemas v12 and v14), which
+    /// each `matchcast_save` takes first; a pruning chunk's try for its match's, for itself, never waits.
     static func save(
         _ given: [GroupedSave], _ connection: PostgresConnection, logger: Logger
     ) async throws -> [Result<Void, StoreError>] {
@@ -145,16 +145,17 @@ extension PostgresStore {
         let items = order.map { given[$0] }
         let width = SaveStatement.parameterTypes.count
         var bindings = PostgresBindings(capacity: width * items.count + 3)
-        var matches = Set<String>(), written = Set<String>(), own = Set<String>()
+        var matches = Set<String>(), written = Set<String>()
         for item in items {
             if let run = item.run { matches.insert(run.matchId) }
             for record in item.batch.records { written.insert(record.matchId) }
             for entry in item.batch.contents.entries { written.insert(entry.matchId) }
-            if let share = item.batch.share { own.insert(share.matchId) }
+            if let share = item.batch.share { written.insert(share.matchId) }
         }
         bindings.append(PostgresTextArray(matches.sorted()))
         bindings.append(PostgresTextArray(written.sorted()))
-        bindings.append(PostgresTextArray(own.sorted()))
+        // None for itself: since v14 a fan-out chunk's pruning takes its match's lock for itself only when it can at once.
+        bindings.append(PostgresTextArray([String]()))
         for item in items { bind(item.batch, item.run, fence: item.fence, into: &bindings) }
         var outcomes = [Result<Void, StoreError>](repeating: .success(()), count: given.count)
         let sql = groupedSaveSQL(count: items.count)

@@ -257,7 +257,8 @@ struct ContentPruningTests {
             let next = records.map { F.moved($0, update, at: goal * 60) }
             let batch = try PostgresActivityBatch(next, share: Self.share(next))
             let logger = store.logger, matchId = Self.matchId
-            // The fan-out's transaction takes its locks, as `matchcast_save` takes them, then waits for the save.
+            // The fan-out's transaction holds the locks a pruning chunk holds (its match's contents' lock taken for
+            // itself: `matchcast_save`'s try, v14), then waits for the save.
             let left = try await store.withConnection("a fan-out that prunes") { connection in
                 try await connection.query("BEGIN", logger: logger).consume()
                 do {
@@ -298,6 +299,47 @@ struct ContentPruningTests {
             #expect(left < Self.minimum, "the fan-out pruned the match's contents")
             #expect(try await store.activity(id: "act-9") == lagging)
             #expect(try await store.activities(matchId: Self.matchId) == next + [lagging])
+        }
+    }
+
+    /// A fan-out chunk shares its match's contents' lock like every other save (v14): one whose pruning is due while
+    /// another save holds the lock neither waits for it nor prunes, and a later fan-out prunes. Before v14 the chunk
+    /// took the lock for itself and waited.
+    @Test("PostgreSQL: a fan-out due to prune beside a save in flight goes on without waiting, and a later one prunes",
+          .enabled(if: PostgresTestServer.isConfigured, PostgresTestServer.skipMessage))
+    func aPruningLeavesWayToASave() async throws {
+        try await PostgresTestServer.withFreshStore { store in
+            var records = try await Self.threeActivities(store)
+            var tracker = MatchTracker()
+            let updates = try await Self.goalsUntilDue(&records, &tracker, store)
+            let logger = store.logger, matchId = Self.matchId
+            let next = updates.count + 1
+            let (sharing, tracking) = (records, tracker)
+            let (rows, fanOut) = try await store.withConnection("a save in flight") { connection in
+                try await connection.query("BEGIN", logger: logger).consume()
+                try await connection.query(
+                    "SELECT pg_advisory_xact_lock_shared(matchcast_contents_key(\(matchId)))", logger: logger).consume()
+                let fanOut = Task {
+                    var records = sharing, tracker = tracking
+                    _ = try await Self.goals(next...next, &records, &tracker, store)
+                    return (records, tracker)
+                }
+                // The fan-out's new content is its commit: the match had one row short of a pruning.
+                var rows = 0
+                for _ in 0..<200 where rows < Self.minimum {
+                    rows = try await Self.postgresRows(connection, logger: logger)
+                    if rows < Self.minimum { try await Task.sleep(for: .milliseconds(50)) }
+                }
+                try await connection.query("COMMIT", logger: logger).consume()
+                return (rows, fanOut)
+            }
+            (records, tracker) = try await fanOut.value
+            #expect(rows >= Self.minimum, "the fan-out committed while the save held the lock")
+            #expect(rows == Self.minimum, "and left the pruning to a later fan-out")
+            let later = updates.count + 2
+            _ = try await Self.goals(later...later, &records, &tracker, store)
+            #expect(try await Self.postgresRows(store) < Self.minimum, "the next fan-out prunes")
+            #expect(try await store.activities(matchId: Self.matchId) == records)
         }
     }
 
