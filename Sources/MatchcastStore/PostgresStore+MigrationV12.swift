@@ -26,7 +26,7 @@ extension PostgresStore {
     /// The contents' locks, before anything is looked up (see the file's comment): every match whose contents or
     /// activities the save writes (the records' too: a save of records without contents still waits on its match's
     /// state), its fan-out chunk's match for itself.
-    static let saveContentsLock = """
+    private static let saveContentsLock = """
             -- The contents' locks (v12): no pruning may delete a row between the look-up of its id below and the write
             -- that refers to it.
             PERFORM matchcast_lock_contents(content_matches || a_match, ARRAY[s_match]);
@@ -35,13 +35,14 @@ extension PostgresStore {
     /// What a fan-out chunk does once it has opened a new state for its match (v12): the pruning, when due. What is
     /// kept is gathered first, as distinct column values (a fan-out's activities share a few), into an array: a
     /// `NOT IN` over the activities' rows would be re-run for every content row once the planner thinks it too big
-    /// to hash.
-    static let pruneContents = """
+    /// to hash. It runs when `condition` holds: v12's is that it is due; v14 adds that the chunk takes the lock at once.
+    static func pruneContents(when condition: String) -> String {
+        """
 
                     -- The match's contents that nothing refers to any more go (v12), once there are at least 64
                     -- and twice what the last pruning kept. This chunk's own contents stay: its rows are written next.
                     SELECT count(*) INTO counted FROM content_state WHERE match_id = s_match;
-                    IF counted >= greatest(64, 2 * st.contents_kept) THEN
+                    IF \(condition) THEN
                         kept := contents || ARRAY(
                             SELECT r.id FROM (
                                 SELECT DISTINCT sent_content, held_content, final_content FROM activity_row
@@ -57,6 +58,7 @@ extension PostgresStore {
                         UPDATE fan_out_state SET contents_kept = counted - pruned WHERE match_id = s_match;
                     END IF;
         """
+    }
 
     static let v12 = Migration(name: "v12", statements: [
         "ALTER TABLE fan_out_state ADD COLUMN contents_kept bigint NOT NULL DEFAULT 0",
@@ -91,8 +93,14 @@ extension PostgresStore {
         END
         $lock$
         """,
+        pruningSave(opened: pruneContents(when: "counted >= greatest(64, 2 * st.contents_kept)")),
+    ], readers: .any)
+
+    /// `matchcast_save` as v12 replaced it (its contents' locks first), with `opened` run when a fan-out chunk opens a new
+    /// state for its match; v14 replaces it again with another `opened`.
+    static func pruningSave(opened: String) -> String {
         saveFunction(
             create: "CREATE OR REPLACE FUNCTION", fenceAndContents: saveFence + "\n\n" + saveContentsLock + "\n\n" + saveContents,
-            variables: "\n    counted bigint;\n    kept bigint[];\n    pruned bigint;", opened: pruneContents),
-    ], readers: .any)
+            variables: "\n    counted bigint;\n    kept bigint[];\n    pruned bigint;", opened: opened)
+    }
 }

@@ -18,18 +18,6 @@ import Foundation
 // - Only adds for an older build: the functions keep their signatures, and a v12 or v13 build's saves go through them.
 
 extension PostgresStore {
-    /// v12's pruning, run only when the chunk takes its match's contents' lock for itself at once.
-    private static let pruneContentsWhenAlone: String = {
-        let due = "IF counted >= greatest(64, 2 * st.contents_kept) THEN\n"
-        // A `CASE`, not an `AND`: PostgreSQL does not promise to evaluate an `AND`'s operands in order, and the lock
-        // must not be taken when no pruning is due. In parentheses: PL/pgSQL ends an `IF`'s condition at its first
-        // `THEN`.
-        let alone = "IF (CASE WHEN counted >= greatest(64, 2 * st.contents_kept)\n"
-            + "                        THEN pg_try_advisory_xact_lock(matchcast_contents_key(s_match)) ELSE false END) THEN\n"
-        precondition(pruneContents.components(separatedBy: due).count == 2, "v12's pruning has one due test")
-        return pruneContents.replacingOccurrences(of: due, with: alone)
-    }()
-
     static let v14 = Migration(name: "v14", statements: [
         """
         CREATE OR REPLACE FUNCTION matchcast_lock_contents(matches text[], own text[]) RETURNS integer
@@ -49,8 +37,10 @@ extension PostgresStore {
         END
         $lock$
         """,
-        saveFunction(
-            create: "CREATE OR REPLACE FUNCTION", fenceAndContents: saveFence + "\n\n" + saveContentsLock + "\n\n" + saveContents,
-            variables: "\n    counted bigint;\n    kept bigint[];\n    pruned bigint;", opened: pruneContentsWhenAlone),
+        // v12's pruning, run only when the chunk takes its match's contents' lock for itself at once. A `CASE`, not an
+        // `AND`: PostgreSQL does not promise to evaluate an `AND`'s operands in order, and the lock must not be taken
+        // when no pruning is due. In parentheses: PL/pgSQL ends an `IF`'s condition at its first `THEN`.
+        pruningSave(opened: pruneContents(when: "(CASE WHEN counted >= greatest(64, 2 * st.contents_kept)\n"
+            + "                        THEN pg_try_advisory_xact_lock(matchcast_contents_key(s_match)) ELSE false END)")),
     ], readers: .any)
 }

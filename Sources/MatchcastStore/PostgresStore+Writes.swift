@@ -144,7 +144,7 @@ extension PostgresStore {
         let order = given.indices.sorted { (given[$0].run?.matchId ?? "", $0) < (given[$1].run?.matchId ?? "", $1) }
         let items = order.map { given[$0] }
         let width = SaveStatement.parameterTypes.count
-        var bindings = PostgresBindings(capacity: width * items.count + 3)
+        var bindings = PostgresBindings(capacity: width * items.count + 2)
         var matches = Set<String>(), written = Set<String>()
         for item in items {
             if let run = item.run { matches.insert(run.matchId) }
@@ -154,8 +154,6 @@ extension PostgresStore {
         }
         bindings.append(PostgresTextArray(matches.sorted()))
         bindings.append(PostgresTextArray(written.sorted()))
-        // None for itself: since v14 a fan-out chunk's pruning takes its match's lock for itself only when it can at once.
-        bindings.append(PostgresTextArray([String]()))
         for item in items { bind(item.batch, item.run, fence: item.fence, into: &bindings) }
         var outcomes = [Result<Void, StoreError>](repeating: .success(()), count: given.count)
         let sql = groupedSaveSQL(count: items.count)
@@ -172,12 +170,12 @@ extension PostgresStore {
         if let made = groupedSaveStatements.withLock({ $0[count] }) { return made }
         let width = SaveStatement.parameterTypes.count
         var sql = """
-            SELECT -2, matchcast_lock_contents($2::text[], $3::text[])::text
+            SELECT -2, matchcast_lock_contents($2::text[], '{}'::text[])::text
             UNION ALL SELECT -1, (SELECT count(*) FROM (SELECT 1 FROM outbox_chunk WHERE match_id = ANY($1::text[])
                 ORDER BY id FOR UPDATE) AS locked)::text
             """
         for position in 0..<count {
-            sql += " UNION ALL SELECT \(position)::integer, matchcast_save(\(SaveStatement.parameters(from: 4 + position * width)))"
+            sql += " UNION ALL SELECT \(position)::integer, matchcast_save(\(SaveStatement.parameters(from: 3 + position * width)))"
         }
         groupedSaveStatements.withLock { $0[count] = sql }
         return sql
