@@ -482,13 +482,13 @@ enum BenchTable {
 
     /// One table, a row per store and update, the stores in the order they ran.
     static func print(runs: [(mode: String, store: String, rows: [FanoutBenchmark.Row])]) {
-        let header = ["mode", "store", "activities", "update", "build ms", "sink ms", "fan-out→last byte ms", "CPU ms", "deliveries/s",
+        let header = ["mode", "store", "activities", "update", "started (UTC)", "build ms", "sink ms", "fan-out→last byte ms", "CPU ms", "deliveries/s",
                       "sink-only/s", "ingest total ms", "payload B", "payloads", "sink calls", "RSS MB", "peak MB"]
         var lines = [header]
         for (mode, store, rows) in runs {
             for row in rows {
                 lines.append([
-                    mode, store, "\(row.activities)", "#\(row.update)",
+                    mode, store, "\(row.activities)", "#\(row.update)", clockTime(row.startedAt),
                     FanoutBenchmark.milliseconds(row.build),
                     FanoutBenchmark.milliseconds(row.fanOut - row.build),
                     FanoutBenchmark.milliseconds(row.fanOut),
@@ -503,6 +503,13 @@ enum BenchTable {
             }
         }
         printAligned(lines, textColumns: 2)
+    }
+
+    /// `HH:MM:SS.mmm` in UTC.
+    static func clockTime(_ date: Date) -> String {
+        let milliseconds = Int((date.timeIntervalSince1970 * 1000).rounded(.down))
+        let seconds = milliseconds / 1000
+        return String(format: "%02d:%02d:%02d.%03d", seconds / 3600 % 24, seconds / 60 % 60, seconds % 60, milliseconds % 1000)
     }
 
     /// `lines` (the header first) on stderr in aligned columns: the first `textColumns` to the left, numbers to the right.

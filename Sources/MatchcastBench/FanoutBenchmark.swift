@@ -68,6 +68,9 @@ struct FanoutBenchmark: Sendable {
     /// One timed update.
     struct Row: Sendable {
         var update: Int
+        /// The wall-clock time `ingest` was called, to line the update up with samples taken outside the process
+        /// (a database's statistics, `perf`).
+        var startedAt: Date
         var activities: Int
         var deliveries: Int
         var failures: Int
@@ -252,6 +255,7 @@ struct FanoutBenchmark: Sendable {
             let snapshot = match.goal(at: now())
             sink.open()
             let cpuBefore = ProcessCPU.now()
+            let startedAt = Date()
             let called = ContinuousClock.now
             let update = try await manager.ingest(snapshot, pollInterval: .seconds(5))
             let returned = ContinuousClock.now
@@ -261,7 +265,7 @@ struct FanoutBenchmark: Sendable {
             }
             let last = window.lastReturn ?? returned
             rows.append(Row(
-                update: index, activities: n, deliveries: window.deliveries, failures: window.failures,
+                update: index, startedAt: startedAt, activities: n, deliveries: window.deliveries, failures: window.failures,
                 build: (window.firstCall ?? returned) - called, fanOut: last - called, ingest: returned - called,
                 cpuToLastByte: (window.cpuAtLastReturn ?? cpuBefore) - cpuBefore,
                 payloadBytes: window.firstPayload?.bytes.count ?? 0, distinctPayloads: window.distinctPayloads,
