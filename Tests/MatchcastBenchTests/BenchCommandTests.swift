@@ -153,4 +153,13 @@ struct BenchCommandTests {
         #expect(sample.percentile(100) == .milliseconds(100))
         #expect(sample.percentile(0) == .milliseconds(1))
     }
+
+    @Test("an update's start is printed as UTC wall-clock time to the millisecond, rounded down")
+    func clockTime() {
+        let midnight = Date(timeIntervalSince1970: 1_767_225_600)  // 2026-01-01T00:00:00Z
+        #expect(BenchTable.clockTime(midnight) == "00:00:00.000")
+        #expect(BenchTable.clockTime(midnight.addingTimeInterval(3_723.0459)) == "01:02:03.045")
+        #expect(BenchTable.clockTime(midnight.addingTimeInterval(86_399.9999)) == "23:59:59.999")
+        #expect(BenchTable.clockTime(midnight.addingTimeInterval(86_400 + 61.5)) == "00:01:01.500")
+    }
 }
