@@ -6,7 +6,7 @@ internal import GRDB
 /// Every distinct content a match's activities were sent or held gets a row (`SQLiteStore.contentIds`), and a match
 /// changes what it shows hundreds of times (each goal, each minute of its clock; each ball of a cricket match), while
 /// its activities and its fan-out state refer to a handful of those rows at any time. Left alone, the table (and its
-/// unique index on the text) grows by every change of every match the store ever ran.
+/// index) grows by every change of every match the store ever ran.
 ///
 /// When a fan-out opens a new shared state, the match's rows are counted; once they reach `minimum` and twice what
 /// the last pruning of the match kept, the rows that no column of any of the match's activities (shared or not: a

@@ -293,20 +293,23 @@ struct ActivityBatch: Sendable {
         }
     }
 
-    /// The id of each distinct content's row, added when the match has no row with that text yet.
+    /// The id of each distinct content's row, added when the match has no row with that text yet: found by its key
+    /// and then its text (v13), so a text that shares another's key gets a row of its own.
     static func contentIds(_ entries: [StoredContents.Entry], _ db: Database) throws -> [Int64] {
         guard !entries.isEmpty else { return [] }
-        let insert = try db.cachedStatement(
-            sql: "INSERT INTO contentState (matchId, content) VALUES (?, ?) ON CONFLICT (matchId, content) DO NOTHING")
-        let find = try db.cachedStatement(sql: "SELECT id FROM contentState WHERE matchId = ? AND content = ?")
+        let find = try db.cachedStatement(
+            sql: "SELECT id FROM contentState WHERE matchId = ? AND contentKey = ? AND content = ? LIMIT 1")
+        let insert = try db.cachedStatement(sql: "INSERT INTO contentState (matchId, contentKey, content) VALUES (?, ?, ?)")
         var ids: [Int64] = []
         ids.reserveCapacity(entries.count)
         for entry in entries {
-            try insert.execute(arguments: [entry.matchId, entry.text])
-            guard let id = try Int64.fetchOne(find, arguments: [entry.matchId, entry.text]) else {
-                throw StoreError.database("a content-state row of match '\(entry.matchId)' vanished while it was saved")
+            let key = SQLiteTextKey.of(entry.text)
+            if let id = try Int64.fetchOne(find, arguments: [entry.matchId, key, entry.text]) {
+                ids.append(id)
+            } else {
+                try insert.execute(arguments: [entry.matchId, key, entry.text])
+                ids.append(db.lastInsertedRowID)
             }
-            ids.append(id)
         }
         return ids
     }

@@ -406,7 +406,32 @@ extension SQLiteStore {
                 """)
         }
 
-        // Later migrations go here (`v13`, ...).
+        // v13: a content is found by its key (`SQLiteTextKey`: eight bytes) and then its text, no longer by a unique
+        // index on the text itself. That index held every content a second time (more pages than the table at 1,000
+        // matches changing, docs/performance.md), a few entries to a page, so that each new content split pages of
+        // it. The store has one writer, which looks a content up before it inserts one: no unique index is needed to
+        // keep a match's content once.
+        migrator.registerMigration("v13") { db in
+            try db.execute(sql: "ALTER TABLE contentState ADD COLUMN contentKey INTEGER NOT NULL DEFAULT 0")
+            // Keys of the contents stored, a page of rows at a time.
+            var after = Int64.min
+            let update = try db.cachedStatement(sql: "UPDATE contentState SET contentKey = ? WHERE id = ?")
+            while true {
+                let rows = try Row.fetchAll(
+                    db, sql: "SELECT id, content FROM contentState WHERE id > ? ORDER BY id LIMIT 10000", arguments: [after])
+                guard let last = rows.last else { break }
+                for row in rows {
+                    try update.execute(arguments: [SQLiteTextKey.of(row[1] as String), row[0] as Int64])
+                }
+                after = last[0]
+            }
+            try db.execute(sql: """
+                DROP INDEX contentState_on_match_content;
+                CREATE INDEX contentState_on_match_key ON contentState(matchId, contentKey);
+                """)
+        }
+
+        // Later migrations go here (`v14`, ...).
 
         return migrator
     }

@@ -1,26 +1,16 @@
-import Crypto
 import MatchcastCore
 internal import GRDB
 
 extension SQLiteStore {
-    /// The indexed key of an update token (schema v7, `activity.tokenKey`): the first 64 bits of its SHA-256. An
-    /// entry a fraction of the token's size keeps a registration to one narrow index page; a hash, not a prefix, so
-    /// that no client can crowd one key with tokens of its making and make every lookup of it a scan.
+    /// The indexed key of an update token (schema v7, `activity.tokenKey`): its `SQLiteTextKey`. An entry a fraction
+    /// of the token's size keeps a registration to one narrow index page.
     static func tokenKey(_ token: String) -> Int64 {
-        var text = token
-        return text.withUTF8(tokenKey(utf8:))
+        SQLiteTextKey.of(token)
     }
 
     /// The same key for a token as kept, hashed from its digits (no string made for a hex token).
     static func tokenKey(_ token: CompactToken) -> Int64 {
-        token.withUTF8(tokenKey(utf8:))
-    }
-
-    private static func tokenKey(utf8: UnsafeBufferPointer<UInt8>) -> Int64 {
-        let digest = SHA256.hash(data: UnsafeRawBufferPointer(utf8))
-        return digest.withUnsafeBytes { bytes in
-            bytes.prefix(8).reduce(Int64(0)) { ($0 << 8) | Int64($1) }
-        }
+        token.withUTF8(SQLiteTextKey.of(utf8:))
     }
 
     /// A condition on `activity`'s columns (or `activityView`'s): it holds the token bound at `token`, whose key is

@@ -57,7 +57,7 @@ struct SQLiteUpgradeTests {
 
         let store = try SQLiteStore(path: path)
         defer { try? store.close() }
-        #expect(try await store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12"])
+        #expect(try await store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13"])
 
         // Every activity reads back as written, by id, by match, by device, by token.
         for record in activities {
@@ -121,7 +121,7 @@ struct SQLiteUpgradeTests {
         try store.close()
         let reopened = try SQLiteStore(path: path)
         defer { try? reopened.close() }
-        #expect(try await reopened.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12"])
+        #expect(try await reopened.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13"])
         #expect(try await reopened.openActivities() == expected.values.filter(\.isOpen).sorted { $0.activityId < $1.activityId })
     }
 
@@ -164,7 +164,7 @@ struct SQLiteUpgradeTests {
 
         let store = try SQLiteStore(path: path)
         defer { try? store.close() }
-        #expect(try await store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12"])
+        #expect(try await store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13"])
         let before = try await store.queuedDeliveries(limit: 100)
         #expect(before.map { $0.jsonBytes() } == queued.map { $0.jsonBytes() }, "byte-identical, in order")
         #expect(try await store.queuedDeliveryCount() == queued.count)
