@@ -100,6 +100,8 @@ extension SQLiteStore {
 struct ActivityBatch: Sendable {
     let records: [ActivityRecord]
     let contents: StoredContents
+    /// `contents.entries` with their keys, hashed here rather than on the writer's queue.
+    private let keyed: [KeyedContent]
     /// By record: whether it is written as sharing its match's sent state (`shared` 1) rather than with its own. Nil
     /// outside a fan-out: then a record shares the state if it reads the same there (`StoredFanOutStates`).
     private let joins: [Bool]?
@@ -109,6 +111,7 @@ struct ActivityBatch: Sendable {
     init(_ records: [ActivityRecord]) throws(StoreError) {
         self.records = records
         contents = try StoredContents(records)
+        keyed = contents.entries.map(KeyedContent.init)
         joins = nil
     }
 
@@ -119,6 +122,7 @@ struct ActivityBatch: Sendable {
     init(written: [ActivityRecord], share: FanOutShare) throws(StoreError) {
         self.records = written
         contents = try StoredContents(written)
+        keyed = contents.entries.map(KeyedContent.init)
         var joins: [Bool] = []
         joins.reserveCapacity(written.count)
         for position in written.indices {
@@ -177,7 +181,7 @@ struct ActivityBatch: Sendable {
 
     /// Writes every record, in order, inside the caller's transaction.
     func write(_ db: Database) throws {
-        let contentIds = try Self.contentIds(contents.entries, db)
+        let contentIds = try Self.contentIds(keyed, db)
         let samePhase = try SQLiteRawStatement(db, sql: Self.samePhaseSQL)
         let update = try SQLiteRawStatement(db, sql: Self.updateSQL)
         var token: SQLiteRawStatement?
@@ -295,15 +299,15 @@ struct ActivityBatch: Sendable {
 
     /// The id of each distinct content's row, added when the match has no row with that text yet: found by its key
     /// and then its text (v13), so a text that shares another's key gets a row of its own.
-    static func contentIds(_ entries: [StoredContents.Entry], _ db: Database) throws -> [Int64] {
+    static func contentIds(_ entries: [KeyedContent], _ db: Database) throws -> [Int64] {
         guard !entries.isEmpty else { return [] }
         let find = try db.cachedStatement(
             sql: "SELECT id FROM contentState WHERE matchId = ? AND contentKey = ? AND content = ? LIMIT 1")
         let insert = try db.cachedStatement(sql: "INSERT INTO contentState (matchId, contentKey, content) VALUES (?, ?, ?)")
         var ids: [Int64] = []
         ids.reserveCapacity(entries.count)
-        for entry in entries {
-            let key = SQLiteTextKey.of(entry.text)
+        for content in entries {
+            let (entry, key) = (content.entry, content.key)
             if let id = try Int64.fetchOne(find, arguments: [entry.matchId, key, entry.text]) {
                 ids.append(id)
             } else {
@@ -312,5 +316,17 @@ struct ActivityBatch: Sendable {
             }
         }
         return ids
+    }
+}
+
+/// A content as `ActivityBatch.contentIds` looks it up: the entry and its text's key (v13), hashed by whoever
+/// prepares the write, so that the store's one writer does not.
+struct KeyedContent: Sendable {
+    let entry: StoredContents.Entry
+    let key: Int64
+
+    init(_ entry: StoredContents.Entry) {
+        self.entry = entry
+        key = SQLiteTextKey.of(entry.text)
     }
 }

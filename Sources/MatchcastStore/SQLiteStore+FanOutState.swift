@@ -23,9 +23,9 @@ struct FanOutStateWrite: Sendable {
     let through: String?
     /// Activities whose only change is to `state`.
     let movedIds: [String]
-    /// `state.sent` and `state.held`, encoded, for their content rows.
-    private let sent: StoredContents.Entry?
-    private let held: StoredContents.Entry?
+    /// `state.sent` and `state.held`, encoded and keyed, for their content rows.
+    private let sent: KeyedContent?
+    private let held: KeyedContent?
 
     private static let columns = StoredFanOutStates.columns
     private static let previous = StoredFanOutStates.previous
@@ -40,9 +40,10 @@ struct FanOutStateWrite: Sendable {
         from = share.from
         through = share.through
         self.movedIds = movedIds
-        func entry(_ box: ContentBox?) throws(StoreError) -> StoredContents.Entry? {
+        func entry(_ box: ContentBox?) throws(StoreError) -> KeyedContent? {
             guard let box else { return nil }
-            return StoredContents.Entry(matchId: matchId, text: try JSONColumn.encode(box.value, "content of match '\(matchId)'"))
+            return KeyedContent(StoredContents.Entry(
+                matchId: matchId, text: try JSONColumn.encode(box.value, "content of match '\(matchId)'")))
         }
         sent = try entry(state.sent)
         held = try entry(state.held)

@@ -324,20 +324,9 @@ extension SQLiteStore {
                 DROP INDEX activity_on_updateToken;
                 DROP INDEX activity_open_updateToken;
                 """)
-            // Keys of the tokens stored, a page of activities at a time.
-            var after = ""
-            while true {
-                let rows = try Row.fetchAll(db, sql: """
-                    SELECT id, updateToken FROM activity WHERE updateToken IS NOT NULL AND id > ? ORDER BY id LIMIT 10000
-                    """, arguments: [after])
-                guard let last = rows.last else { break }
-                let update = try db.cachedStatement(sql: "UPDATE activity SET tokenKey = ? WHERE id = ?")
-                for row in rows {
-                    let token: String = row[1]
-                    try update.execute(arguments: [SQLiteStore.tokenKey(token), row[0] as String])
-                }
-                after = last[0]
-            }
+            // Keys of the tokens stored.
+            try SQLiteTextKey.execute(
+                "UPDATE activity SET tokenKey = matchcast_text_key(updateToken) WHERE updateToken IS NOT NULL", db)
             try db.execute(sql: """
                 CREATE INDEX activity_on_tokenKey ON activity(tokenKey);
                 CREATE TRIGGER activity_open_token_insert BEFORE INSERT ON activity
@@ -412,18 +401,7 @@ extension SQLiteStore {
         // unique index is needed to keep a match's content once.
         migrator.registerMigration("v13") { db in
             try db.execute(sql: "ALTER TABLE contentState ADD COLUMN contentKey INTEGER NOT NULL DEFAULT 0")
-            // Keys of the contents stored, a page of rows at a time.
-            var after = Int64.min
-            let update = try db.cachedStatement(sql: "UPDATE contentState SET contentKey = ? WHERE id = ?")
-            while true {
-                let rows = try Row.fetchAll(
-                    db, sql: "SELECT id, content FROM contentState WHERE id > ? ORDER BY id LIMIT 10000", arguments: [after])
-                guard let last = rows.last else { break }
-                for row in rows {
-                    try update.execute(arguments: [SQLiteTextKey.of(row[1] as String), row[0] as Int64])
-                }
-                after = last[0]
-            }
+            try SQLiteTextKey.execute("UPDATE contentState SET contentKey = matchcast_text_key(content)", db)
             try db.execute(sql: """
                 DROP INDEX contentState_on_match_content;
                 CREATE INDEX contentState_on_match_key ON contentState(matchId, contentKey);
