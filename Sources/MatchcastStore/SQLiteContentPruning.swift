@@ -8,35 +8,66 @@ internal import GRDB
 /// its activities and its fan-out state refer to a handful of those rows at any time. Left alone, the table (and its
 /// index) grows by every change of every match the store ever ran.
 ///
-/// When a fan-out opens a new shared state, the match's rows are counted; once they reach `minimum` and twice what
-/// the last pruning of the match kept, the rows that no column of any of the match's activities (shared or not: a
-/// shared row's own columns are kept too, so no id anything holds is ever freed) and none of its fan-out state's four
-/// refers to are deleted, in the fan-out's own transaction. The store has one writer, so nothing can take a row between
-/// the check and the delete. A match whose activities keep many contents apart (many ended mid-match, each at what it
-/// last showed) is pruned as its rows double, not at every fan-out: each pruning reads all the match's activities.
+/// When a fan-out opens a new shared state and the match may have reached `minimum` rows and twice what its last
+/// pruning kept, its rows are counted; if they have, the rows that no column of any of the match's activities (shared
+/// or not: a shared row's own columns are kept too, so no id anything holds is ever freed) and none of its fan-out
+/// state's four refers to are deleted, in the fan-out's own transaction. The store has one writer, so nothing can take
+/// a row between the check and the delete. A match whose activities keep many contents apart (many ended mid-match,
+/// each at what it last showed) is pruned as its rows double, not at every fan-out: each pruning reads all the match's
+/// activities.
+///
+/// Whether a match may have reached that is known without counting: every row is added through `added(matchId:)`
+/// (`ActivityBatch.contentIds`), so the count taken last plus the rows added since bounds what the match has. A match
+/// changing every second then counts its rows once in about 32 fan-outs rather than at each. A write rolled back after
+/// adding rows leaves the bound high (a count comes sooner); one rolled back after a pruning leaves it low, and the
+/// match's next pruning comes that many rows later.
 final class SQLiteContentPruning: Sendable {
     /// Rows a match may have before its first pruning.
     static let minimum = 64
-    /// Matches remembered at most; past it the memory starts again (a match then prunes once more than it needed).
+    /// Matches remembered at most; past it the memory starts again (a match then counts its rows once more).
     static let remembered = 10_000
 
-    /// By match: the rows its last pruning kept.
-    private let kept = Mutex<[String: Int]>([:])
+    private struct Tally {
+        /// At most the rows the match has: those counted last, plus those added since.
+        var rows: Int
+        /// The rows its last pruning kept.
+        var kept: Int
+    }
+
+    /// By match, once its rows were counted.
+    private let tallies = Mutex<[String: Tally]>([:])
 
     init() {}
 
+    /// A row added to the match's contents, inside the writer's transaction.
+    func added(matchId: String) {
+        tallies.withLock { tallies in
+            tallies[matchId]?.rows += 1
+        }
+    }
+
     /// Prunes the match's contents when due (see the type's comment), inside the caller's write transaction.
     func pruneIfDue(matchId: String, _ db: Database) throws {
+        let known = tallies.withLock { $0[matchId] }
+        if let known, known.rows < Self.threshold(kept: known.kept) { return }
         let count = try Int.fetchOne(
             db.cachedStatement(sql: "SELECT COUNT(*) FROM contentState WHERE matchId = ?"), arguments: [matchId]) ?? 0
-        let last = kept.withLock { $0[matchId] ?? 0 }
-        guard count >= max(Self.minimum, 2 * last) else { return }
-        try db.cachedStatement(sql: Self.pruneSQL).execute(arguments: [matchId])
-        let left = count - db.changesCount
-        kept.withLock { kept in
-            if kept.count >= Self.remembered { kept.removeAll() }
-            kept[matchId] = left
+        let kept = known?.kept ?? 0
+        var tally = Tally(rows: count, kept: kept)
+        if count >= Self.threshold(kept: kept) {
+            try db.cachedStatement(sql: Self.pruneSQL).execute(arguments: [matchId])
+            let left = count - db.changesCount
+            tally = Tally(rows: left, kept: left)
         }
+        tallies.withLock { tallies in
+            if tallies.count >= Self.remembered, tallies[matchId] == nil { tallies.removeAll() }
+            tallies[matchId] = tally
+        }
+    }
+
+    /// The rows at which a match whose last pruning kept `kept` is pruned again.
+    private static func threshold(kept: Int) -> Int {
+        max(minimum, 2 * kept)
     }
 
     /// What is kept is read from the match's activities in one pass, as their distinct (sent, held, final) triples: a

@@ -19,6 +19,8 @@ struct SQLiteRawStatement {
             throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "the database connection is closed", sql: sql)
         }
         self.connection = connection
+        // A cached statement starts from its first row, whatever the last use left.
+        sqlite3_reset(handle)
     }
 
     func bind(_ index: Int32, _ value: String?) {
@@ -48,6 +50,21 @@ struct SQLiteRawStatement {
 
     func bind(_ index: Int32, _ value: Bool) {
         sqlite3_bind_int64(handle, index, value ? 1 : 0)
+    }
+
+    /// Bytes as a blob.
+    func bind(_ index: Int32, _ value: Data) {
+        value.withUnsafeBytes { bindBlob(index, $0) }
+    }
+
+    /// Bytes as a blob.
+    func bind(_ index: Int32, bytes value: [UInt8]) {
+        value.withUnsafeBytes { bindBlob(index, $0) }
+    }
+
+    private func bindBlob(_ index: Int32, _ bytes: UnsafeRawBufferPointer) {
+        // A blob of no bytes is still a blob, not NULL: SQLite takes a null pointer for NULL.
+        _ = sqlite3_bind_blob(handle, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count), Self.transient)
     }
 
     private func bindNull(_ index: Int32) {
@@ -86,6 +103,47 @@ struct SQLiteRawStatement {
         }
     }
 
+    /// Every row of a query, each read by `body`; the statement is reset after the last, or when `body` throws.
+    func forEach(_ body: () throws -> Void) throws {
+        do {
+            while try step() { try body() }
+        } catch {
+            sqlite3_reset(handle)
+            throw error
+        }
+    }
+
+    /// A query's first row, read by `read` (nil when there is none); the statement is reset after it.
+    func first<T>(_ read: () throws -> T) throws -> T? {
+        guard try step() else { return nil }
+        defer { sqlite3_reset(handle) }
+        return try read()
+    }
+
+    /// Whether the current row's `column` holds `value`: NULL for nil, the same integer otherwise. A value of
+    /// another type is not it.
+    func holds(_ column: Int32, _ value: Int64?) -> Bool {
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_NULL: value == nil
+        case SQLITE_INTEGER: value == sqlite3_column_int64(handle, column)
+        default: false
+        }
+    }
+
+    /// Whether the current row's `column` holds the text `value`, compared byte for byte.
+    func holds(_ column: Int32, _ value: String) -> Bool {
+        guard sqlite3_column_type(handle, column) == SQLITE_TEXT, let bytes = sqlite3_column_text(handle, column) else {
+            return false
+        }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        var value = value
+        return value.withUTF8 { utf8 in
+            guard utf8.count == count else { return false }
+            guard let base = utf8.baseAddress, count > 0 else { return true }
+            return memcmp(base, bytes, count) == 0
+        }
+    }
+
     /// Ends a query early (a row that could not be read), so the cached statement can run again.
     func reset() {
         sqlite3_reset(handle)
@@ -116,6 +174,20 @@ struct SQLiteRawStatement {
         case SQLITE_NULL: return nil
         case SQLITE_INTEGER: return sqlite3_column_int64(handle, column)
         default: throw .corrupt("\(what()) is not an integer")
+        }
+    }
+
+    /// The current row's blob in `column`, as `Data`: nil for NULL; a value of another type is `.corrupt`.
+    func data(_ column: Int32, _ what: @autoclosure () -> String) throws(StoreError) -> Data? {
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_NULL:
+            return nil
+        case SQLITE_BLOB:
+            let count = Int(sqlite3_column_bytes(handle, column))
+            guard count > 0, let bytes = sqlite3_column_blob(handle, column) else { return Data() }
+            return Data(bytes: bytes, count: count)
+        default:
+            throw .corrupt("\(what()) is not a blob")
         }
     }
 

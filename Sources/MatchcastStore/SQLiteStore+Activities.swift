@@ -10,8 +10,8 @@ extension SQLiteStore {
     public func saveActivities(_ records: [ActivityRecord]) async throws(StoreError) {
         guard !records.isEmpty else { return }
         let batch = try ActivityBatch(records)
-        try await write(records.count == 1 ? "saving an activity" : "saving \(records.count) activities") { db in
-            try batch.write(db)
+        try await write(records.count == 1 ? "saving an activity" : "saving \(records.count) activities") { [contentPruning] db in
+            try batch.write(db, contentPruning)
         }
     }
 
@@ -179,9 +179,9 @@ struct ActivityBatch: Sendable {
         WHERE id = ?13 AND deviceId = ?14 AND matchId = ?15 AND environment = ?16
         """
 
-    /// Writes every record, in order, inside the caller's transaction.
-    func write(_ db: Database) throws {
-        let contentIds = try Self.contentIds(keyed, db)
+    /// Writes every record, in order, inside the caller's transaction; the contents it adds are counted by `pruning`.
+    func write(_ db: Database, _ pruning: SQLiteContentPruning) throws {
+        let contentIds = try Self.contentIds(keyed, db, pruning)
         let samePhase = try SQLiteRawStatement(db, sql: Self.samePhaseSQL)
         let update = try SQLiteRawStatement(db, sql: Self.updateSQL)
         var token: SQLiteRawStatement?
@@ -297,22 +297,29 @@ struct ActivityBatch: Sendable {
         }
     }
 
-    /// The id of each distinct content's row, added when the match has no row with that text yet: found by its key
-    /// and then its text (v13), so a text that shares another's key gets a row of its own.
-    static func contentIds(_ entries: [KeyedContent], _ db: Database) throws -> [Int64] {
+    /// The id of each distinct content's row, added when the match has no row with that text yet (and counted by
+    /// `pruning`): found by its key and then its text (v13), so a text that shares another's key gets a row of its own.
+    static func contentIds(_ entries: [KeyedContent], _ db: Database, _ pruning: SQLiteContentPruning) throws -> [Int64] {
         guard !entries.isEmpty else { return [] }
-        let find = try db.cachedStatement(
-            sql: "SELECT id FROM contentState WHERE matchId = ? AND contentKey = ? AND content = ? LIMIT 1")
-        let insert = try db.cachedStatement(sql: "INSERT INTO contentState (matchId, contentKey, content) VALUES (?, ?, ?)")
+        let find = try SQLiteRawStatement(
+            db, sql: "SELECT id FROM contentState WHERE matchId = ?1 AND contentKey = ?2 AND content = ?3 LIMIT 1")
+        let insert = try SQLiteRawStatement(db, sql: "INSERT INTO contentState (matchId, contentKey, content) VALUES (?1, ?2, ?3)")
         var ids: [Int64] = []
         ids.reserveCapacity(entries.count)
         for content in entries {
             let (entry, key) = (content.entry, content.key)
-            if let id = try Int64.fetchOne(find, arguments: [entry.matchId, key, entry.text]) {
+            find.bind(1, entry.matchId)
+            find.bind(2, key)
+            find.bind(3, entry.text)
+            if let id = try find.first({ try find.integer(0, "a content's id") }), let id {
                 ids.append(id)
             } else {
-                try insert.execute(arguments: [entry.matchId, key, entry.text])
+                insert.bind(1, entry.matchId)
+                insert.bind(2, key)
+                insert.bind(3, entry.text)
+                try insert.run()
                 ids.append(db.lastInsertedRowID)
+                pruning.added(matchId: entry.matchId)
             }
         }
         return ids

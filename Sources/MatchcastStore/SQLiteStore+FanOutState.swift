@@ -26,6 +26,8 @@ struct FanOutStateWrite: Sendable {
     /// `state.sent` and `state.held`, encoded and keyed, for their content rows.
     private let sent: KeyedContent?
     private let held: KeyedContent?
+    /// `state.updatedAt` as stored.
+    private let updatedAt: String
 
     private static let columns = StoredFanOutStates.columns
     private static let previous = StoredFanOutStates.previous
@@ -47,28 +49,48 @@ struct FanOutStateWrite: Sendable {
         }
         sent = try entry(state.sent)
         held = try entry(state.held)
+        updatedAt = SQLiteDateText.text(state.updatedAt)
     }
 
     /// Before the chunk's records are written: makes `state` the match's current shared state, unless it already is
     /// (a later chunk of the same fan-out). Members that the new state must not move keep theirs in their own rows
     /// first: those a failed fan-out left past its boundary (at the previous state), and those before this chunk's
     /// range (at the current one: chunks before it, with nothing to share, were not described).
-    func open(_ db: Database) throws {
+    ///
+    /// True when it left the boundary where `close` would put it: a last chunk that opens the state (a fan-out of one
+    /// chunk, the most common) sets it open-ended at once, and nothing in between reads it.
+    func open(_ db: Database) throws -> Bool {
         let values = try values(db)
-        let current = try Row.fetchOne(db.cachedStatement(sql: Self.readCurrentSQL), arguments: [matchId])
+        let read = try SQLiteRawStatement(db, sql: Self.readCurrentSQL)
+        read.bind(1, matchId)
+        let current = try read.first { () throws -> (same: Bool, boundary: String?) in
+            (values.held(by: read), try read.text(Int32(Self.columns.count), "the fan-out state's boundary of match '\(matchId)'"))
+        }
         guard let current else {
-            try db.cachedStatement(sql: Self.insertSQL)
-                .execute(arguments: StatementArguments([matchId.databaseValue] + values))
-            return
+            let insert = try SQLiteRawStatement(db, sql: Self.insertSQL)
+            insert.bind(1, matchId)
+            values.bind(to: insert)
+            try insert.run()
+            return false
         }
-        if Self.columns.indices.allSatisfy({ (current[$0] as DatabaseValue) == values[$0] }) { return }
-        if let boundary: String = try current.decode(atIndex: Self.columns.count) {
-            try db.cachedStatement(sql: Self.detachPastBoundarySQL).execute(arguments: [matchId, boundary])
+        if current.same { return false }
+        if let boundary = current.boundary {
+            let detach = try SQLiteRawStatement(db, sql: Self.detachPastBoundarySQL)
+            detach.bind(1, matchId)
+            detach.bind(2, boundary)
+            try detach.run()
         }
-        try db.cachedStatement(sql: Self.detachBeforeRangeSQL).execute(arguments: [matchId, from])
-        try db.cachedStatement(sql: Self.openSQL).execute(arguments: StatementArguments([matchId.databaseValue] + values))
+        let detach = try SQLiteRawStatement(db, sql: Self.detachBeforeRangeSQL)
+        detach.bind(1, matchId)
+        detach.bind(2, from)
+        try detach.run()
+        let open = try SQLiteRawStatement(db, sql: through == nil ? Self.openToTheEndSQL : Self.openSQL)
+        open.bind(1, matchId)
+        values.bind(to: open)
+        try open.run()
         // The state two fan-outs back is nobody's now, unless an activity kept it in its own row.
         try pruning.pruneIfDue(matchId: matchId, db)
+        return through == nil
     }
 
     // The statements `open` runs, written once (they were built anew for every chunk of every fan-out).
@@ -77,27 +99,36 @@ struct FanOutStateWrite: Sendable {
         INSERT INTO fanOutState (matchId, \((columns + previous).joined(separator: ", ")), boundary)
         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?2, ?3, ?4, ?5, ?6, ?7, ?8, '')
         """
-    private static let openSQL = {
+    /// The new state current, the old one previous, every member at the previous one (boundary '') until the chunk
+    /// is saved; or, for a last chunk, every member at the new one (boundary null).
+    private static let openSQL = openSQL(boundary: "''")
+    private static let openToTheEndSQL = openSQL(boundary: "NULL")
+    private static func openSQL(boundary: String) -> String {
         let moves = zip(previous, columns).map { "\($0) = \($1)" } + columns.enumerated().map { "\($1) = ?\($0 + 2)" }
-        return "UPDATE fanOutState SET \(moves.joined(separator: ", ")), boundary = '' WHERE matchId = ?1"
-    }()
+        return "UPDATE fanOutState SET \(moves.joined(separator: ", ")), boundary = \(boundary) WHERE matchId = ?1"
+    }
     private static let detachPastBoundarySQL = detachSQL(previous, where: "id > ?2")
     private static let detachBeforeRangeSQL = detachSQL(columns, where: "id < ?2")
 
     /// After the chunk's records are written: the moved activities that were not members join, and the boundary
-    /// moves past the chunk's range (never back: a chunk of a fan-out already complete leaves it open-ended).
-    func close(_ db: Database) throws {
+    /// moves past the chunk's range (never back: a chunk of a fan-out already complete leaves it open-ended), unless
+    /// `open` put it there already (`boundarySet`).
+    func close(_ db: Database, boundarySet: Bool) throws {
         let joining = try joining(db)
         if !joining.isEmpty {
             try db.cachedStatement(sql: """
                 UPDATE activity SET shared = 1 WHERE id IN (SELECT value FROM json_each(?)) AND shared = 0 AND matchId = ?
                 """).execute(arguments: [SQLiteStore.jsonArray(joining), matchId])
         }
-        try db.cachedStatement(sql: """
+        guard !boundarySet else { return }
+        let move = try SQLiteRawStatement(db, sql: """
             UPDATE fanOutState SET boundary = CASE
                 WHEN ?2 IS NULL OR boundary IS NULL THEN NULL WHEN boundary < ?2 THEN ?2 ELSE boundary END
             WHERE matchId = ?1
-            """).execute(arguments: [matchId, through])
+            """)
+        move.bind(1, matchId)
+        move.bind(2, through)
+        try move.run()
     }
 
     /// The moved activities that are not members yet. They are among the open, started activities of the chunk's
@@ -106,9 +137,14 @@ struct FanOutStateWrite: Sendable {
     /// The statements name the index, whose condition they repeat: SQLite fails them rather than read another way.
     func joining(_ db: Database) throws -> [String] {
         guard !movedIds.isEmpty else { return [] }
-        let unshared = try String.fetchSet(
-            db.cachedStatement(sql: through == nil ? Self.unsharedToTheEnd : Self.unsharedThrough),
-            arguments: through.map { [matchId, from, $0] } ?? [matchId, from])
+        let select = try SQLiteRawStatement(db, sql: through == nil ? Self.unsharedToTheEnd : Self.unsharedThrough)
+        select.bind(1, matchId)
+        select.bind(2, from)
+        if let through { select.bind(3, through) }
+        var unshared = Set<String>()
+        try select.forEach {
+            if let id = try select.text(0, "an unshared activity's id of match '\(matchId)'") { unshared.insert(id) }
+        }
         guard !unshared.isEmpty else { return [] }
         return movedIds.filter(unshared.contains)
     }
@@ -127,15 +163,41 @@ struct FanOutStateWrite: Sendable {
     }
 
     /// `state` as the columns' values, its contents stored.
-    private func values(_ db: Database) throws -> [DatabaseValue] {
-        let contents = try ActivityBatch.contentIds([sent, held].compactMap { $0 }, db)
-        let sentId = sent == nil ? nil : contents[0]
-        let heldId = held == nil ? nil : contents[contents.count - 1]
-        return [
-            state.lastTimestamp.databaseValue, sentId.databaseValue, state.sentAt.databaseValue,
-            state.sentStaleDate.databaseValue, heldId.databaseValue, state.heldStaleness.databaseValue,
-            SQLiteDateText.text(state.updatedAt).databaseValue,
-        ]
+    private func values(_ db: Database) throws -> StateValues {
+        let contents = try ActivityBatch.contentIds([sent, held].compactMap { $0 }, db, pruning)
+        return StateValues(
+            lastTimestamp: Int64(state.lastTimestamp), sent: sent == nil ? nil : contents[0],
+            sentAt: state.sentAt.map(Int64.init), sentStaleDate: state.sentStaleDate.map(Int64.init),
+            held: held == nil ? nil : contents[contents.count - 1], heldStaleness: state.heldStaleness,
+            updatedAt: updatedAt)
+    }
+
+    /// A state's values, in `StoredFanOutStates.columns`' order.
+    private struct StateValues {
+        let lastTimestamp: Int64
+        let sent: Int64?
+        let sentAt: Int64?
+        let sentStaleDate: Int64?
+        let held: Int64?
+        let heldStaleness: Int64?
+        let updatedAt: String
+
+        /// Bound as parameters 2 to 8.
+        func bind(to statement: SQLiteRawStatement) {
+            statement.bind(2, lastTimestamp)
+            statement.bind(3, sent)
+            statement.bind(4, sentAt)
+            statement.bind(5, sentStaleDate)
+            statement.bind(6, held)
+            statement.bind(7, heldStaleness)
+            statement.bind(8, updatedAt)
+        }
+
+        /// Whether the statement's current row holds these values in its first seven columns.
+        func held(by row: SQLiteRawStatement) -> Bool {
+            row.holds(0, lastTimestamp) && row.holds(1, sent) && row.holds(2, sentAt) && row.holds(3, sentStaleDate)
+                && row.holds(4, held) && row.holds(5, heldStaleness) && row.holds(6, updatedAt)
+        }
     }
 
     /// The members of match `?1` that `condition` selects (`?2` its bound) leave the shared state, keeping `source`
@@ -211,9 +273,9 @@ extension SQLiteStore {
             "saving a fan-out chunk of \(records.count) activities with \(deliveries.count) deliveries",
             mayWait: Self.mayWait(activities: records.count, deliveries: deliveries.count)
         ) { db in
-            try shared.open(db)
-            try batch.write(db)
-            try shared.close(db)
+            let boundarySet = try shared.open(db)
+            try batch.write(db, contentPruning)
+            try shared.close(db, boundarySet: boundarySet)
             try queued.write(db)
         }
     }

@@ -19,7 +19,7 @@ extension SQLiteStore {
         guard !follows.isEmpty else { return [] }
         let activities = follows.compactMap(\.activity)
         let batch = try ActivityBatch(activities)
-        return try await write("adding \(follows.count) follows") { db in
+        return try await write("adding \(follows.count) follows") { [contentPruning] db in
             let stored = try db.cachedStatement(sql: "SELECT createdAt FROM follow WHERE deviceId = ? AND matchId = ?")
             var followedAt: [Date] = []
             followedAt.reserveCapacity(follows.count)
@@ -30,7 +30,7 @@ extension SQLiteStore {
                     : try Date.fetchOne(stored, arguments: [follow.deviceId, follow.matchId])
                 followedAt.append(firstFollowed ?? follow.createdAt)
             }
-            if !activities.isEmpty { try batch.write(db) }
+            if !activities.isEmpty { try batch.write(db, contentPruning) }
             return followedAt
         }
     }

@@ -4,15 +4,19 @@ extension SQLiteStore {
     public func saveMatch(_ record: MatchRecord) async throws(StoreError) {
         try record.validate()
         let snapshot = try JSONColumn.encode(record.snapshot, "snapshot of match '\(record.matchId)'")
+        let updatedAt = SQLiteDateText.text(record.updatedAt)
+        let sends = SQLiteStore.sendsColumn(record.highPrioritySends)
         try await write("saving a match", mayWait: true) { db in
-            try db.cachedStatement(sql: """
-                    INSERT INTO matchState (matchId, snapshot, updatedAt, highPrioritySends) VALUES (?, ?, ?, ?)
-                    ON CONFLICT (matchId) DO UPDATE SET snapshot = excluded.snapshot, updatedAt = excluded.updatedAt,
-                        highPrioritySends = excluded.highPrioritySends
-                    """).execute(arguments: [
-                        record.matchId, snapshot, SQLiteDateText.text(record.updatedAt),
-                        SQLiteStore.sendsColumn(record.highPrioritySends),
-                    ])
+            let upsert = try SQLiteRawStatement(db, sql: """
+                INSERT INTO matchState (matchId, snapshot, updatedAt, highPrioritySends) VALUES (?1, ?2, ?3, ?4)
+                ON CONFLICT (matchId) DO UPDATE SET snapshot = excluded.snapshot, updatedAt = excluded.updatedAt,
+                    highPrioritySends = excluded.highPrioritySends
+                """)
+            upsert.bind(1, record.matchId)
+            upsert.bind(2, snapshot)
+            upsert.bind(3, updatedAt)
+            upsert.bind(4, sends)
+            try upsert.run()
         }
     }
 

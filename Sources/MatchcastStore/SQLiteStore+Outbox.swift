@@ -10,8 +10,8 @@ extension SQLiteStore {
         try await write(
             "saving \(records.count) activities with \(deliveries.count) deliveries",
             mayWait: Self.mayWait(activities: records.count, deliveries: deliveries.count)
-        ) { db in
-            try batch.write(db)
+        ) { [contentPruning] db in
+            try batch.write(db, contentPruning)
             try queued.write(db)
         }
     }

@@ -21,9 +21,9 @@ struct QueuedDeliveries: Sendable {
         guard !deliveries.isEmpty else { return }
         let runs = OutboxBatchRuns(deliveries, payloads)
         try supersede(runs, db)
-        let insertPayload = try db.cachedStatement(sql: """
+        let insertPayload = try SQLiteRawStatement(db, sql: """
             INSERT INTO outboxPayload (matchId, pushType, topic, priority, expiration, payload, activityIdAt)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
             """)
         var payloadIds: [Int64] = []
         payloadIds.reserveCapacity(payloads.firsts.count)
@@ -31,20 +31,26 @@ struct QueuedDeliveries: Sendable {
             let delivery = deliveries[first]
             // A kick-off's starts cut from one template keep the template, their activity ids in their entries.
             let template = delivery.startTemplate
-            try insertPayload.execute(arguments: [
-                delivery.matchId, delivery.apns.pushType, delivery.apns.topic, delivery.apns.priority,
-                delivery.apns.expiration, Data(template?.encoded ?? delivery.payload.bytes), template?.activityIdOffset,
-            ])
+            insertPayload.bind(1, delivery.matchId)
+            insertPayload.bind(2, delivery.apns.pushType)
+            insertPayload.bind(3, delivery.apns.topic)
+            insertPayload.bind(4, delivery.apns.priority)
+            insertPayload.bind(5, delivery.apns.expiration)
+            insertPayload.bind(6, bytes: template?.encoded ?? delivery.payload.bytes)
+            insertPayload.bind(7, template?.activityIdOffset)
+            try insertPayload.run()
             payloadIds.append(db.lastInsertedRowID)
         }
-        let insert = try db.cachedStatement(sql: """
-            INSERT INTO outboxBatch (payloadId, count, firstActivityId, lastActivityId, entries) VALUES (?, ?, ?, ?, ?)
+        let insert = try SQLiteRawStatement(db, sql: """
+            INSERT INTO outboxBatch (payloadId, count, firstActivityId, lastActivityId, entries) VALUES (?1, ?2, ?3, ?4, ?5)
             """)
         for run in runs.runs {
-            try insert.execute(arguments: [
-                payloadIds[run.payload], run.entries.entries.count, run.firstActivityId, run.lastActivityId,
-                try run.entries.encoded(),
-            ])
+            insert.bind(1, payloadIds[run.payload])
+            insert.bind(2, run.entries.entries.count)
+            insert.bind(3, run.firstActivityId)
+            insert.bind(4, run.lastActivityId)
+            insert.bind(5, try run.entries.encoded())
+            try insert.run()
         }
     }
 
@@ -59,14 +65,21 @@ struct QueuedDeliveries: Sendable {
                     .execute(arguments: [deliveries[position].activityId, payloads.events[position], deliveries[position].id])
             }
         }
-        let candidates = try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT id, entries FROM outboxBatch WHERE lastActivityId >= ? AND firstActivityId <= ?"),
-            arguments: [runs.low, runs.high])
+        let select = try SQLiteRawStatement(
+            db, sql: "SELECT id, entries FROM outboxBatch WHERE lastActivityId >= ?1 AND firstActivityId <= ?2")
+        select.bind(1, runs.low)
+        select.bind(2, runs.high)
+        var candidates: [(id: Int64, entries: Data)] = []
+        try select.forEach {
+            guard let id = try select.integer(0, "a queued batch's id"), let entries = try select.data(1, "queued batch \(id)") else {
+                throw StoreError.corrupt("a queued batch without its id or entries")
+            }
+            candidates.append((id, entries))
+        }
         guard !candidates.isEmpty else { return }
         let replacements = runs.replacements()
-        for row in candidates {
-            let id: Int64 = try row.decode(atIndex: 0)
-            let batch = try OutboxBatchEntries(decoding: try row.decode(atIndex: 1), row: id)
+        for (id, entries) in candidates {
+            let batch = try OutboxBatchEntries(decoding: entries, row: id)
             let kept = batch.entries.filter { !replacements.replace($0) }
             if kept.count != batch.entries.count { try Self.replace(batch: id, with: kept, db) }
         }

@@ -133,18 +133,7 @@ final class SQLiteWriteQueue: Sendable {
                     outcomes.append(.success(try jobs[0].work(db)))
                     return .commit
                 }
-                for job in jobs {
-                    var value: (any Sendable)?
-                    do {
-                        try db.inSavepoint {
-                            value = try job.work(db)
-                            return .commit
-                        }
-                        if let value { outcomes.append(.success(value)) }
-                    } catch {
-                        outcomes.append(.failure(error))
-                    }
-                }
+                for job in jobs { outcomes.append(try inSavepoint(job.work, db)) }
                 return .commit
             }
         } catch {
@@ -153,5 +142,22 @@ final class SQLiteWriteQueue: Sendable {
             return
         }
         for (job, outcome) in zip(jobs, outcomes) { job.done.resume(returning: outcome) }
+    }
+
+    /// One job of a group, in a savepoint of its own: what it wrote is rolled back when it fails, and the group goes
+    /// on. Throws only when the savepoint itself cannot be taken, rolled back or released: then the whole group
+    /// fails. The three statements are prepared once and run through SQLite's C API (GRDB's `inSavepoint` prepares
+    /// them anew for every job).
+    private static func inSavepoint(_ work: Work, _ db: Database) throws -> Outcome {
+        try SQLiteRawStatement(db, sql: "SAVEPOINT job").run()
+        let outcome: Outcome
+        do {
+            outcome = .success(try work(db))
+        } catch {
+            try SQLiteRawStatement(db, sql: "ROLLBACK TO SAVEPOINT job").run()
+            outcome = .failure(error)
+        }
+        try SQLiteRawStatement(db, sql: "RELEASE SAVEPOINT job").run()
+        return outcome
     }
 }

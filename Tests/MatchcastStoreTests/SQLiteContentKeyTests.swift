@@ -13,7 +13,7 @@ struct SQLiteContentKeyTests {
     /// Each distinct content's row id, as a save finds or adds it, in one write.
     static func contentIds(_ store: SQLiteStore, _ entries: [(String, String)]) async throws -> [Int64] {
         let entries = entries.map { KeyedContent(StoredContents.Entry(matchId: $0.0, text: $0.1)) }
-        return try await store.write("test") { db in try ActivityBatch.contentIds(entries, db) }
+        return try await store.write("test") { db in try ActivityBatch.contentIds(entries, db, store.contentPruning) }
     }
 
     static func rowCount(_ store: SQLiteStore) async throws -> Int {
