@@ -36,6 +36,10 @@ final class SQLiteContentPruning: Sendable {
 
     /// By match, once its rows were counted.
     private let tallies = Mutex<[String: Tally]>([:])
+    private let counts = Atomic<Int>(0)
+
+    /// How many times a match's rows were counted (tests).
+    var countsTaken: Int { counts.load(ordering: .relaxed) }
 
     init() {}
 
@@ -50,6 +54,7 @@ final class SQLiteContentPruning: Sendable {
     func pruneIfDue(matchId: String, _ db: Database) throws {
         let known = tallies.withLock { $0[matchId] }
         if let known, known.rows < Self.threshold(kept: known.kept) { return }
+        counts.add(1, ordering: .relaxed)
         let count = try Int.fetchOne(
             db.cachedStatement(sql: "SELECT COUNT(*) FROM contentState WHERE matchId = ?"), arguments: [matchId]) ?? 0
         let kept = known?.kept ?? 0
