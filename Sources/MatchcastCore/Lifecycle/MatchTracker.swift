@@ -3,7 +3,11 @@ import Foundation
 /// Follows one match's snapshots: renders each once, finds key events against the previous
 /// one, and says when nothing a device shows has changed.
 public struct MatchTracker: Sendable, Hashable {
-    public private(set) var current: RenderedMatch?
+    /// The last snapshot taken, rendered.
+    public var current: RenderedMatch? { rendered?.value }
+    /// `current`, behind one reference: the lifecycle keeps a tracker per match and copies it as a match's state
+    /// moves, and a rendered match inline is a few dozen strings to retain and release at every copy.
+    private var rendered: RenderedBox?
     /// The latest update handed out, for activities that join later. Its `channelId` is the
     /// match's broadcast channel as last attached, and carries on to the updates after it.
     public private(set) var latest: MatchUpdate?
@@ -27,7 +31,7 @@ public struct MatchTracker: Sendable, Hashable {
         let events = KeyEventDetector.detect(previous: current, current: rendered)
         var content = rendered.contentState
         content.event = events.last?.body ?? latest?.content.event
-        current = rendered
+        self.rendered = RenderedBox(rendered)
         if let latest, events.isEmpty, latest.content == content {
             self.latest?.pollInterval = pollInterval
             return nil
@@ -49,7 +53,24 @@ public struct MatchTracker: Sendable, Hashable {
         guard let rendered = try? MatchRenderer.render(snapshot) else { return }
         var content = rendered.contentState
         content.event = event
-        current = rendered
+        self.rendered = RenderedBox(rendered)
         latest = MatchUpdate(rendered: rendered, content: content, keyEvents: [], pollInterval: pollInterval)
+    }
+}
+
+/// A rendered match, shared by the copies of a tracker; compared and hashed by value.
+private final class RenderedBox: Sendable, Hashable {
+    let value: RenderedMatch
+
+    init(_ value: RenderedMatch) {
+        self.value = value
+    }
+
+    static func == (lhs: RenderedBox, rhs: RenderedBox) -> Bool {
+        lhs === rhs || lhs.value == rhs.value
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(value)
     }
 }

@@ -143,43 +143,42 @@ public actor LifecycleManager {
     public func ingest(_ snapshot: MatchSnapshot, pollInterval: Duration) async throws(ServiceError) -> MatchUpdate? {
         await gates.enter(snapshot.id)
         defer { gates.leave(snapshot.id) }
-        var state = matches[snapshot.id] ?? MatchState()
-        if let seq = snapshot.seq, let last = state.lastSeq, seq < last { return nil }
+        // The tracker and the sequence only, not the match's whole state (its activities stay where they are).
+        let storedSeq = matches[snapshot.id]?.lastSeq
+        if let seq = snapshot.seq, let last = storedSeq, seq < last { return nil }
+        var tracker = matches[snapshot.id]?.tracker ?? MatchTracker()
         let update: MatchUpdate?
         do {
-            update = try state.tracker.ingest(
+            update = try tracker.ingest(
                 snapshot, pollInterval: pollInterval, at: now(), highPriorityPerHour: policy.highPriorityPerHour)
         } catch {
             metrics.feedError(reason: "render")
             logger.warning("snapshot skipped", metadata: ["match": "\(snapshot.id)", "error": "\(error)"])
             return nil
         }
-        state.lastSeq = snapshot.seq ?? state.lastSeq
+        let lastSeq = snapshot.seq ?? storedSeq
         guard let update else {
             pollFacts.answered(snapshot.id, at: now())
-            pollFacts.record(snapshot.id, status: state.tracker.current?.snapshot.status)
-            matches[snapshot.id] = state
+            pollFacts.record(snapshot.id, status: tracker.current?.snapshot.status)
+            matches[snapshot.id, default: MatchState()].tracker = tracker
+            matches[snapshot.id, default: MatchState()].lastSeq = lastSeq
             return nil
         }
         // The tracker moves on only once the match is saved: a failed save leaves it where it was,
         // so the same snapshot polled again is still news.
-        let record = MatchRecord(snapshot: snapshot, updatedAt: now(), highPrioritySends: state.tracker.ledger.sends)
+        let record = MatchRecord(snapshot: snapshot, updatedAt: now(), highPrioritySends: tracker.ledger.sends)
         try await persist { try await self.store.saveMatch(record) }
         if !update.keyEvents.isEmpty {
             metrics.keyEventUpdate(priority: update.keyEventPriority)
             if update.keyEventPriority != 10 {
                 logger.notice("key event sent at priority 5: the match's hourly ceiling of priority-10 pushes is spent", metadata: [
                     "match": "\(snapshot.id)", "ceiling": "\(policy.highPriorityPerHour)",
-                    "room_at": "\(state.tracker.ledger.nextRoom(at: now()).map { "\($0)" } ?? "-")",
+                    "room_at": "\(tracker.ledger.nextRoom(at: now()).map { "\($0)" } ?? "-")",
                 ])
             }
         }
         pollFacts.answered(snapshot.id, at: now())
         pollFacts.record(snapshot.id, status: snapshot.status)
-        // The cached activities stay where they are; the rest comes from `state`, which is let go first,
-        // so only the cache holds the activities while they change.
-        let (tracker, lastSeq) = (state.tracker, state.lastSeq)
-        _ = consume state
         matches[snapshot.id, default: MatchState()].tracker = tracker
         matches[snapshot.id, default: MatchState()].lastSeq = lastSeq
         try await fanOut(update, to: snapshot.id)
