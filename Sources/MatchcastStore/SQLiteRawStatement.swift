@@ -7,6 +7,8 @@ internal import GRDBSQLite
 /// once per activity of a fan-out, where building GRDB's `StatementArguments` (an array of boxed values) for each row
 /// costs more than the row's SQL, and for reading 100,000 activities, where GRDB's `Row` decoding did. Used on the
 /// queue of the connection that made it, inside one access.
+///
+/// Making one resets the cached statement: never make one while a cursor on the same SQL is still being read.
 struct SQLiteRawStatement {
     private let statement: Statement
     private let handle: OpaquePointer
@@ -63,8 +65,12 @@ struct SQLiteRawStatement {
     }
 
     private func bindBlob(_ index: Int32, _ bytes: UnsafeRawBufferPointer) {
-        // A blob of no bytes is still a blob, not NULL: SQLite takes a null pointer for NULL.
-        _ = sqlite3_bind_blob(handle, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count), Self.transient)
+        guard let base = bytes.baseAddress, !bytes.isEmpty else {
+            // A blob of no bytes is still a blob, not NULL (which a null pointer would bind).
+            sqlite3_bind_zeroblob(handle, index, 0)
+            return
+        }
+        _ = sqlite3_bind_blob(handle, index, base, Int32(bytes.count), Self.transient)
     }
 
     private func bindNull(_ index: Int32) {

@@ -146,15 +146,21 @@ final class SQLiteWriteQueue: Sendable {
 
     /// One job of a group, in a savepoint of its own: what it wrote is rolled back when it fails, and the group goes
     /// on. Throws only when the savepoint itself cannot be taken, rolled back or released: then the whole group
-    /// fails. The three statements are prepared once and run through SQLite's C API (GRDB's `inSavepoint` prepares
-    /// them anew for every job).
+    /// fails (with the job's error when SQLite had rolled the transaction back already). The three statements are
+    /// prepared once and run through SQLite's C API (GRDB's `inSavepoint` prepares them anew for every job).
     private static func inSavepoint(_ work: Work, _ db: Database) throws -> Outcome {
         try SQLiteRawStatement(db, sql: "SAVEPOINT job").run()
         let outcome: Outcome
         do {
             outcome = .success(try work(db))
         } catch {
-            try SQLiteRawStatement(db, sql: "ROLLBACK TO SAVEPOINT job").run()
+            do {
+                try SQLiteRawStatement(db, sql: "ROLLBACK TO SAVEPOINT job").run()
+            } catch _ {
+                // SQLite rolled back the whole transaction itself (a full disk, an I/O error): the group fails, with
+                // the job's error, which says why.
+                throw error
+            }
             outcome = .failure(error)
         }
         try SQLiteRawStatement(db, sql: "RELEASE SAVEPOINT job").run()
