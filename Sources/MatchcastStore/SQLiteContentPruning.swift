@@ -17,10 +17,10 @@ internal import GRDB
 /// activities.
 ///
 /// Whether a match may have reached that is known without counting: every row is added through `added(matchId:)`
-/// (`ActivityBatch.contentIds`), so the count taken last plus the rows added since bounds what the match has. A match
-/// changing every second then counts its rows once in about 32 fan-outs rather than at each. A write rolled back after
-/// adding rows leaves the bound high (a count comes sooner); one rolled back after a pruning leaves it low, and the
-/// match's next pruning comes that many rows later.
+/// (`ActivityBatch.contentIds`), so the count taken last plus the rows added since bounds what the match has: its rows
+/// are counted when a pruning may be due, not at every fan-out. A write rolled back after adding rows leaves the bound
+/// high (a count comes sooner); one rolled back after a pruning leaves it low, and the match's next pruning comes that
+/// many rows later.
 final class SQLiteContentPruning: Sendable {
     /// Rows a match may have before its first pruning.
     static let minimum = 64

@@ -126,30 +126,6 @@ struct SQLiteRawStatement {
         return try read()
     }
 
-    /// Whether the current row's `column` holds `value`: NULL for nil, the same integer otherwise. A value of
-    /// another type is not it.
-    func holds(_ column: Int32, _ value: Int64?) -> Bool {
-        switch sqlite3_column_type(handle, column) {
-        case SQLITE_NULL: value == nil
-        case SQLITE_INTEGER: value == sqlite3_column_int64(handle, column)
-        default: false
-        }
-    }
-
-    /// Whether the current row's `column` holds the text `value`, compared byte for byte.
-    func holds(_ column: Int32, _ value: String) -> Bool {
-        guard sqlite3_column_type(handle, column) == SQLITE_TEXT, let bytes = sqlite3_column_text(handle, column) else {
-            return false
-        }
-        let count = Int(sqlite3_column_bytes(handle, column))
-        var value = value
-        return value.withUTF8 { utf8 in
-            guard utf8.count == count else { return false }
-            guard let base = utf8.baseAddress, count > 0 else { return true }
-            return memcmp(base, bytes, count) == 0
-        }
-    }
-
     /// Ends a query early (a row that could not be read), so the cached statement can run again.
     func reset() {
         sqlite3_reset(handle)

@@ -195,7 +195,7 @@ struct ActivityBatch: Sendable {
                 lastDateText = SQLiteDateText.text(updatedAt)
             }
             let join = try joins?[position] ?? shared.holds(
-                records[position], values: sharedValues(position, contentIds), updatedAt: lastDateText, db)
+                records[position], values: sharedValues(position, contentIds, updatedAt: lastDateText), db)
             bind(position, updatedAt: lastDateText, join: join, contentIds, to: samePhase)
             if try samePhase.run() == 1 { continue }
             bind(position, updatedAt: lastDateText, join: join, contentIds, to: update)
@@ -220,16 +220,15 @@ struct ActivityBatch: Sendable {
         }
     }
 
-    /// The record at `position`'s values of what a match's activities can share, in `StoredFanOutStates.columns`'
-    /// order but the update date.
-    private func sharedValues(_ position: Int, _ contentIds: [Int64]) -> [DatabaseValue] {
+    /// The record at `position`'s values of what a match's activities can share.
+    private func sharedValues(_ position: Int, _ contentIds: [Int64], updatedAt: String) -> StoredFanOutStates.Values {
         let refs = contents.refs[position]
         let stored = contents.stored[position]
         func id(_ ref: Int32) -> Int64? { ref < 0 ? nil : contentIds[Int(ref)] }
-        return [
-            stored.lastTimestamp.databaseValue, id(refs.sent).databaseValue, stored.sentAt.databaseValue,
-            stored.sentStaleDate.databaseValue, id(refs.held).databaseValue, stored.heldStaleness.databaseValue,
-        ]
+        return StoredFanOutStates.Values(
+            lastTimestamp: stored.lastTimestamp, sent: id(refs.sent), sentAt: stored.sentAt,
+            sentStaleDate: stored.sentStaleDate, held: id(refs.held), heldStaleness: stored.heldStaleness,
+            updatedAt: updatedAt)
     }
 
     /// The record at `position` bound as `updateSQL`'s (and `samePhaseSQL`'s, `tokenSQL`'s) numbered parameters.
@@ -311,7 +310,7 @@ struct ActivityBatch: Sendable {
             find.bind(1, entry.matchId)
             find.bind(2, key)
             find.bind(3, entry.text)
-            if let id = try find.first({ try find.integer(0, "a content's id") }), let id {
+            if let id = try find.first({ try find.integer(0, "a content's id") }) ?? nil {
                 ids.append(id)
             } else {
                 insert.bind(1, entry.matchId)

@@ -63,8 +63,9 @@ struct FanOutStateWrite: Sendable {
         let values = try values(db)
         let read = try SQLiteRawStatement(db, sql: Self.readCurrentSQL)
         read.bind(1, matchId)
-        let current = try read.first { () throws -> (same: Bool, boundary: String?) in
-            (values.held(by: read), try read.text(Int32(Self.columns.count), "the fan-out state's boundary of match '\(matchId)'"))
+        let current = try read.first { () throws -> (values: StoredFanOutStates.Values, boundary: String?) in
+            (try StoredFanOutStates.Values(read, at: 0, matchId: matchId),
+             try read.text(Int32(Self.columns.count), "the fan-out state's boundary of match '\(matchId)'"))
         }
         guard let current else {
             let insert = try SQLiteRawStatement(db, sql: Self.insertSQL)
@@ -73,7 +74,7 @@ struct FanOutStateWrite: Sendable {
             try insert.run()
             return false
         }
-        if current.same { return false }
+        if current.values == values { return false }
         if let boundary = current.boundary {
             let detach = try SQLiteRawStatement(db, sql: Self.detachPastBoundarySQL)
             detach.bind(1, matchId)
@@ -163,41 +164,12 @@ struct FanOutStateWrite: Sendable {
     }
 
     /// `state` as the columns' values, its contents stored.
-    private func values(_ db: Database) throws -> StateValues {
+    private func values(_ db: Database) throws -> StoredFanOutStates.Values {
         let contents = try ActivityBatch.contentIds([sent, held].compactMap { $0 }, db, pruning)
-        return StateValues(
-            lastTimestamp: Int64(state.lastTimestamp), sent: sent == nil ? nil : contents[0],
-            sentAt: state.sentAt.map(Int64.init), sentStaleDate: state.sentStaleDate.map(Int64.init),
-            held: held == nil ? nil : contents[contents.count - 1], heldStaleness: state.heldStaleness,
-            updatedAt: updatedAt)
-    }
-
-    /// A state's values, in `StoredFanOutStates.columns`' order.
-    private struct StateValues {
-        let lastTimestamp: Int64
-        let sent: Int64?
-        let sentAt: Int64?
-        let sentStaleDate: Int64?
-        let held: Int64?
-        let heldStaleness: Int64?
-        let updatedAt: String
-
-        /// Bound as parameters 2 to 8.
-        func bind(to statement: SQLiteRawStatement) {
-            statement.bind(2, lastTimestamp)
-            statement.bind(3, sent)
-            statement.bind(4, sentAt)
-            statement.bind(5, sentStaleDate)
-            statement.bind(6, held)
-            statement.bind(7, heldStaleness)
-            statement.bind(8, updatedAt)
-        }
-
-        /// Whether the statement's current row holds these values in its first seven columns.
-        func held(by row: SQLiteRawStatement) -> Bool {
-            row.holds(0, lastTimestamp) && row.holds(1, sent) && row.holds(2, sentAt) && row.holds(3, sentStaleDate)
-                && row.holds(4, held) && row.holds(5, heldStaleness) && row.holds(6, updatedAt)
-        }
+        return StoredFanOutStates.Values(
+            lastTimestamp: state.lastTimestamp, sent: sent == nil ? nil : contents[0], sentAt: state.sentAt,
+            sentStaleDate: state.sentStaleDate, held: held == nil ? nil : contents[contents.count - 1],
+            heldStaleness: state.heldStaleness, updatedAt: updatedAt)
     }
 
     /// The members of match `?1` that `condition` selects (`?2` its bound) leave the shared state, keeping `source`
@@ -224,37 +196,97 @@ struct StoredFanOutStates {
     ]
     static let previous = columns.map { "prev" + $0.prefix(1).uppercased() + $0.dropFirst() }
 
+    /// A state's values, in `columns`' order: what a fan-out writes into a match's row, and what a record written whole
+    /// is compared with.
+    struct Values: Equatable {
+        var lastTimestamp: Int64
+        var sent: Int64?
+        var sentAt: Int64?
+        var sentStaleDate: Int64?
+        var held: Int64?
+        var heldStaleness: Int64?
+        var updatedAt: String
+
+        init(
+            lastTimestamp: Int, sent: Int64?, sentAt: Int?, sentStaleDate: Int?, held: Int64?, heldStaleness: Int64?,
+            updatedAt: String
+        ) {
+            self.lastTimestamp = Int64(lastTimestamp)
+            self.sent = sent
+            self.sentAt = sentAt.map(Int64.init)
+            self.sentStaleDate = sentStaleDate.map(Int64.init)
+            self.held = held
+            self.heldStaleness = heldStaleness
+            self.updatedAt = updatedAt
+        }
+
+        /// Read from the current row's columns `offset` to `offset + 6`.
+        init(_ row: SQLiteRawStatement, at offset: Int32, matchId: String) throws(StoreError) {
+            let what = "the fan-out state of match '\(matchId)'"
+            guard let lastTimestamp = try row.integer(offset, what), let updatedAt = try row.text(offset + 6, what) else {
+                throw .corrupt("\(what) has no last timestamp or update date")
+            }
+            self.lastTimestamp = lastTimestamp
+            sent = try row.integer(offset + 1, what)
+            sentAt = try row.integer(offset + 2, what)
+            sentStaleDate = try row.integer(offset + 3, what)
+            held = try row.integer(offset + 4, what)
+            heldStaleness = try row.integer(offset + 5, what)
+            self.updatedAt = updatedAt
+        }
+
+        /// Bound as parameters 2 to 8 (the match is the first).
+        func bind(to statement: SQLiteRawStatement) {
+            statement.bind(2, lastTimestamp)
+            statement.bind(3, sent)
+            statement.bind(4, sentAt)
+            statement.bind(5, sentStaleDate)
+            statement.bind(6, held)
+            statement.bind(7, heldStaleness)
+            statement.bind(8, updatedAt)
+        }
+    }
+
     /// A match's current and previous states and its boundary.
     private static let readBothSQL =
-        "SELECT \((columns + previous).joined(separator: ", ")), boundary FROM fanOutState WHERE matchId = ?"
+        "SELECT \((columns + previous).joined(separator: ", ")), boundary FROM fanOutState WHERE matchId = ?1"
+
+    private struct Both {
+        var current: Values
+        var previous: Values
+        var boundary: String?
+    }
 
     /// By match: its `fanOutState` row, or nil when it has none.
-    private var rows: [String: Row?] = [:]
+    private var rows: [String: Both?] = [:]
 
-    /// Whether `record`, written with `values` (its shared columns but the update date) and `updatedAt`, reads the
-    /// same as a member of its match's shared state: open and started, at the state its id reads (the current one up
-    /// to the boundary, the previous one past it), and updated no earlier (the view takes the later date).
-    mutating func holds(
-        _ record: ActivityRecord, values: @autoclosure () -> [DatabaseValue], updatedAt: String, _ db: Database
-    ) throws -> Bool {
+    /// Whether `record`, written with `values`, reads the same as a member of its match's shared state: open and
+    /// started, at the state its id reads (the current one up to the boundary, the previous one past it), and updated
+    /// no earlier (the view takes the later date).
+    mutating func holds(_ record: ActivityRecord, values: @autoclosure () -> Values, _ db: Database) throws -> Bool {
         guard record.isOpen, record.phase != .waiting else { return false }
-        let row: Row?
+        let both: Both?
         if let read = rows[record.matchId] {
-            row = read
+            both = read
         } else {
-            row = try Row.fetchOne(db.cachedStatement(sql: Self.readBothSQL), arguments: [record.matchId])
-            rows[record.matchId] = .some(row)
+            let select = try SQLiteRawStatement(db, sql: Self.readBothSQL)
+            select.bind(1, record.matchId)
+            let count = Int32(Self.columns.count)
+            both = try select.first {
+                Both(
+                    current: try Values(select, at: 0, matchId: record.matchId),
+                    previous: try Values(select, at: count, matchId: record.matchId),
+                    boundary: try select.text(2 * count, "the fan-out state's boundary of match '\(record.matchId)'"))
+            }
+            rows[record.matchId] = .some(both)
         }
-        guard let row else { return false }
-        let count = Self.columns.count
-        let boundary: String? = try row.decode(atIndex: 2 * count)
-        let current = boundary.map { !ActivitySlots.precedes($0, record.activityId) } ?? true
-        let offset = current ? 0 : count
-        guard let stateDate: String = try row.decode(atIndex: offset + count - 1), stateDate <= updatedAt else {
-            return false
-        }
+        guard let both else { return false }
+        let atCurrent = both.boundary.map { !ActivitySlots.precedes($0, record.activityId) } ?? true
+        var state = atCurrent ? both.current : both.previous
         let values = values()
-        return values.indices.allSatisfy { (row[offset + $0] as DatabaseValue) == values[$0] }
+        guard state.updatedAt <= values.updatedAt else { return false }
+        state.updatedAt = values.updatedAt
+        return state == values
     }
 }
 

@@ -5,7 +5,7 @@ import Testing
 
 /// `SQLiteRawStatement`: the store's hot statements bound and stepped through SQLite's C API, on GRDB's cached
 /// statements. What must hold is what GRDB would otherwise see to: a statement left part-way runs again from its
-/// first row, values read and compared by their type, blobs kept apart from NULL.
+/// first row, values read by their type, blobs kept apart from NULL.
 @Suite("SQLite statements run through the C API")
 struct SQLiteRawStatementTests {
     static func database() throws -> DatabaseQueue {
@@ -54,18 +54,22 @@ struct SQLiteRawStatementTests {
         }
     }
 
-    @Test("a row's values are compared by type: NULL is nil, an integer is not its text, text byte for byte")
-    func comparesInPlace() throws {
+    @Test("a row's values are read by type: NULL is nil, and an integer is not read as text nor text as an integer")
+    func readsByType() throws {
         let queue = try Self.database()
         try queue.read { db in
             let select = try SQLiteRawStatement(db, sql: "SELECT number, text FROM t WHERE id = ?1")
             select.bind(1, Int64(1))
-            #expect(try select.first { select.holds(0, 7) && !select.holds(0, 8) && !select.holds(0, nil) } == true)
-            #expect(try select.first { select.holds(1, "seven") && !select.holds(1, "seve") && !select.holds(1, "sevenx") } == true)
+            #expect(try select.first { try select.integer(0, "number") } == 7)
+            #expect(try select.first { try select.text(1, "text") } == "seven")
             select.bind(1, Int64(2))
-            #expect(try select.first { select.holds(0, nil) && select.holds(1, "") && !select.holds(1, "x") } == true)
+            #expect(try select.first { try select.integer(0, "number") } == .some(nil))
+            #expect(try select.first { try select.text(1, "text") } == "")
             select.bind(1, Int64(3))
-            #expect(try select.first { !select.holds(1, 9) && select.holds(1, "9") && !select.holds(0, "9") } == true)
+            var refused = 0
+            do { _ = try select.first { try select.text(0, "an integer") } } catch is StoreError { refused += 1 }
+            do { _ = try select.first { try select.integer(1, "a text") } } catch is StoreError { refused += 1 }
+            #expect(refused == 2)
             select.bind(1, Int64(4))
             #expect(try select.first { true } == nil)
         }
