@@ -143,6 +143,14 @@ public actor InMemoryStore: MatchcastStore {
         if keepsOutbox { outbox.enqueue(deliveries) }
     }
 
+    public func saveActivities(
+        _ records: [ActivityRecord], enqueue deliveries: [Delivery], share: FanOutShare?, match: MatchRecord?
+    ) throws(StoreError) {
+        try match?.validate()
+        try saveActivities(records, enqueue: deliveries)
+        if let match { matchesById[match.matchId] = match }
+    }
+
     public func queuedDeliveries(limit: Int) -> [Delivery] { outbox.queued(limit: limit) }
 
     public func removeQueuedDeliveries(ids: [String]) { outbox.remove(ids: ids) }

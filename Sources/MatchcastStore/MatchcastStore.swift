@@ -95,6 +95,12 @@ public protocol MatchcastStore: Sendable {
     /// `saveActivities(_:enqueue:)` for one chunk of a fan-out, described by `share` (nil: not a fan-out chunk).
     /// A store may use the description to write less; what reads back afterwards is the same.
     func saveActivities(_ records: [ActivityRecord], enqueue deliveries: [Delivery], share: FanOutShare?) async throws(StoreError)
+    /// `saveActivities(_:enqueue:share:)` with the match's new state (as `saveMatch`) in the same transaction where the
+    /// store has one: a changed poll's match row commits with its fan-out's first chunk, one write rather than two.
+    /// The match is checked first (`.invalid`, nothing saved); nil saves no match.
+    func saveActivities(
+        _ records: [ActivityRecord], enqueue deliveries: [Delivery], share: FanOutShare?, match: MatchRecord?
+    ) async throws(StoreError)
     /// Whether this store uses a fan-out chunk's `FanOutShare`: when not, a fan-out does not work one out.
     var keepsFanOutState: Bool { get }
     /// Whether a fan-out's chunks that queue behind a save are best saved together, in one call: true when each save
@@ -157,6 +163,15 @@ extension MatchcastStore {
         _ records: [ActivityRecord], enqueue deliveries: [Delivery], share: FanOutShare?
     ) async throws(StoreError) {
         try await saveActivities(records, enqueue: deliveries)
+    }
+
+    /// The match saved first, then the rest: for stores with nothing better (a failure after the match's save leaves
+    /// it saved, which a caller that saves the same match again later does not mind).
+    public func saveActivities(
+        _ records: [ActivityRecord], enqueue deliveries: [Delivery], share: FanOutShare?, match: MatchRecord?
+    ) async throws(StoreError) {
+        if let match { try await saveMatch(match) }
+        try await saveActivities(records, enqueue: deliveries, share: share)
     }
 
     /// One read per device: for stores with nothing better.

@@ -17,7 +17,14 @@ extension PostgresStore {
     public func saveActivities(
         _ records: [ActivityRecord], enqueue deliveries: [Delivery], share: FanOutShare?
     ) async throws(StoreError) {
-        try await saveActivities(records, enqueue: deliveries, fence: nil, share: records.isEmpty ? nil : share)
+        try await saveActivities(records, enqueue: deliveries, share: share, match: nil)
+    }
+
+    public func saveActivities(
+        _ records: [ActivityRecord], enqueue deliveries: [Delivery], share: FanOutShare?, match: MatchRecord?
+    ) async throws(StoreError) {
+        try await saveActivities(
+            records, enqueue: deliveries, fence: nil, share: records.isEmpty ? nil : share, match: match)
     }
 }
 

@@ -6,12 +6,7 @@ extension PostgresStore {
     /// A match's state, sent with the saves of other matches that come within `matchSaves.linger` when saves come
     /// often (`PostgresWriteGroup`): each poll that changes a match saves it, and many matches change at once.
     public func saveMatch(_ record: MatchRecord) async throws(StoreError) {
-        try record.validate()
-        let row = MatchRow(
-            matchId: record.matchId,
-            snapshot: try JSONColumn.encode(record.snapshot, "snapshot of match '\(record.matchId)'"),
-            updatedAt: record.updatedAt.storedPrecision,
-            highPrioritySends: record.highPrioritySends.isEmpty ? nil : record.highPrioritySends.map(Int64.init))
+        let row = try MatchRow(record)
         let logger = self.logger
         let turn = await matchSaves.turn(for: row, mayWait: true) { rows async throws(StoreError) in
             try await self.withConnection("saving \(rows.count) matches") { connection in
@@ -43,6 +38,37 @@ extension PostgresStore {
         var updatedAt: Date
         var highPrioritySends: [Int64]?
 
+        /// The record checked and encoded.
+        init(_ record: MatchRecord) throws(StoreError) {
+            try record.validate()
+            matchId = record.matchId
+            snapshot = try JSONColumn.encode(record.snapshot, "snapshot of match '\(record.matchId)'")
+            updatedAt = record.updatedAt.storedPrecision
+            highPrioritySends = record.highPrioritySends.isEmpty ? nil : record.highPrioritySends.map(Int64.init)
+        }
+
+        /// The `INSERT` of rows bound by `bind(_:into:)` at `$first` to `$first + 3`.
+        static func upsertSQL(from first: Int) -> String {
+            """
+            INSERT INTO match_state (match_id, snapshot, updated_at, high_priority_sends)
+            SELECT m, s, u, NULLIF(h, '')::bigint[]
+            FROM unnest($\(first)::text[], $\(first + 1)::text[], $\(first + 2)::timestamptz[], $\(first + 3)::text[])
+                AS r(m, s, u, h)
+            ON CONFLICT (match_id) DO UPDATE SET snapshot = excluded.snapshot, updated_at = excluded.updated_at,
+                high_priority_sends = excluded.high_priority_sends
+            """
+        }
+
+        /// Four parameters: the rows' columns as arrays, the sends as array literals in text (`""`: none).
+        static func bind(_ rows: [MatchRow], into bindings: inout PostgresBindings) {
+            bindings.append(PostgresTextArray(rows.map(\.matchId)))
+            bindings.append(PostgresTextArray(rows.map(\.snapshot)))
+            bindings.append(rows.map(\.updatedAt))
+            bindings.append(PostgresTextArray(rows.map { row in
+                row.highPrioritySends.map { "{" + $0.map(String.init).joined(separator: ",") + "}" } ?? ""
+            }))
+        }
+
         /// The last row of each match, by match id (one statement may not update a row twice, and rows are locked in
         /// one order by every statement).
         static func lastOfEach(_ rows: [MatchRow]) -> [MatchRow] {
@@ -63,22 +89,10 @@ extension PostgresStore {
     /// Several matches' rows in one statement. The high-priority sends go as array literals in text (`""`: none),
     /// since a `bigint[]` per row does not unnest.
     static func save(_ rows: [MatchRow], _ connection: PostgresConnection, logger: Logger) async throws {
-        let ids = PostgresTextArray(rows.map(\.matchId))
-        let snapshots = PostgresTextArray(rows.map(\.snapshot))
-        let times = rows.map(\.updatedAt)
-        let sends = PostgresTextArray(rows.map { row in
-            row.highPrioritySends.map { "{" + $0.map(String.init).joined(separator: ",") + "}" } ?? ""
-        })
-        try await connection.query(
-            """
-            INSERT INTO match_state (match_id, snapshot, updated_at, high_priority_sends)
-            SELECT m, s, u, NULLIF(h, '')::bigint[] FROM unnest(\(ids), \(snapshots), \(times)::timestamptz[], \(sends))
-                AS r(m, s, u, h)
-            ON CONFLICT (match_id) DO UPDATE SET snapshot = excluded.snapshot, updated_at = excluded.updated_at,
-                high_priority_sends = excluded.high_priority_sends
-            """,
-            logger: logger
-        ).consume()
+        var bindings = PostgresBindings(capacity: 4)
+        MatchRow.bind(rows, into: &bindings)
+        try await connection.query(PostgresQuery(unsafeSQL: MatchRow.upsertSQL(from: 1), binds: bindings), logger: logger)
+            .consume()
     }
 
     public func match(id: String) async throws(StoreError) -> MatchRecord? {

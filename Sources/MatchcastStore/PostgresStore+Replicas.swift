@@ -8,9 +8,10 @@ import PostgresNIO
 
 extension PostgresStore: ReplicaStore {
     public func saveActivities(
-        _ records: [ActivityRecord], enqueue deliveries: [Delivery], fence: LeaseFence, share: FanOutShare?
+        _ records: [ActivityRecord], enqueue deliveries: [Delivery], fence: LeaseFence, share: FanOutShare?,
+        match: MatchRecord?
     ) async throws(StoreError) {
-        try await saveActivities(records, enqueue: deliveries, fence: Optional(fence), share: share)
+        try await saveActivities(records, enqueue: deliveries, fence: Optional(fence), share: share, match: match)
     }
 
     /// Takes the fence's lease rows for share and throws `.leaseLost` unless each is the fence's owner and generation.

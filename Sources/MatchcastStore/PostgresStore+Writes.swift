@@ -12,16 +12,22 @@ import Synchronization
 
 extension PostgresStore {
     public func saveActivities(_ records: [ActivityRecord], enqueue deliveries: [Delivery]) async throws(StoreError) {
-        try await saveActivities(records, enqueue: deliveries, fence: nil, share: nil)
+        try await saveActivities(records, enqueue: deliveries, fence: nil, share: nil, match: nil)
     }
 
     /// With a fence, the leases' rows are taken first (`FOR SHARE`: a takeover waits for the save, and it for a
     /// takeover) and nothing is written unless each is still the fence's owner and generation. With a fan-out
-    /// chunk's description, only the records that did not simply move are sent (`PostgresFanOutShare`).
+    /// chunk's description, only the records that did not simply move are sent (`PostgresFanOutShare`). `match`, when
+    /// given, is upserted in the same transaction, as `saveMatch` writes it (unfenced, as `saveMatch` is).
     func saveActivities(
-        _ records: [ActivityRecord], enqueue deliveries: [Delivery], fence: LeaseFence?, share: FanOutShare?
+        _ records: [ActivityRecord], enqueue deliveries: [Delivery], fence: LeaseFence?, share: FanOutShare?,
+        match: MatchRecord?
     ) async throws(StoreError) {
-        guard !records.isEmpty || !deliveries.isEmpty else { return }
+        let row = try match.map { record throws(StoreError) in try MatchRow(record) }
+        guard !records.isEmpty || !deliveries.isEmpty else {
+            if let match { try await saveMatch(match) }
+            return
+        }
         // Validated and taken apart before taking a connection: the transaction only runs SQL.
         let batch = if let share { try PostgresActivityBatch(records, share: share) } else { try PostgresActivityBatch(records) }
         let queued = PostgresQueuedRuns(deliveries)
@@ -30,7 +36,7 @@ extension PostgresStore {
             ? (records.count == 1 ? "saving an activity" : "saving \(records.count) activities")
             : "saving \(records.count) activities with \(deliveries.count) deliveries"
         if batch.isBulkable, queued.runs.count <= 1 {
-            let item = GroupedSave(batch: batch, run: queued.runs.first, fence: fence)
+            let item = GroupedSave(batch: batch, run: queued.runs.first, fence: fence, match: row)
             // A few activities of one match with their deliveries (a fan-out to a match's few followers, a follow's
             // start): what `save(_:_:logger:)` orders its locks by.
             let mayWait = records.count <= Self.smallWrite && deliveries.count <= Self.smallWrite
@@ -48,15 +54,16 @@ extension PostgresStore {
         if batch.isBulkable {
             do {
                 try await withConnection(what) { connection in
-                    guard queued.runs.count > 1 else {
+                    guard queued.runs.count > 1 || row != nil else {
                         try await Self.save(batch, queued.runs.first, fence: fence, connection, logger: logger)
                         return
                     }
                     try await Self.inTransaction(connection, logger: logger) { connection in
-                        try await Self.save(batch, queued.runs[0], fence: fence, connection, logger: logger)
+                        try await Self.save(batch, queued.runs.first, fence: fence, connection, logger: logger)
                         for run in queued.runs.dropFirst() {
                             try await Self.save(nil, run, fence: nil, connection, logger: logger)
                         }
+                        if let row { try await Self.save([row], connection, logger: logger) }
                     }
                 }
                 return
@@ -73,6 +80,7 @@ extension PostgresStore {
             let contentIds = try await Self.contentIds(each.contents.entries, connection, logger: logger)
             try await each.writeEach(contentIds: contentIds, connection, logger: logger)
             for run in queued.runs { try await Self.save(nil, run, fence: nil, connection, logger: logger) }
+            if let row { try await Self.save([row], connection, logger: logger) }
         }
     }
 
@@ -126,6 +134,8 @@ extension PostgresStore {
         let batch: PostgresActivityBatch
         let run: PostgresQueuedRuns.Run?
         let fence: LeaseFence?
+        /// The match's new state, upserted in the same statement (a change's first fan-out chunk).
+        var match: MatchRow?
     }
 
     /// Several saves in one statement, one `matchcast_save` each, in the order given: one round trip, one
@@ -155,21 +165,30 @@ extension PostgresStore {
         bindings.append(PostgresTextArray(matches.sorted()))
         bindings.append(PostgresTextArray(written.sorted()))
         for item in items { bind(item.batch, item.run, fence: item.fence, into: &bindings) }
+        // The matches' rows, as `saveMatch` writes them: written whatever the saves' fences say, as `saveMatch` is.
+        let rows = MatchRow.lastOfEach(items.compactMap(\.match))
+        if !rows.isEmpty { MatchRow.bind(rows, into: &bindings) }
         var outcomes = [Result<Void, StoreError>](repeating: .success(()), count: given.count)
-        let sql = groupedSaveSQL(count: items.count)
-        let rows = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
-        for try await (position, lost) in rows.decode((Int, String?).self) {
-            guard items.indices.contains(position) else { continue }  // -2, -1: the locks
+        let sql = groupedSaveSQL(count: items.count, withMatches: !rows.isEmpty)
+        let answer = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
+        for try await (position, lost) in answer.decode((Int, String?).self) {
+            guard items.indices.contains(position) else { continue }  // -3: the matches; -2, -1: the locks
             if let lost, let fence = items[position].fence { outcomes[order[position]] = .failure(leaseLost(lost, fence)) }
         }
         return outcomes
     }
 
-    /// The statement of `count` grouped saves (`save(_:_:logger:)`), made once per count.
-    static func groupedSaveSQL(count: Int) -> String {
-        if let made = groupedSaveStatements.withLock({ $0[count] }) { return made }
+    /// The statement of `count` grouped saves (`save(_:_:logger:)`), with the matches' rows or without, made once
+    /// per count and form. The rows' upsert is a data-modifying `WITH`: it runs once, whatever the query reads of it.
+    static func groupedSaveSQL(count: Int, withMatches: Bool) -> String {
+        let key = withMatches ? -count : count
+        if let made = groupedSaveStatements.withLock({ $0[key] }) { return made }
         let width = SaveStatement.parameterTypes.count
-        var sql = """
+        var sql = withMatches
+            ? "WITH saved_match AS (\(MatchRow.upsertSQL(from: 3 + count * width)) RETURNING 1) "
+                + "SELECT -3, (SELECT count(*) FROM saved_match)::text UNION ALL "
+            : ""
+        sql += """
             SELECT -2, matchcast_lock_contents($2::text[], '{}'::text[])::text
             UNION ALL SELECT -1, (SELECT count(*) FROM (SELECT 1 FROM outbox_chunk WHERE match_id = ANY($1::text[])
                 ORDER BY id FOR UPDATE) AS locked)::text
@@ -177,7 +196,7 @@ extension PostgresStore {
         for position in 0..<count {
             sql += " UNION ALL SELECT \(position)::integer, matchcast_save(\(SaveStatement.parameters(from: 3 + position * width)))"
         }
-        groupedSaveStatements.withLock { $0[count] = sql }
+        groupedSaveStatements.withLock { $0[key] = sql }
         return sql
     }
 

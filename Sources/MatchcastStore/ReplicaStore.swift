@@ -6,10 +6,12 @@ import MatchcastCore
 /// outbox of one match (what a dead owner left unsent). Only PostgreSQL is shared; the single-process stores do
 /// not conform, and a broker on them runs every match itself.
 public protocol ReplicaStore: MatchcastStore, MatchLeases {
-    /// Saves like `saveActivities(_:enqueue:share:)`, only while every match of `records` is still leased to
-    /// `fence.owner` with the generation `fence` names; otherwise nothing is written and it throws `.leaseLost`.
+    /// Saves like `saveActivities(_:enqueue:share:match:)`, only while every match of `records` is still leased to
+    /// `fence.owner` with the generation `fence` names; otherwise none of the records and deliveries is written and
+    /// it throws `.leaseLost` (the match's row, like `saveMatch`, is not fenced).
     func saveActivities(
-        _ records: [ActivityRecord], enqueue deliveries: [Delivery], fence: LeaseFence, share: FanOutShare?
+        _ records: [ActivityRecord], enqueue deliveries: [Delivery], fence: LeaseFence, share: FanOutShare?,
+        match: MatchRecord?
     ) async throws(StoreError)
     /// The match's queued deliveries, oldest first.
     func queuedDeliveries(matchId: String) async throws(StoreError) -> [Delivery]
@@ -139,6 +141,6 @@ extension ReplicaStore {
     public func saveActivities(
         _ records: [ActivityRecord], enqueue deliveries: [Delivery], fence: LeaseFence
     ) async throws(StoreError) {
-        try await saveActivities(records, enqueue: deliveries, fence: fence, share: nil)
+        try await saveActivities(records, enqueue: deliveries, fence: fence, share: nil, match: nil)
     }
 }

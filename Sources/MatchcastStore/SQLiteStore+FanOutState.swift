@@ -296,7 +296,37 @@ extension SQLiteStore {
     public func saveActivities(
         _ records: [ActivityRecord], enqueue deliveries: [Delivery], share: FanOutShare?
     ) async throws(StoreError) {
-        guard let share, !records.isEmpty else { return try await saveActivities(records, enqueue: deliveries) }
+        try await saveActivities(records, enqueue: deliveries, share: share, match: nil)
+    }
+
+    /// One write job, one savepoint: the match's row first, then the chunk (or, without a description, the records
+    /// whole) and its deliveries.
+    public func saveActivities(
+        _ records: [ActivityRecord], enqueue deliveries: [Delivery], share: FanOutShare?, match: MatchRecord?
+    ) async throws(StoreError) {
+        guard let match else {
+            guard let share, !records.isEmpty else { return try await saveActivities(records, enqueue: deliveries) }
+            return try await saveChunk(records, deliveries, share, match: nil)
+        }
+        let row = try SQLiteMatchRow(match)
+        guard let share, !records.isEmpty else {
+            let batch = try ActivityBatch(records)
+            let queued = QueuedDeliveries(deliveries)
+            return try await write(
+                "saving a match with \(records.count) activities and \(deliveries.count) deliveries",
+                mayWait: Self.mayWait(activities: records.count, deliveries: max(1, deliveries.count))
+            ) { [contentPruning] db in
+                try row.write(db)
+                try batch.write(db, contentPruning)
+                try queued.write(db)
+            }
+        }
+        try await saveChunk(records, deliveries, share, match: row)
+    }
+
+    private func saveChunk(
+        _ records: [ActivityRecord], _ deliveries: [Delivery], _ share: FanOutShare, match: SQLiteMatchRow?
+    ) async throws(StoreError) {
         let chunk = try share.chunk(of: records)
         let batch = try ActivityBatch(written: chunk.written, share: share)
         let shared = try FanOutStateWrite(share, matchId: chunk.matchId, movedIds: chunk.movedIds, pruning: contentPruning)
@@ -305,6 +335,7 @@ extension SQLiteStore {
             "saving a fan-out chunk of \(records.count) activities with \(deliveries.count) deliveries",
             mayWait: Self.mayWait(activities: records.count, deliveries: deliveries.count)
         ) { db in
+            try match?.write(db)
             let boundarySet = try shared.open(db)
             try batch.write(db, contentPruning)
             try shared.close(db, boundarySet: boundarySet)

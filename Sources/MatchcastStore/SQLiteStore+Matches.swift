@@ -2,22 +2,8 @@ internal import GRDB
 
 extension SQLiteStore {
     public func saveMatch(_ record: MatchRecord) async throws(StoreError) {
-        try record.validate()
-        let snapshot = try JSONColumn.encode(record.snapshot, "snapshot of match '\(record.matchId)'")
-        let updatedAt = SQLiteDateText.text(record.updatedAt)
-        let sends = SQLiteStore.sendsColumn(record.highPrioritySends)
-        try await write("saving a match", mayWait: true) { db in
-            let upsert = try SQLiteRawStatement(db, sql: """
-                INSERT INTO matchState (matchId, snapshot, updatedAt, highPrioritySends) VALUES (?1, ?2, ?3, ?4)
-                ON CONFLICT (matchId) DO UPDATE SET snapshot = excluded.snapshot, updatedAt = excluded.updatedAt,
-                    highPrioritySends = excluded.highPrioritySends
-                """)
-            upsert.bind(1, record.matchId)
-            upsert.bind(2, snapshot)
-            upsert.bind(3, updatedAt)
-            upsert.bind(4, sends)
-            try upsert.run()
-        }
+        let row = try SQLiteMatchRow(record)
+        try await write("saving a match", mayWait: true) { db in try row.write(db) }
     }
 
     /// Unix seconds as a comma-separated list; nil for none.
@@ -54,5 +40,35 @@ extension SQLiteStore {
             try db.cachedStatement(sql: "DELETE FROM matchState WHERE matchId = ?").execute(arguments: [id])
             return db.changesCount > 0
         }
+    }
+}
+
+/// A match's row as `saveMatch` writes it, checked and encoded before the write (the writer only runs SQL): saved alone,
+/// or with a fan-out's first chunk (`saveActivities(_:enqueue:share:match:)`).
+struct SQLiteMatchRow: Sendable {
+    let matchId: String
+    let snapshot: String
+    let updatedAt: String
+    let sends: String?
+
+    init(_ record: MatchRecord) throws(StoreError) {
+        try record.validate()
+        matchId = record.matchId
+        snapshot = try JSONColumn.encode(record.snapshot, "snapshot of match '\(record.matchId)'")
+        updatedAt = SQLiteDateText.text(record.updatedAt)
+        sends = SQLiteStore.sendsColumn(record.highPrioritySends)
+    }
+
+    func write(_ db: Database) throws {
+        let upsert = try SQLiteRawStatement(db, sql: """
+            INSERT INTO matchState (matchId, snapshot, updatedAt, highPrioritySends) VALUES (?1, ?2, ?3, ?4)
+            ON CONFLICT (matchId) DO UPDATE SET snapshot = excluded.snapshot, updatedAt = excluded.updatedAt,
+                highPrioritySends = excluded.highPrioritySends
+            """)
+        upsert.bind(1, matchId)
+        upsert.bind(2, snapshot)
+        upsert.bind(3, updatedAt)
+        upsert.bind(4, sends)
+        try upsert.run()
     }
 }

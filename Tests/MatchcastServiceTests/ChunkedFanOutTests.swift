@@ -16,6 +16,10 @@ private final class ChunkFailingStore: MatchcastStore {
         var calls = 0
         var failOn: Int?
         var shares: [FanOutShare?] = []
+        /// For each of those calls, the snapshot of the match row it carried, if any.
+        var carried: [MatchSnapshot?] = []
+        /// Match rows saved alone (`saveMatch`).
+        var matchesAlone = 0
     }
     private let script = Mutex(Script())
 
@@ -38,16 +42,29 @@ private final class ChunkFailingStore: MatchcastStore {
         try await saveActivities(records, enqueue: deliveries, share: nil)
     }
 
+    /// For each of those calls, the snapshot of the match row it carried (nil: none).
+    var carried: [MatchSnapshot?] { script.withLock { $0.carried } }
+
+    /// `saveMatch` calls since the last `failCall(_:)`.
+    var matchesAlone: Int { script.withLock { $0.matchesAlone } }
+
     func saveActivities(
         _ records: [ActivityRecord], enqueue deliveries: [Delivery], share: FanOutShare?
+    ) async throws(StoreError) {
+        try await saveActivities(records, enqueue: deliveries, share: share, match: nil)
+    }
+
+    func saveActivities(
+        _ records: [ActivityRecord], enqueue deliveries: [Delivery], share: FanOutShare?, match: MatchRecord?
     ) async throws(StoreError) {
         let fail = script.withLock { script -> Bool in
             script.calls += 1
             script.shares.append(share)
+            script.carried.append(match?.snapshot)
             return script.calls == script.failOn
         }
         if fail { throw StoreError.database }
-        try await base.saveActivities(records, enqueue: deliveries, share: share)
+        try await base.saveActivities(records, enqueue: deliveries, share: share, match: match)
     }
 
     func createDevice(_ device: DeviceRecord) async throws(StoreError) { try await base.createDevice(device) }
@@ -98,7 +115,10 @@ private final class ChunkFailingStore: MatchcastStore {
     }
     func deleteActivity(id: String) async throws(StoreError) -> Bool { try await base.deleteActivity(id: id) }
     func openActivities() async throws(StoreError) -> [ActivityRecord] { try await base.openActivities() }
-    func saveMatch(_ record: MatchRecord) async throws(StoreError) { try await base.saveMatch(record) }
+    func saveMatch(_ record: MatchRecord) async throws(StoreError) {
+        script.withLock { $0.matchesAlone += 1 }
+        try await base.saveMatch(record)
+    }
     func match(id: String) async throws(StoreError) -> MatchRecord? { try await base.match(id: id) }
     func matches() async throws(StoreError) -> [MatchRecord] { try await base.matches() }
     func deleteMatch(id: String) async throws(StoreError) -> Bool { try await base.deleteMatch(id: id) }
@@ -235,6 +255,11 @@ struct ChunkedFanOutTests {
                 #expect(share.through == (end == Self.activities ? nil : Self.activityIds[end - 1]))
             }
             #expect(Set(shares.map(\.state.updatedAt)).count == 1)
+            // The match's row went with the first save, in its transaction, and with no other; never alone.
+            #expect(store.carried.first == Self.firstGoal)
+            #expect(store.carried.dropFirst().allSatisfy { $0 == nil })
+            #expect(store.matchesAlone == 0)
+            #expect(try await store.match(id: Self.matchId)?.snapshot == Self.firstGoal)
             #expect(try await store.queuedDeliveryCount() == 0, "every saved delivery was sent and left the outbox")
 
             let records = try await Self.stored(store)
@@ -253,6 +278,37 @@ struct ChunkedFanOutTests {
     }
 
     // MARK: b. A failed chunk
+
+    @Test("the first chunk's save fails: nothing is sent, the match's row and tracker stay; the same snapshot goes out again")
+    func failedFirstChunkKeepsTheMatchWhereItWas() async throws {
+        try await Self.withSeededStore { store, clock, h in
+            let before = try await Self.stored(store)
+            clock.advance(by: 30)
+            let mark = h.deliveries.count
+            store.failCall(1)
+            await #expect(throws: ServiceError.self) { try await h.ingest(Self.firstGoal) }
+            #expect(store.enqueueingSaves == 1, "nothing is saved after the failed chunk")
+            #expect(store.carried == [Self.firstGoal], "the failed save carried the match's row")
+            #expect(h.deliveries.count == mark, "nothing was sent")
+            #expect(try await store.match(id: Self.matchId)?.snapshot == Self.kickOff, "the row is not saved without its chunk")
+            #expect(try await Self.stored(store) == before)
+            #expect(try await h.lifecycle.latest(matchId: Self.matchId)?.snapshot == Self.kickOff,
+                    "the tracker is back at the kick-off")
+
+            // The store is back, and the feed answers with the same snapshot: it is still news, and goes out whole.
+            store.failCall(nil)
+            clock.advance(by: 5)
+            try await h.ingest(Self.firstGoal)
+            let goal = h.deliveries(since: mark)
+            Self.expectOneUpdateEach(goal, activityIds: Self.activityIds[...])
+            #expect(goal.allSatisfy { $0.payload.aps.contentState.home.score == "1" })
+            #expect(store.carried.first == Self.firstGoal)
+            #expect(try await store.match(id: Self.matchId)?.snapshot == Self.firstGoal)
+            let second = ManagerHarness(store: store, clock: clock, seed: 12)
+            try await second.lifecycle.restore()
+            #expect(second.deliveries.isEmpty, "a restart finds the match and every activity at the goal")
+        }
+    }
 
     enum Recovery: String, CaseIterable, CustomTestStringConvertible {
         case restart

@@ -81,6 +81,53 @@ struct PostgresGroupedWritesTests {
         }
     }
 
+    @Test("saves that carry their match's row go in one statement with the rows; a refused one saves neither")
+    func savesWithTheirMatchesGoTogether() async throws {
+        try await PostgresTestServer.withFreshStore(writeLinger: Self.linger) { store in
+            try await store.createDevice(F.device("dev-a"))
+            let matches = ["m-0", "m-1", "m-ghost", "m-2"]
+            var generations: [String: Int] = [:]
+            for match in matches {
+                generations[match] = try #require(try await store.claim(matchId: match, owner: "a", ttl: .seconds(60))).lease.generation
+            }
+            @Sendable func row(_ match: String, goals: Int) -> MatchRecord {
+                MatchRecord(snapshot: F.football(.live, goals, 0, clock: "\(goals)'", seq: goals, id: match), updatedAt: F.at(goals))
+            }
+            let (first, firstDelivery) = Self.update("m-first", 0)
+            try await store.saveActivities([first], enqueue: [firstDelivery])
+            let fences = generations
+            let grouped = store.saves.groupedCalls
+            let outcomes = await Self.concurrently(matches) { match in
+                var (record, delivery) = Self.update(match, 1)
+                if match == "m-ghost" { record.deviceId = "dev-unknown" }
+                try await store.saveActivities(
+                    [record], enqueue: [delivery], fence: LeaseFence(owner: "a", generations: [match: fences[match]!]),
+                    share: nil, match: row(match, goals: 2))
+            }
+            #expect(outcomes == ["ok", "ok", "notFound", "ok"])
+            #expect(store.saves.groupedCalls > grouped, "sent together")
+            for match in ["m-0", "m-1", "m-2"] {
+                #expect(try await store.match(id: match) == row(match, goals: 2))
+                #expect(try await store.queuedDeliveries(matchId: match).map(\.id) == ["dlv-\(match)"])
+            }
+            // Refused as a group, then each alone: the refused one left nothing, its match's row neither.
+            #expect(try await store.match(id: "m-ghost") == nil)
+            #expect(try await store.queuedDeliveries(matchId: "m-ghost").isEmpty)
+
+            // Accepted as a group: every row lands with its save.
+            let groupedBefore = store.saves.groupedCalls
+            let later = await Self.concurrently(["m-0", "m-1", "m-2"]) { match in
+                let (record, delivery) = Self.update(match, 3)
+                try await store.saveActivities(
+                    [record], enqueue: [delivery], fence: LeaseFence(owner: "a", generations: [match: fences[match]!]),
+                    share: nil, match: row(match, goals: 3))
+            }
+            #expect(later == ["ok", "ok", "ok"])
+            #expect(store.saves.groupedCalls > groupedBefore, "sent together")
+            for match in ["m-0", "m-1", "m-2"] { #expect(try await store.match(id: match) == row(match, goals: 3)) }
+        }
+    }
+
     @Test("a save the database refuses, sent with others, fails alone with its reason; the others land")
     func aRefusedSaveFailsAlone() async throws {
         try await PostgresTestServer.withFreshStore(writeLinger: Self.linger) { store in

@@ -2,6 +2,7 @@ import Foundation
 import MatchcastCore
 import MatchcastDelivery
 import MatchcastStore
+import Synchronization
 
 // A match update fanned out to every open activity of the match: worked out chunk by chunk in the cache, each chunk
 // saved and sent through a `CommitPipeline` while the next is worked out.
@@ -19,7 +20,9 @@ extension LifecycleManager {
     /// fan-out holds in memory however many follow the match.
     static let fanOutWindow = 64 * fanOutChunk
 
-    func fanOut(_ update: MatchUpdate, to matchId: String) async throws(ServiceError) {
+    /// `row`, when given, carries the match's new state (a change's `MatchRecord`): the fan-out's first save takes it
+    /// into its transaction, and a fan-out that saves nothing (no activity changed) leaves it there for the caller.
+    func fanOut(_ update: MatchUpdate, to matchId: String, carrying row: MatchRowCarry? = nil) async throws(ServiceError) {
         try await loadActivities(matchId: matchId)
         var update = update
         if let broadcast {
@@ -35,7 +38,9 @@ extension LifecycleManager {
         let pipeline = CommitPipeline(
             groupLimit: store.savesChunksTogether ? Self.fanOutSaveLimit : Self.fanOutChunk, window: Self.fanOutWindow,
             save: { [self] records, deliveries, share async throws(ServiceError) in
-                try await save(records, deliveries, fence: fence, share: share)
+                let match = row?.take()
+                try await save(records, deliveries, fence: fence, share: share, match: match)
+                if match != nil { row?.saved() }
             },
             send: { [relay] deliveries in await relay.submit(deliveries) })
         do {
@@ -189,4 +194,26 @@ extension LifecycleManager {
             return true
         }
     }
+}
+
+/// A change's match row on its way into its fan-out's first save (`fanOut(_:to:carrying:)`): taken by that save, and
+/// known saved once the save returned. What the fan-out did not take, its caller saves alone.
+final class MatchRowCarry: Sendable {
+    private struct State {
+        var row: MatchRecord?
+        var saved = false
+    }
+
+    private let state: Mutex<State>
+
+    init(_ row: MatchRecord) { state = Mutex(State(row: row)) }
+
+    /// The row, to the first caller only.
+    func take() -> MatchRecord? { state.withLock { $0.row.take() } }
+
+    /// The save that took the row returned.
+    func saved() { state.withLock { $0.saved = true } }
+
+    /// Whether a save took the row and returned.
+    var isSaved: Bool { state.withLock { $0.saved } }
 }

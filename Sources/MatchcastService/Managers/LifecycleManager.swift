@@ -146,7 +146,8 @@ public actor LifecycleManager {
         // The tracker and the sequence only, not the match's whole state (its activities stay where they are).
         let storedSeq = matches[snapshot.id]?.lastSeq
         if let seq = snapshot.seq, let last = storedSeq, seq < last { return nil }
-        var tracker = matches[snapshot.id]?.tracker ?? MatchTracker()
+        let stored = matches[snapshot.id]?.tracker
+        var tracker = stored ?? MatchTracker()
         let update: MatchUpdate?
         do {
             update = try tracker.ingest(
@@ -164,25 +165,51 @@ public actor LifecycleManager {
             matches[snapshot.id, default: MatchState()].lastSeq = lastSeq
             return nil
         }
-        // The tracker moves on only once the match is saved: a failed save leaves it where it was,
-        // so the same snapshot polled again is still news.
+        // The match's row is saved with the fan-out's first chunk (one transaction), or alone when the fan-out saves
+        // nothing. The tracker moves on first (the fan-out reads it), and back when the row was not saved: a failed
+        // save leaves it where it was, so the same snapshot polled again is still news.
         let record = MatchRecord(snapshot: snapshot, updatedAt: now(), highPrioritySends: tracker.ledger.sends)
-        try await persist { try await self.store.saveMatch(record) }
+        matches[snapshot.id, default: MatchState()].tracker = tracker
+        matches[snapshot.id, default: MatchState()].lastSeq = lastSeq
+        pollFacts.answered(snapshot.id, at: now())
+        let carry = MatchRowCarry(record)
+        do {
+            defer { if !carry.isSaved { matchNotSaved(snapshot.id, tracker: stored, lastSeq: storedSeq) } }
+            do {
+                try await fanOut(update, to: snapshot.id, carrying: carry)
+            } catch let error where carry.isSaved {
+                // The match is saved; a later chunk failed (`fanOutFailed`): the tracker stays with the saved row.
+                changeSaved(update, snapshot.id, tracker, status: snapshot.status)
+                throw error
+            }
+            if let alone = carry.take() {
+                try await persist { try await self.store.saveMatch(alone) }
+                carry.saved()
+            }
+        }
+        changeSaved(update, snapshot.id, tracker, status: snapshot.status)
+        return update
+    }
+
+    /// A change whose match row was not saved: the match's tracker and sequence go back to where they were.
+    private func matchNotSaved(_ matchId: String, tracker: MatchTracker?, lastSeq: Int?) {
+        guard matches[matchId] != nil else { return }  // forgotten meanwhile (the lease was lost)
+        matches[matchId]?.tracker = tracker ?? MatchTracker()
+        matches[matchId]?.lastSeq = lastSeq
+    }
+
+    /// A change saved: its key events counted, its status noted.
+    private func changeSaved(_ update: MatchUpdate, _ matchId: String, _ tracker: MatchTracker, status: MatchStatus) {
         if !update.keyEvents.isEmpty {
             metrics.keyEventUpdate(priority: update.keyEventPriority)
             if update.keyEventPriority != 10 {
                 logger.notice("key event sent at priority 5: the match's hourly ceiling of priority-10 pushes is spent", metadata: [
-                    "match": "\(snapshot.id)", "ceiling": "\(policy.highPriorityPerHour)",
+                    "match": "\(matchId)", "ceiling": "\(policy.highPriorityPerHour)",
                     "room_at": "\(tracker.ledger.nextRoom(at: now()).map { "\($0)" } ?? "-")",
                 ])
             }
         }
-        pollFacts.answered(snapshot.id, at: now())
-        pollFacts.record(snapshot.id, status: snapshot.status)
-        matches[snapshot.id, default: MatchState()].tracker = tracker
-        matches[snapshot.id, default: MatchState()].lastSeq = lastSeq
-        try await fanOut(update, to: snapshot.id)
-        return update
+        pollFacts.record(matchId, status: status)
     }
 
     /// The feed answered for this match without a change: its activities' stale-dates may move on. No hop onto this
@@ -678,15 +705,17 @@ public actor LifecycleManager {
     /// Saves activities with their deliveries (in the outbox), in one transaction fenced by the matches' leases.
     /// Needs nothing of the actor's state: a fan-out runs it off the actor, chunk by chunk (`CommitPipeline`).
     /// `fence`, when given, is the one to write under (a fan-out takes it once); otherwise the records' matches' own.
-    /// `share` describes a fan-out chunk to the store (`FanOutShare`).
+    /// `share` describes a fan-out chunk to the store (`FanOutShare`). `match`, when given, is the match's new state,
+    /// saved in the same transaction (a change's first chunk: `fanOut(_:to:carrying:)`).
     nonisolated func save(
-        _ records: [ActivityRecord], _ deliveries: [Delivery], fence given: LeaseFence? = nil, share: FanOutShare? = nil
+        _ records: [ActivityRecord], _ deliveries: [Delivery], fence given: LeaseFence? = nil, share: FanOutShare? = nil,
+        match: MatchRecord? = nil
     ) async throws(ServiceError) {
-        guard !records.isEmpty || !deliveries.isEmpty else { return }
+        guard !records.isEmpty || !deliveries.isEmpty || match != nil else { return }
         if let replicas = ownership.shared?.store, let fence = given ?? ownership.fence(for: Self.matchIds(records, deliveries)) {
             let saved = try await persist { () async throws -> Bool in
                 do {
-                    try await replicas.saveActivities(records, enqueue: deliveries, fence: fence, share: share)
+                    try await replicas.saveActivities(records, enqueue: deliveries, fence: fence, share: share, match: match)
                     return true
                 } catch let error as StoreError where error == .leaseLost {
                     return false
@@ -702,7 +731,7 @@ public actor LifecycleManager {
                 throw ServiceError(.unavailable, "the match moved to another replica; retry")
             }
         } else {
-            try await persist { try await self.store.saveActivities(records, enqueue: deliveries, share: share) }
+            try await persist { try await self.store.saveActivities(records, enqueue: deliveries, share: share, match: match) }
         }
     }
 
