@@ -315,10 +315,10 @@ extension SQLiteStore {
             return try await write(
                 "saving a match with \(records.count) activities and \(deliveries.count) deliveries",
                 mayWait: Self.mayWait(activities: records.count, deliveries: max(1, deliveries.count))
-            ) { [contentPruning] db in
+            ) { [contentPruning, legacyOutbox] db in
                 try row.write(db)
                 try batch.write(db, contentPruning)
-                try queued.write(db)
+                try queued.write(db, legacyOutbox)
             }
         }
         try await saveChunk(records, deliveries, share, match: row)
@@ -339,7 +339,7 @@ extension SQLiteStore {
             let boundarySet = try shared.open(db)
             try batch.write(db, contentPruning)
             try shared.close(db, boundarySet: boundarySet)
-            try queued.write(db)
+            try queued.write(db, legacyOutbox)
         }
     }
 }

@@ -10,23 +10,24 @@ extension SQLiteStore {
         try await write(
             "saving \(records.count) activities with \(deliveries.count) deliveries",
             mayWait: Self.mayWait(activities: records.count, deliveries: deliveries.count)
-        ) { [contentPruning] db in
+        ) { [contentPruning, legacyOutbox] db in
             try batch.write(db, contentPruning)
-            try queued.write(db)
+            try queued.write(db, legacyOutbox)
         }
     }
 
     public func queuedDeliveries(limit: Int) async throws(StoreError) -> [Delivery] {
         guard limit > 0 else { return [] }
         return try await read("reading queued deliveries") { db in
-            try QueuedDeliveries.read(db, limit: limit)
+            try QueuedDeliveries.read(db, limit: limit, legacyOutbox)
         }
     }
 
     public func removeQueuedDeliveries(ids: [String]) async throws(StoreError) {
         guard !ids.isEmpty else { return }
-        try await write("removing \(ids.count) queued deliveries", mayWait: Self.mayWait(activities: 0, deliveries: ids.count)) { db in
-            try QueuedDeliveries.remove(ids: ids, db)
+        try await write("removing \(ids.count) queued deliveries", mayWait: Self.mayWait(activities: 0, deliveries: ids.count)) {
+            [legacyOutbox] db in
+            try QueuedDeliveries.remove(ids: ids, db, legacyOutbox)
         }
     }
 

@@ -17,10 +17,10 @@ struct QueuedDeliveries: Sendable {
 
     /// Queues every delivery, inside the caller's transaction. A newer delivery for the same (activity, event), or
     /// with an id already queued, replaces the queued one and is queued anew (later in the order).
-    func write(_ db: Database) throws {
+    func write(_ db: Database, _ legacy: SQLiteLegacyOutbox) throws {
         guard !deliveries.isEmpty else { return }
         let runs = OutboxBatchRuns(deliveries, payloads)
-        try supersede(runs, db)
+        try supersede(runs, db, legacy)
         let insertPayload = try SQLiteRawStatement(db, sql: """
             INSERT INTO outboxPayload (matchId, pushType, topic, priority, expiration, payload, activityIdAt)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
@@ -57,8 +57,8 @@ struct QueuedDeliveries: Sendable {
     /// Takes out of the queue what these deliveries replace: the same (activity, event) or the same id. Batches are
     /// looked into only where their activity-id range meets this save's, so the chunks of one fan-out (disjoint
     /// ranges, walked in id order) pass each other without being read.
-    private func supersede(_ runs: OutboxBatchRuns, _ db: Database) throws {
-        if try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM outbox)")) == true {
+    private func supersede(_ runs: OutboxBatchRuns, _ db: Database, _ legacy: SQLiteLegacyOutbox) throws {
+        if try legacy.mayHoldRows(db) {
             let delete = try db.cachedStatement(sql: "DELETE FROM outbox WHERE (activityId = ? AND event = ?) OR deliveryId = ?")
             for position in deliveries.indices {
                 try delete
@@ -98,8 +98,9 @@ struct QueuedDeliveries: Sendable {
 
     /// Removes the deliveries with these ids, wherever they are queued. Batches are read from the oldest on, as the
     /// relay removes what it sent, which is the head of the queue, and the scan stops once every id is found.
-    static func remove(ids: [String], _ db: Database) throws {
-        if try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM outbox)")) == true {
+    static func remove(ids: [String], _ db: Database, _ legacy: SQLiteLegacyOutbox) throws {
+        let legacyRows = try legacy.mayHoldRows(db)
+        if legacyRows {
             try db.cachedStatement(sql: "DELETE FROM outbox WHERE deliveryId IN (SELECT value FROM json_each(?))")
                 .execute(arguments: [SQLiteStore.jsonArray(ids)])
         }
@@ -134,7 +135,7 @@ struct QueuedDeliveries: Sendable {
             if kept.count != batch.entries.count { changes.append((id, kept)) }
         }
         for (id, kept) in changes { try replace(batch: id, with: kept, db) }
-        try collectPayloads(db)
+        try collectPayloads(db, legacyRows: legacyRows)
     }
 
     static func count(_ db: Database) throws -> Int {
@@ -143,12 +144,13 @@ struct QueuedDeliveries: Sendable {
     }
 
     /// The queued deliveries, oldest first, at most `limit`; the deliveries of one stored payload share it.
-    static func read(_ db: Database, limit: Int) throws -> [Delivery] {
+    static func read(_ db: Database, limit: Int, _ legacyOutbox: SQLiteLegacyOutbox) throws -> [Delivery] {
         var templates = OutboxTemplates()
         var deliveries: [Delivery] = []
         let legacy = try Row.fetchAll(
             db.cachedStatement(sql: "SELECT deliveryId, activityId, targetKind, targetValue, payloadId, delivery FROM outbox ORDER BY rowid LIMIT ?"),
             arguments: [limit])
+        legacyOutbox.read(found: !legacy.isEmpty)
         if !legacy.isEmpty {
             var payloadIds = Set<Int64>()
             for row in legacy { if let id: Int64 = try row.decode(atIndex: 4) { payloadIds.insert(id) } }
@@ -196,9 +198,12 @@ struct QueuedDeliveries: Sendable {
 
     /// Forgets the payloads no queued delivery refers to any more: all of them once the outbox is empty, and the
     /// unreferenced ones when many have gathered (an outbox that never empties).
-    static func collectPayloads(_ db: Database) throws {
-        if try Bool.fetchOne(
-            db.cachedStatement(sql: "SELECT NOT EXISTS (SELECT 1 FROM outbox) AND NOT EXISTS (SELECT 1 FROM outboxBatch)")) == true {
+    static func collectPayloads(_ db: Database, legacyRows: Bool) throws {
+        let empty = legacyRows
+            ? try Bool.fetchOne(db.cachedStatement(
+                sql: "SELECT NOT EXISTS (SELECT 1 FROM outbox) AND NOT EXISTS (SELECT 1 FROM outboxBatch)")) == true
+            : try Bool.fetchOne(db.cachedStatement(sql: "SELECT NOT EXISTS (SELECT 1 FROM outboxBatch)")) == true
+        if empty {
             try db.cachedStatement(sql: "DELETE FROM outboxPayload").execute()
             return
         }

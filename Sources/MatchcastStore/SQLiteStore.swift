@@ -14,6 +14,8 @@ public struct SQLiteStore: MatchcastStore {
     let checkpointer: SQLiteCheckpointer?
     /// Takes the contents no activity refers to any more out of `contentState`, as fan-outs open new states.
     let contentPruning = SQLiteContentPruning()
+    /// Whether the queue of schema versions before v5 may still hold deliveries.
+    let legacyOutbox = SQLiteLegacyOutbox()
 
     /// What the write-ahead log is cut back to when it starts over (`PRAGMA journal_size_limit`): a burst of writes
     /// (100,000 devices set up, their kick-off) grows it past a gigabyte while checkpoints cannot restart it, and
@@ -72,6 +74,7 @@ public struct SQLiteStore: MatchcastStore {
                     "the database was migrated by a newer matchcast; refusing to use it with this version")
             }
             try migrator.migrate(writer)
+            try writer.read { [legacyOutbox] db in try legacyOutbox.check(db) }
         } catch {
             throw StoreError(error, while: "migrating")
         }

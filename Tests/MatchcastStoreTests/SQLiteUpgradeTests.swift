@@ -123,6 +123,7 @@ struct SQLiteUpgradeTests {
         defer { try? reopened.close() }
         #expect(try await reopened.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13"])
         #expect(try await reopened.openActivities() == expected.values.filter(\.isOpen).sorted { $0.activityId < $1.activityId })
+        #expect(reopened.legacyOutbox.isKnownEmpty, "opened with nothing left in the old queue, its writes stop asking")
     }
 
     @Test("deliveries queued the v4 way (a row each, payload shared) survive v5, go out first, and give way to newer ones")
@@ -165,6 +166,7 @@ struct SQLiteUpgradeTests {
         let store = try SQLiteStore(path: path)
         defer { try? store.close() }
         #expect(try await store.appliedMigrations() == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13"])
+        #expect(!store.legacyOutbox.isKnownEmpty, "the old queue holds deliveries")
         let before = try await store.queuedDeliveries(limit: 100)
         #expect(before.map { $0.jsonBytes() } == queued.map { $0.jsonBytes() }, "byte-identical, in order")
         #expect(try await store.queuedDeliveryCount() == queued.count)
@@ -178,9 +180,24 @@ struct SQLiteUpgradeTests {
         #expect(after.map { $0.jsonBytes() } == oldLeft.map { $0.jsonBytes() } + fanOut.deliveries.map { $0.jsonBytes() })
         #expect(try await store.queuedDeliveryCount() == oldLeft.count + fanOut.deliveries.count)
 
+        // Removed in two steps: the old rows' ids with a batch's, then the rest.
+        try await store.removeQueuedDeliveries(ids: [oldLeft[0].id, fanOut.deliveries[0].id])
+        #expect(try await store.queuedDeliveries(limit: 100).map(\.id) == after.map(\.id).filter {
+            $0 != oldLeft[0].id && $0 != fanOut.deliveries[0].id
+        })
+        #expect(!store.legacyOutbox.isKnownEmpty)
         try await store.removeQueuedDeliveries(ids: after.map(\.id))
         #expect(try await store.queuedDeliveryCount() == 0)
         let payloads = try await store.read("test") { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outboxPayload") }
         #expect(payloads == 0, "an empty outbox keeps no payload")
+        // Read empty, the old queue is known empty: the writes below no longer look into it, and work as before.
+        #expect(try await store.queuedDeliveries(limit: 100).isEmpty)
+        #expect(store.legacyOutbox.isKnownEmpty)
+        let again = P.fanOut(activities)
+        try await store.saveActivities(again.records, enqueue: again.deliveries)
+        #expect(try await store.queuedDeliveries(limit: 100).map(\.id) == again.deliveries.map(\.id))
+        try await store.removeQueuedDeliveries(ids: again.deliveries.map(\.id))
+        #expect(try await store.queuedDeliveryCount() == 0)
+        #expect(try await store.read("test") { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outboxPayload") } == 0)
     }
 }
