@@ -292,7 +292,7 @@ struct ChunkedFanOutTests {
             #expect(h.deliveries.count == mark, "nothing was sent")
             #expect(try await store.match(id: Self.matchId)?.snapshot == Self.kickOff, "the row is not saved without its chunk")
             #expect(try await Self.stored(store) == before)
-            #expect(try await h.lifecycle.latest(matchId: Self.matchId)?.snapshot == Self.kickOff,
+            #expect(await h.lifecycle.latest(matchId: Self.matchId)?.snapshot == Self.kickOff,
                     "the tracker is back at the kick-off")
 
             // The store is back, and the feed answers with the same snapshot: it is still news, and goes out whole.
