@@ -23,11 +23,11 @@ extension PostgresStore {
         _ records: [ActivityRecord], enqueue deliveries: [Delivery], fence: LeaseFence?, share: FanOutShare?,
         match: MatchRecord?
     ) async throws(StoreError) {
-        let row = try match.map { record throws(StoreError) in try MatchRow(record) }
         guard !records.isEmpty || !deliveries.isEmpty else {
             if let match { try await saveMatch(match) }
             return
         }
+        let row = try match.map { record throws(StoreError) in try MatchRow(record) }
         // Validated and taken apart before taking a connection: the transaction only runs SQL.
         let batch = if let share { try PostgresActivityBatch(records, share: share) } else { try PostgresActivityBatch(records) }
         let queued = PostgresQueuedRuns(deliveries)

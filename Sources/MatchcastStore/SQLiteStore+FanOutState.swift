@@ -304,23 +304,8 @@ extension SQLiteStore {
     public func saveActivities(
         _ records: [ActivityRecord], enqueue deliveries: [Delivery], share: FanOutShare?, match: MatchRecord?
     ) async throws(StoreError) {
-        guard let match else {
-            guard let share, !records.isEmpty else { return try await saveActivities(records, enqueue: deliveries) }
-            return try await saveChunk(records, deliveries, share, match: nil)
-        }
-        let row = try SQLiteMatchRow(match)
-        guard let share, !records.isEmpty else {
-            let batch = try ActivityBatch(records)
-            let queued = QueuedDeliveries(deliveries)
-            return try await write(
-                "saving a match with \(records.count) activities and \(deliveries.count) deliveries",
-                mayWait: Self.mayWait(activities: records.count, deliveries: max(1, deliveries.count))
-            ) { [contentPruning, legacyOutbox] db in
-                try row.write(db)
-                try batch.write(db, contentPruning)
-                try queued.write(db, legacyOutbox)
-            }
-        }
+        let row = try match.map { record throws(StoreError) in try SQLiteMatchRow(record) }
+        guard let share, !records.isEmpty else { return try await saveWhole(records, deliveries, match: row) }
         try await saveChunk(records, deliveries, share, match: row)
     }
 

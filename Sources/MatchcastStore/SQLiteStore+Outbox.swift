@@ -4,13 +4,19 @@ internal import GRDB
 
 extension SQLiteStore {
     public func saveActivities(_ records: [ActivityRecord], enqueue deliveries: [Delivery]) async throws(StoreError) {
-        guard !records.isEmpty || !deliveries.isEmpty else { return }
+        try await saveWhole(records, deliveries, match: nil)
+    }
+
+    /// The records written whole with their deliveries, and the match's row first when given, in one write job.
+    func saveWhole(_ records: [ActivityRecord], _ deliveries: [Delivery], match: SQLiteMatchRow?) async throws(StoreError) {
+        guard !records.isEmpty || !deliveries.isEmpty || match != nil else { return }
         let batch = try ActivityBatch(records)
         let queued = QueuedDeliveries(deliveries)
         try await write(
             "saving \(records.count) activities with \(deliveries.count) deliveries",
             mayWait: Self.mayWait(activities: records.count, deliveries: deliveries.count)
         ) { [contentPruning, legacyOutbox] db in
+            try match?.write(db)
             try batch.write(db, contentPruning)
             try queued.write(db, legacyOutbox)
         }

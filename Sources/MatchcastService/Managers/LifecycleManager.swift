@@ -174,18 +174,19 @@ public actor LifecycleManager {
         pollFacts.answered(snapshot.id, at: now())
         let carry = MatchRowCarry(record)
         do {
-            defer { if !carry.isSaved { matchNotSaved(snapshot.id, tracker: stored, lastSeq: storedSeq) } }
-            do {
-                try await fanOut(update, to: snapshot.id, carrying: carry)
-            } catch let error where carry.isSaved {
-                // The match is saved; a later chunk failed (`fanOutFailed`): the tracker stays with the saved row.
-                changeSaved(update, snapshot.id, tracker, status: snapshot.status)
-                throw error
-            }
+            try await fanOut(update, to: snapshot.id, carrying: carry)
             if let alone = carry.take() {
                 try await persist { try await self.store.saveMatch(alone) }
                 carry.saved()
             }
+        } catch {
+            // Saved with a chunk before a later one failed (`fanOutFailed`): the tracker stays with the saved row.
+            if carry.isSaved {
+                changeSaved(update, snapshot.id, tracker, status: snapshot.status)
+            } else {
+                matchNotSaved(snapshot.id, tracker: stored, lastSeq: storedSeq)
+            }
+            throw error
         }
         changeSaved(update, snapshot.id, tracker, status: snapshot.status)
         return update
