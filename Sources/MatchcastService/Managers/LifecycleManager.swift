@@ -68,7 +68,10 @@ public actor LifecycleManager {
         var all: [ActivityRecord] { records }
     }
 
-    struct MatchState {
+    /// What the manager knows of one match, behind one reference: every `matches[id]?.field` read through the
+    /// dictionary's getter copies the value it holds, and as a struct that was the tracker and the cache whole (a
+    /// few dozen retains and releases, several per changed poll). Never handed out of the actor.
+    final class MatchState {
         var tracker = MatchTracker()
         var lastSeq: Int?
         /// The match's open activities, once loaded from the store.
@@ -143,10 +146,11 @@ public actor LifecycleManager {
     public func ingest(_ snapshot: MatchSnapshot, pollInterval: Duration) async throws(ServiceError) -> MatchUpdate? {
         await gates.enter(snapshot.id)
         defer { gates.leave(snapshot.id) }
-        // The tracker and the sequence only, not the match's whole state (its activities stay where they are).
-        let storedSeq = matches[snapshot.id]?.lastSeq
+        // Its tracker and sequence, read through the one reference (its activities stay where they are).
+        let known = matches[snapshot.id]
+        let storedSeq = known?.lastSeq
         if let seq = snapshot.seq, let last = storedSeq, seq < last { return nil }
-        let stored = matches[snapshot.id]?.tracker
+        let stored = known?.tracker
         var tracker = stored ?? MatchTracker()
         let update: MatchUpdate?
         do {
@@ -161,16 +165,18 @@ public actor LifecycleManager {
         guard let update else {
             pollFacts.answered(snapshot.id, at: now())
             pollFacts.record(snapshot.id, status: tracker.current?.snapshot.status)
-            matches[snapshot.id, default: MatchState()].tracker = tracker
-            matches[snapshot.id, default: MatchState()].lastSeq = lastSeq
+            let state = known ?? state(of: snapshot.id)
+            state.tracker = tracker
+            state.lastSeq = lastSeq
             return nil
         }
         // The match's row is saved with the fan-out's first chunk (one transaction), or alone when the fan-out saves
         // nothing. The tracker moves on first (the fan-out reads it), and back when the row was not saved: a failed
         // save leaves it where it was, so the same snapshot polled again is still news.
         let record = MatchRecord(snapshot: snapshot, updatedAt: now(), highPrioritySends: tracker.ledger.sends)
-        matches[snapshot.id, default: MatchState()].tracker = tracker
-        matches[snapshot.id, default: MatchState()].lastSeq = lastSeq
+        let state = known ?? state(of: snapshot.id)
+        state.tracker = tracker
+        state.lastSeq = lastSeq
         pollFacts.answered(snapshot.id, at: now())
         let carry = MatchRowCarry(record)
         do {
@@ -387,11 +393,9 @@ public actor LifecycleManager {
                 return moment.addingTimeInterval(1)
             }
         }
-        // Read once per match: reading `matches[matchId]` per activity copies the whole MatchState each time.
         let fresh = feedIsFresh(matchId, at: moment)
         var next = channel ? try await tickChannel(matchId: matchId, fresh: fresh) : nil
-        // A match none of whose activities has anything due is not walked. Its state is read once: every read through
-        // the dictionary's getter (`matches[matchId]?.field`) copies the whole of it.
+        // A match none of whose activities has anything due is not walked.
         if let state = matches[matchId], let cache = state.cache,
            cache.hasNothingDue(at: moment, feedIsFresh: fresh, matchIsLive: state.tracker.latest?.status.isInProgress == true) {
             if let due = cache.earliestDue { next = min(next ?? due, due) }
@@ -466,7 +470,7 @@ public actor LifecycleManager {
         _ = consume open
         // Moved into `matches`, not copied: a copy still alive while the fan-outs below change the activities would
         // make the first change copy every activity of its match (and the list read back would stay beside them).
-        while let (matchId, cache) = byMatch.popFirst() { matches[matchId, default: MatchState()].cache = cache }
+        while let (matchId, cache) = byMatch.popFirst() { state(of: matchId).cache = cache }
         let records = try await persist { try await self.store.matches() }
         for record in records { resume(from: record) }
         // Channels are loaded before the fan-outs below, which attach each match's open one to its update.
@@ -478,15 +482,22 @@ public actor LifecycleManager {
         logger.info("restored", metadata: ["activities": "\(restored)", "matches": "\(records.count)"])
     }
 
+    /// The match's state, made (and kept) when it has none yet.
+    func state(of matchId: String) -> MatchState {
+        if let known = matches[matchId] { return known }
+        let made = MatchState()
+        matches[matchId] = made
+        return made
+    }
+
     /// The match's tracker picks up from its last stored snapshot.
     func resume(from record: MatchRecord) {
-        var state = matches[record.matchId] ?? MatchState()
+        let state = state(of: record.matchId)
         // The sticky event text is the one the devices last got, not a fresh "has started".
         let newest = state.cache?.records.max { $0.lifecycle.lastTimestamp < $1.lifecycle.lastTimestamp }
         let event = newest?.lifecycle.sentContent?.event
         state.tracker.resume(from: record.snapshot, event: event, ledger: record.ledger)
         state.lastSeq = record.snapshot.seq
-        matches[record.matchId] = state
         pollFacts.record(record.matchId, status: record.snapshot.status)
     }
 
@@ -575,7 +586,7 @@ public actor LifecycleManager {
     func loadActivities(matchId: String) async throws(ServiceError) {
         if matches[matchId]?.cache != nil { return }
         let loaded = try await persist { try await self.store.activities(matchId: matchId) }
-        matches[matchId, default: MatchState()].cache = ActivityCache(loaded, policy: policy)
+        state(of: matchId).cache = ActivityCache(loaded, policy: policy)
     }
 
     /// A waiting activity may only start when the device has a push-to-start token and the
@@ -672,7 +683,7 @@ public actor LifecycleManager {
         var record = record
         record.updatedAt = now()
         // Callers load the match's open activities first, so the cache is complete here. Mutated in
-        // place, never read out first: reading `matches[id]` copies the whole MatchState.
+        // place, never read out first: a copy of the cache alive here would make `put` copy its activities.
         matches[record.matchId]?.cache?.put(record)
         changed.append(record)
     }
