@@ -53,8 +53,12 @@ public struct HighPriorityLedger: Sendable, Hashable {
     /// The priority the update's pushes go at, recorded when it is 10: a final goes at 10 always, key events while
     /// fewer than `ceiling` went out in the hour, everything else at 5.
     public mutating func priority(for update: MatchUpdate, at now: Date, ceiling: Int) -> Int {
-        let isFinal = update.status.isFinal
-        guard isFinal || !update.keyEvents.isEmpty else { return 5 }
+        priority(isFinal: update.status.isFinal, hasKeyEvents: !update.keyEvents.isEmpty, at: now, ceiling: ceiling)
+    }
+
+    /// The same for an update still being made: whether its match is over, whether it has key events.
+    public mutating func priority(isFinal: Bool, hasKeyEvents: Bool, at now: Date, ceiling: Int) -> Int {
+        guard isFinal || hasKeyEvents else { return 5 }
         guard isFinal || count(at: now) < ceiling else { return 5 }
         record(at: now)
         return 10

@@ -36,9 +36,11 @@ public struct MatchTracker: Sendable, Hashable {
             self.latest?.pollInterval = pollInterval
             return nil
         }
-        var update = MatchUpdate(rendered: rendered, content: content, keyEvents: events, pollInterval: pollInterval)
-        update.channelId = latest?.channelId
-        update.keyEventPriority = ledger.priority(for: update, at: now, ceiling: highPriorityPerHour)
+        let priority = ledger.priority(
+            isFinal: rendered.snapshot.status.isFinal, hasKeyEvents: !events.isEmpty, at: now, ceiling: highPriorityPerHour)
+        let update = MatchUpdate(
+            rendered: rendered, content: content, keyEvents: events, pollInterval: pollInterval, keyEventPriority: priority,
+            channelId: latest?.channelId)
         latest = update
         return update
     }

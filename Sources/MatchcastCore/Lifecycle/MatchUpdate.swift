@@ -43,9 +43,13 @@ public struct MatchUpdate: Sendable, Hashable {
         set { fields = fields.with { $0.channelId = newValue } }
     }
 
-    public init(rendered: RenderedMatch, content: ContentState, keyEvents: [KeyEvent], pollInterval: Duration) {
+    /// Every field given at once: setting one afterwards makes the fields (and the alert) again.
+    public init(
+        rendered: RenderedMatch, content: ContentState, keyEvents: [KeyEvent], pollInterval: Duration,
+        keyEventPriority: Int = 10, channelId: String? = nil
+    ) {
         fields = Fields(Values(rendered: rendered, contentBox: ContentBox(content), keyEvents: keyEvents,
-                               keyEventPriority: 10, pollInterval: pollInterval, channelId: nil))
+                               keyEventPriority: keyEventPriority, pollInterval: pollInterval, channelId: channelId))
     }
 
     public var snapshot: MatchSnapshot { fields.values.rendered.snapshot }
