@@ -153,12 +153,12 @@ struct ChunkedFanOutTests {
     /// The activity ids, in id order: the order a fan-out visits them.
     static let activityIds = (0..<activities).map { String(format: "act_%05d", $0) }
 
-    /// `activities` devices, each with an active (app-started, token known) activity of the match, written straight
-    /// to the store, in an order that is not their id order; then the match's first snapshot, which sends each one
-    /// update. Returns the harness.
-    static func seed(_ store: any MatchcastStore, clock: ManagerTestClock) async throws -> ManagerHarness {
+    /// `count` devices (`activities` unless given), each with an active (app-started, token known) activity of the
+    /// match, written straight to the store, in an order that is not their id order; then the match's first snapshot,
+    /// which sends each one update. Returns the harness.
+    static func seed(_ store: any MatchcastStore, clock: ManagerTestClock, count: Int = activities) async throws -> ManagerHarness {
         var records: [ActivityRecord] = []
-        for n in (0..<activities).map({ ($0 * 1_009) % activities }) {  // a permutation: 1,009 is prime to 2,600
+        for n in (0..<count).map({ ($0 * 1_009) % count }) {  // a permutation: 1,009 is a prime, none of the counts' factors
             let deviceId = String(format: "dev_%05d", n)
             try await store.createDevice(DeviceRecord(id: deviceId, secretHash: "hash", createdAt: clock.now))
             let lifecycle = ActivityLifecycle.adopted(
@@ -168,13 +168,14 @@ struct ChunkedFanOutTests {
         try await store.saveActivities(records)
         let h = ManagerHarness(store: store, clock: clock, seed: 11)
         try await h.ingest(kickOff)
-        try #require(h.deliveries.count == activities, "the kick-off reaches every activity")
+        try #require(h.deliveries.count == count, "the kick-off reaches every activity")
         return h
     }
 
     /// A fresh SQLite file behind a `ChunkFailingStore`, seeded (`seed`); closed and removed after `body`.
     fileprivate static func withSeededStore(
-        clockStep: Double = 0, _ body: (ChunkFailingStore, ManagerTestClock, ManagerHarness) async throws -> Void
+        clockStep: Double = 0, count: Int = activities,
+        _ body: (ChunkFailingStore, ManagerTestClock, ManagerHarness) async throws -> Void
     ) async throws {
         let database = TemporaryDatabase()
         defer { database.remove() }
@@ -182,7 +183,7 @@ struct ChunkedFanOutTests {
         defer { try? sqlite.close() }
         let store = ChunkFailingStore(sqlite)
         let clock = ManagerTestClock(step: clockStep)
-        try await body(store, clock, try await seed(store, clock: clock))
+        try await body(store, clock, try await seed(store, clock: clock, count: count))
     }
 
     /// Every delivery is an update to its activity's own token; one per activity, in id order, ids unique.
@@ -277,7 +278,47 @@ struct ChunkedFanOutTests {
         }
     }
 
-    // MARK: b. A failed chunk
+    // MARK: b. A fan-out of one chunk
+
+    @Test("a fan-out of one chunk: one save carrying the match's row, then sent; a failed save sends nothing and keeps the row")
+    func fanOutOfOneChunk() async throws {
+        let count = 5
+        try await Self.withSeededStore(count: count) { store, clock, h in
+            let ids = Self.activityIds[..<count]
+            clock.advance(by: 30)
+            let mark = h.deliveries.count
+
+            // The save fails: nothing is sent, the row and the tracker stay at the kick-off.
+            store.failCall(1)
+            await #expect(throws: ServiceError.self) { try await h.ingest(Self.firstGoal) }
+            #expect(store.enqueueingSaves == 1)
+            #expect(store.carried == [Self.firstGoal], "the failed save carried the match's row")
+            #expect(h.deliveries.count == mark, "nothing was sent")
+            #expect(try await store.match(id: Self.matchId)?.snapshot == Self.kickOff)
+            #expect(await h.lifecycle.latest(matchId: Self.matchId)?.snapshot == Self.kickOff)
+
+            // The same snapshot again: one save, described as the chunk it is and carrying the row; then sent.
+            store.failCall(nil)
+            clock.advance(by: 5)
+            try await h.ingest(Self.firstGoal)
+            let goal = h.deliveries(since: mark)
+            Self.expectOneUpdateEach(goal, activityIds: ids)
+            #expect(store.enqueueingSaves == 1, "one save for the whole fan-out")
+            #expect(store.shares.first??.moved.count == count)
+            #expect(store.shares.first??.through == nil)
+            #expect(store.carried == [Self.firstGoal])
+            #expect(store.matchesAlone == 0)
+            #expect(try await store.queuedDeliveryCount() == 0, "sent, and out of the outbox")
+            let records = try await Self.stored(store)
+            #expect(goal.allSatisfy { Self.carries(records[$0.activityId], $0) })
+            #expect(try await store.match(id: Self.matchId)?.snapshot == Self.firstGoal)
+            let second = ManagerHarness(store: store, clock: clock, seed: 12)
+            try await second.lifecycle.restore()
+            #expect(second.deliveries.isEmpty, "a restart finds every activity at the goal")
+        }
+    }
+
+    // MARK: c. A failed chunk
 
     @Test("the first chunk's save fails: nothing is sent, the match's row and tracker stay; the same snapshot goes out again")
     func failedFirstChunkKeepsTheMatchWhereItWas() async throws {

@@ -2,7 +2,8 @@ import MatchcastCore
 import MatchcastStore
 import Synchronization
 
-/// Commits a fan-out chunk by chunk, off the lifecycle manager's actor.
+/// Commits a fan-out chunk by chunk, off the lifecycle manager's actor. A fan-out of one chunk, with nothing to
+/// overlap, does without it (`LifecycleManager.fanOut`).
 ///
 /// Chunks are saved (their activities with their deliveries, in the store's outbox) in the order added, one save
 /// after the other. The first chunk is saved alone, so the first devices are sent the update after one chunk; the
