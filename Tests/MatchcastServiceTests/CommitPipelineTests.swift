@@ -235,6 +235,48 @@ struct CommitPipelineTests {
         #expect(store.sent.isEmpty)
     }
 
+    /// Set by a test around its calls: seen inside the save and the send only when they run on the test's task (a
+    /// detached task inherits no task-local value).
+    @TaskLocal static var caller: String?
+
+    @Test("a fan-out of one chunk is saved and sent by finish on the caller's task; a chunk with more after it is not")
+    func aLoneChunkRunsOnTheCallersTask() async throws {
+        let seen = Mutex<[String]>([])
+        func pipeline(failing: Bool = false) -> CommitPipeline {
+            CommitPipeline(
+                save: { records, _, _ async throws(ServiceError) in
+                    seen.withLock { $0.append("save \(records.count) on \(Self.caller ?? "another task")") }
+                    if failing { throw ServiceError(.unavailable, "save failed") }
+                },
+                send: { deliveries in seen.withLock { $0.append("send \(deliveries.count) on \(Self.caller ?? "another task")") } })
+        }
+        try await Self.$caller.withValue("the caller") {
+            let lone = pipeline()
+            await lone.add(records: [F.record(0), F.record(1)], deliveries: [F.delivery(0), F.delivery(1)], last: true)
+            #expect(seen.withLock { $0 }.isEmpty, "nothing saved before finish")
+            try await lone.finish()
+            #expect(seen.withLock { $0 } == ["save 2 on the caller", "send 2 on the caller"])
+
+            // A save that fails: finish throws, nothing is sent; a second finish (as a failed fan-out calls it) returns.
+            seen.withLock { $0 = [] }
+            let failing = pipeline(failing: true)
+            await failing.add(records: [F.record(0)], deliveries: [F.delivery(0)], last: true)
+            await #expect(throws: ServiceError.self) { try await failing.finish() }
+            #expect(seen.withLock { $0 } == ["save 1 on the caller"])
+            try await failing.finish()
+
+            // Two chunks: the first is saved by the pipeline's own task, and so is the last one after it.
+            seen.withLock { $0 = [] }
+            let two = pipeline()
+            await two.add(records: [F.record(0)], deliveries: [F.delivery(0)])
+            await two.add(records: [F.record(1)], deliveries: [F.delivery(1)], last: true)
+            try await two.finish()
+            let steps = seen.withLock { $0 }
+            #expect(steps.filter { $0.hasPrefix("save") }.allSatisfy { $0.hasSuffix("another task") })
+            #expect(steps.filter { $0.hasPrefix("save") }.map { $0.split(separator: " ")[1] }.reduce(0) { $0 + Int($1)! } == 2)
+        }
+    }
+
     @Test("finish on a pipeline that was given nothing returns at once")
     func emptyPipelineFinishes() async throws {
         let store = HeldSaves()

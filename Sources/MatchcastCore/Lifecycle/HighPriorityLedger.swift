@@ -50,13 +50,8 @@ public struct HighPriorityLedger: Sendable, Hashable {
 
     private static func second(_ date: Date) -> Int { Int(date.timeIntervalSince1970.rounded(.down)) }
 
-    /// The priority the update's pushes go at, recorded when it is 10: a final goes at 10 always, key events while
-    /// fewer than `ceiling` went out in the hour, everything else at 5.
-    public mutating func priority(for update: MatchUpdate, at now: Date, ceiling: Int) -> Int {
-        priority(isFinal: update.status.isFinal, hasKeyEvents: !update.keyEvents.isEmpty, at: now, ceiling: ceiling)
-    }
-
-    /// The same for an update still being made: whether its match is over, whether it has key events.
+    /// The priority the pushes of an update go at (its match over or not, with key events or not), recorded when it is
+    /// 10: a final goes at 10 always, key events while fewer than `ceiling` went out in the hour, everything else at 5.
     public mutating func priority(isFinal: Bool, hasKeyEvents: Bool, at now: Date, ceiling: Int) -> Int {
         guard isFinal || hasKeyEvents else { return 5 }
         guard isFinal || count(at: now) < ceiling else { return 5 }

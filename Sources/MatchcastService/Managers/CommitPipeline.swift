@@ -2,8 +2,7 @@ import MatchcastCore
 import MatchcastStore
 import Synchronization
 
-/// Commits a fan-out chunk by chunk, off the lifecycle manager's actor. A fan-out of one chunk, with nothing to
-/// overlap, does without it (`LifecycleManager.fanOut`).
+/// Commits a fan-out chunk by chunk, off the lifecycle manager's actor.
 ///
 /// Chunks are saved (their activities with their deliveries, in the store's outbox) in the order added, one save
 /// after the other. The first chunk is saved alone, so the first devices are sent the update after one chunk; the
@@ -22,7 +21,8 @@ import Synchronization
 /// million activities runs faster than the store and the relay take its chunks; without the bound, every chunk of the
 /// fan-out waited in memory at once, with its deliveries, beside the activities themselves.
 ///
-/// No task runs before the first chunk, nor after `finish` returns.
+/// No task runs before the first chunk, nor after `finish` returns. A fan-out of one chunk (added as the `last` and the
+/// first) has nothing to overlap: `finish` saves and sends it on the caller's task, and no task runs at all.
 final class CommitPipeline: Sendable {
     typealias Save = @Sendable (
         _ records: [ActivityRecord], _ deliveries: [Delivery], _ share: FanOutShare?
@@ -51,6 +51,8 @@ final class CommitPipeline: Sendable {
         var tookFirst = false
         /// The first save's error: the chunks after it are dropped, unsaved.
         var failure: ServiceError?
+        /// The fan-out's only chunk, left for `finish` to save and send.
+        var alone: ChunkGroup?
         var finished = false
     }
 
@@ -66,14 +68,18 @@ final class CommitPipeline: Sendable {
     }
 
     /// Queues one chunk (described to the store by `share`, when given): saved after every chunk added before it, then
-    /// sent. Not after `finish`. Returns once what is in flight, this chunk included, fits `window` (a chunk larger
-    /// than the window, once it is sent).
-    func add(records: [ActivityRecord], deliveries: [Delivery], share: FanOutShare? = nil) async {
+    /// sent. `last`: no chunk comes after it. Not after `finish`. Returns once what is in flight, this chunk included,
+    /// fits `window` (a chunk larger than the window, once it is sent).
+    func add(records: [ActivityRecord], deliveries: [Delivery], share: FanOutShare? = nil, last: Bool = false) async {
         guard !records.isEmpty || !deliveries.isEmpty else { return }
         let chunk = ChunkGroup(records: records, deliveries: deliveries, share: share)
         let full = state.withLock { state -> Bool in
             precondition(!state.finished, "a chunk added to a finished commit pipeline would be saved and never sent")
             guard state.failure == nil else { return false }  // a save failed: nothing after it is saved
+            if last, state.saver == nil, !state.tookFirst {
+                state.alone = chunk
+                return false
+            }
             state.inFlight += chunk.weight
             state.pending.append(chunk)
             if state.saver == nil {
@@ -95,6 +101,10 @@ final class CommitPipeline: Sendable {
 
     /// Waits until every chunk is saved and what was saved is sent; throws the first save's error, if any.
     func finish() async throws(ServiceError) {
+        if let alone = state.withLock({ $0.alone.take() }) {
+            try await save(alone.records, alone.deliveries, alone.share)
+            if !alone.deliveries.isEmpty { await send(alone.deliveries) }
+        }
         while let saver = state.withLock({ $0.saver }) {
             await saver.value
         }

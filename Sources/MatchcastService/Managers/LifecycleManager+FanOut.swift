@@ -35,17 +35,16 @@ extension LifecycleManager {
         matches[matchId]?.cache?.beginSweep()
         // One fence for the whole fan-out: every chunk is worked out from the cache as this lease left it.
         let fence = ownership.fence(for: [matchId])
-        // A fan-out of one chunk (a match followed by up to a chunk's worth of activities: most changes) is saved and
-        // sent here once worked out, in the same order, without a pipeline's tasks to start and wait for.
-        let pipeline = slots.count <= Self.fanOutChunk ? nil : CommitPipeline(
+        let pipeline = CommitPipeline(
             groupLimit: store.savesChunksTogether ? Self.fanOutSaveLimit : Self.fanOutChunk, window: Self.fanOutWindow,
             save: { [self] records, deliveries, share async throws(ServiceError) in
-                try await saveChunk(records, deliveries, share: share, fence: fence, carrying: row)
+                let match = row?.take()
+                try await save(records, deliveries, fence: fence, share: share, match: match)
+                if match != nil { row?.saved() }
             },
             send: { [relay] deliveries in await relay.submit(deliveries) })
         do {
             var start = 0
-            var alone: ChunkGroup?
             // The sent state the fan-out's activities share (`FanOutShare`), from its first chunk that changed one;
             // worked out only for a store that keeps it once per match.
             let describes = store.keepsFanOutState
@@ -68,38 +67,21 @@ extension LifecycleManager {
                     }
                     share = changed.share(shared, from: range.from, through: start == slots.count ? nil : range.through)
                 }
-                if let pipeline {
-                    await pipeline.add(records: changed.all, deliveries: deliveries, share: share)
-                } else {
-                    alone = ChunkGroup(records: changed.all, deliveries: deliveries, share: share)
-                }
+                // A fan-out of one chunk (most changes: a match with up to a chunk's worth of activities) is saved
+                // and sent by `finish`, on this task.
+                await pipeline.add(records: changed.all, deliveries: deliveries, share: share, last: start == slots.count)
             } while start < slots.count
             matches[matchId]?.cache?.endSweep()
-            if let pipeline {
-                try await pipeline.finish()
-            } else if let alone, !alone.records.isEmpty || !alone.deliveries.isEmpty {
-                try await saveChunk(alone.records, alone.deliveries, share: alone.share, fence: fence, carrying: row)
-                if !alone.deliveries.isEmpty { await relay.submit(alone.deliveries) }
-            }
+            try await pipeline.finish()
         } catch {
             // What was handed on finishes (or fails) before the error is reported: nothing runs on behind it.
-            _ = try? await pipeline?.finish()
+            _ = try? await pipeline.finish()
             fanOutFailed(matchId)
             await broadcast?.rollBack(matchId: matchId)
             throw error
         }
         matches[matchId]?.fanOutPending = false
         await broadcast?.commit(matchId: matchId)
-    }
-
-    /// One save of a fan-out, with the change's match row when `row` still carries it (the first save takes it).
-    nonisolated func saveChunk(
-        _ records: [ActivityRecord], _ deliveries: [Delivery], share: FanOutShare?, fence: LeaseFence?,
-        carrying row: MatchRowCarry?
-    ) async throws(ServiceError) {
-        let match = row?.take()
-        try await save(records, deliveries, fence: fence, share: share, match: match)
-        if match != nil { row?.saved() }
     }
 
     /// A fan-out that failed part-way left the cache ahead of the store: activities changed (started, updated, ended)

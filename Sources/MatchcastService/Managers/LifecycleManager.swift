@@ -161,23 +161,18 @@ public actor LifecycleManager {
             logger.warning("snapshot skipped", metadata: ["match": "\(snapshot.id)", "error": "\(error)"])
             return nil
         }
-        let lastSeq = snapshot.seq ?? storedSeq
+        // The tracker moves on (a change's fan-out reads it), and back when the change's match row was not saved.
+        let state = known ?? state(of: snapshot.id)
+        state.tracker = tracker
+        state.lastSeq = snapshot.seq ?? storedSeq
+        pollFacts.answered(snapshot.id, at: now())
         guard let update else {
-            pollFacts.answered(snapshot.id, at: now())
             pollFacts.record(snapshot.id, status: tracker.current?.snapshot.status)
-            let state = known ?? state(of: snapshot.id)
-            state.tracker = tracker
-            state.lastSeq = lastSeq
             return nil
         }
         // The match's row is saved with the fan-out's first chunk (one transaction), or alone when the fan-out saves
-        // nothing. The tracker moves on first (the fan-out reads it), and back when the row was not saved: a failed
-        // save leaves it where it was, so the same snapshot polled again is still news.
+        // nothing. A failed save leaves the tracker where it was, so the same snapshot polled again is still news.
         let record = MatchRecord(snapshot: snapshot, updatedAt: now(), highPrioritySends: tracker.ledger.sends)
-        let state = known ?? state(of: snapshot.id)
-        state.tracker = tracker
-        state.lastSeq = lastSeq
-        pollFacts.answered(snapshot.id, at: now())
         let carry = MatchRowCarry(record)
         do {
             try await fanOut(update, to: snapshot.id, carrying: carry)
