@@ -20,11 +20,13 @@ struct PollsBenchCommand: AsyncParsableCommand {
             HTTP API, with --clients keep-alive clients, one device per match registers, \
             sets a push-to-start token and follows it (one start each, before the window).
 
-            After every match has been polled once and --warmup seconds more, one window of --seconds: the match polls \
-            the feed answered (polls/s, share of 304s), serve's CPU time (/proc/<pid>/stat: user + system, 10 ms \
-            ticks) as a share of one core and per poll, serve's resident memory before the follows and after the \
-            window (and the difference per followed match), and the latency of follow and unfollow calls made \
-            meanwhile (--probes pairs per second, by devices without a token, so nothing is delivered for them). \
+            After every match has been polled once and --warmup seconds more, one window of --seconds with nothing but \
+            the polls: the match polls the feed answered (polls/s, share of 304s) and serve's CPU time \
+            (/proc/<pid>/stat: user + system, 10 ms ticks) as a share of one core and per poll. Then a window of \
+            --probe-seconds in which devices without a token (so nothing is delivered for them) follow and unfollow \
+            (--probes pairs per second) while the polls go on: the calls' latency, and serve's CPU per poll with the \
+            calls' own cost in it. serve's resident memory is read before the follows and after both windows (and the \
+            difference per followed match). \
             With several --matches (a comma list), each store runs at each count, and a line per store gives what a \
             poll and a match cost between the fewest and the most: serve's CPU per added poll, its CPU a second \
             besides the polls, and resident memory per added match. The table goes to stderr. See docs/performance.md.
@@ -61,8 +63,11 @@ struct PollsBenchCommand: AsyncParsableCommand {
     @Option(help: "Seconds of polling before the window, after every match was polled once.")
     var warmup = 10
 
-    @Option(help: "Follow + unfollow pairs per second during the window.")
+    @Option(help: "Follow + unfollow pairs per second during the probe window.")
     var probes = 10
+
+    @Option(help: "The window after the polls' own, in which the probes run, in seconds (0: no probes).")
+    var probeSeconds = 20
 
     @Flag(help: "Every poll a change (the match a minute later), sent to the match's follower: the cost of a changed poll.")
     var changing = false
@@ -75,6 +80,7 @@ struct PollsBenchCommand: AsyncParsableCommand {
         guard (1...3600).contains(seconds) else { throw ValidationError("--seconds must be 1...3600") }
         guard (0...600).contains(warmup) else { throw ValidationError("--warmup must be 0...600") }
         guard (1...100).contains(probes) else { throw ValidationError("--probes must be 1...100") }
+        guard (0...3600).contains(probeSeconds) else { throw ValidationError("--probe-seconds must be 0...3600") }
     }
 
     func run() async throws {
@@ -93,6 +99,7 @@ struct PollsBenchCommand: AsyncParsableCommand {
         for (kind, count) in runs {
             let benchmark = PollsBenchmark(options: PollsBenchmark.Options(
                 matches: count, pollMs: pollMs, seconds: seconds, warmup: warmup, clients: child.clients, probesPerSecond: probes,
+                probeSeconds: probeSeconds,
                 executable: child.matchcast, store: kind, postgresServer: postgresServer,
                 serveLogLevel: child.serveLogLevel, phaseTimeout: .seconds(child.timeout), interrupted: { signals.isSet },
                 changing: changing, listed: listed))
@@ -113,7 +120,8 @@ struct PollsBenchCommand: AsyncParsableCommand {
 enum PollsBenchTable {
     static func print(_ results: [PollsBenchmark.Result], pollMs: Int) {
         let header = [
-            "store", "matches", "polls/s", "304 %", "serve CPU % core", "CPU µs/poll", "CPU µs/match·s", "RSS MB before", "RSS MB after",
+            "store", "matches", "polls/s", "304 %", "serve CPU % core", "CPU µs/poll", "CPU µs/match·s", "… with API µs/poll",
+            "RSS MB before", "RSS MB after",
             "RSS KB/match", "anon KB/match", "follow p50/p99 ms", "unfollow p50/p99 ms", "deliveries", "setup s",
         ]
         var lines = [header]
@@ -125,6 +133,7 @@ enum PollsBenchTable {
                 result.coreShare.map { String(format: "%.1f", 100 * $0) } ?? "?",
                 result.cpuPerPoll.map { String(format: "%.0f", $0.seconds * 1_000_000) } ?? "?",
                 result.cpuPerMatchSecond.map { String(format: "%.0f", $0.seconds * 1_000_000) } ?? "?",
+                result.cpuPerPollWithProbes.map { String(format: "%.0f", $0.seconds * 1_000_000) } ?? "-",
                 String(format: "%.0f", Double(result.rssBefore) / 1_048_576),
                 String(format: "%.0f", Double(result.rssAfter) / 1_048_576),
                 String(format: "%.1f", result.rssPerMatch / 1024),
@@ -137,7 +146,8 @@ enum PollsBenchTable {
         let changing = results.contains(where: \.changing)
         let listed = results.contains(where: \.listed)
         StandardStreams.err(
-            "each match asks to be polled every \(pollMs) ms; the window's polls are match polls answered by the feed"
+            "each match asks to be polled every \(pollMs) ms; the window's polls are match polls answered by the feed, with no "
+                + "API call beside them (… with API: serve's CPU per poll in the probe window, the follows' and unfollows' own included)"
                 + (listed ? "; the live list carries every match and serves them" : "")
                 + (changing ? "; every \(listed ? "answer" : "one") a change, delivered to the match's follower" : ""))
         BenchTable.printAligned(lines, textColumns: 1)

@@ -7,9 +7,11 @@ import Synchronization
 
 /// The cost of a poll, measured through `matchcast serve` as users run it: a child process on one store, M live
 /// matches on a feed in this process (`PollsFeed`, every answer unchanged, each asking to be polled every
-/// `pollMs`), each match followed by one device through the HTTP API. After a warm-up, one window of `seconds`:
-/// the polls the feed answered, serve's CPU time and resident memory, and the latency of follow and unfollow
-/// calls made meanwhile by devices of their own (no push-to-start token, so nothing is delivered for them).
+/// `pollMs`), each match followed by one device through the HTTP API. After a warm-up, one window of `seconds` with
+/// nothing but the polls: the polls the feed answered and serve's CPU time. Then a window of `probeSeconds` in which
+/// devices of their own (no push-to-start token, so nothing is delivered for them) follow and unfollow while the
+/// polls go on: the calls' latency, and serve's CPU per poll with those calls' own cost in it. serve's resident memory
+/// is read before the follows and after both windows.
 ///
 /// Changing (`changing`): each follower's activity is started and gets its update token, serve coalesces nothing,
 /// and from the warm-up on every poll is a change (the match a minute later) sent to the match's one follower: the
@@ -26,8 +28,10 @@ struct PollsBenchmark: Sendable {
         var warmup = 10
         /// Concurrent API clients for the setup.
         var clients = 8
-        /// Follow + unfollow pairs per second during the window (each pair on a match of the M).
+        /// Follow + unfollow pairs per second during the probe window (each pair on a match of the M).
         var probesPerSecond = 10
+        /// The window after the polls' own, in which the probes run (0: none).
+        var probeSeconds = 20
         var executable: String
         var store: BenchStoreKind
         var postgresServer: String?
@@ -53,8 +57,14 @@ struct PollsBenchmark: Sendable {
         var notModified = 0
         /// Other feed requests in the window (the live list).
         var otherRequests = 0
+        /// serve's CPU over the window, in which nothing but the polls ran.
         var serveCPU: Duration?
-        /// serve's resident memory before the follows and at the end of the window.
+        /// The probe window: its length, the match polls answered in it and serve's CPU over it (the probes' calls
+        /// included).
+        var probeWindow: Duration = .zero
+        var probePolls = 0
+        var probeCPU: Duration?
+        /// serve's resident memory before the follows and at the end of both windows.
         var rssBefore = 0
         var rssAfter = 0
         /// The same, anonymous memory only (`ResidentMemory.anonymous`).
@@ -70,6 +80,8 @@ struct PollsBenchmark: Sendable {
         /// serve's CPU over the window, as a share of one core.
         var coreShare: Double? { serveCPU.map { $0.seconds / max(window.seconds, 1e-9) } }
         var cpuPerPoll: Duration? { serveCPU.map { polls > 0 ? $0 / polls : .zero } }
+        /// serve's CPU per poll while the probes ran: the poll's cost and the API calls' together.
+        var cpuPerPollWithProbes: Duration? { probeCPU.map { probePolls > 0 ? $0 / probePolls : .zero } }
         /// serve's CPU per match and second of the window: comparable whether a match is polled on its own or served by the list.
         var cpuPerMatchSecond: Duration? { serveCPU.map { $0 / max(window.seconds * Double(matches), 1e-9) } }
         var rssPerMatch: Double { Double(max(0, rssAfter - rssBefore)) / Double(max(matches, 1)) }
@@ -150,47 +162,58 @@ struct PollsBenchmark: Sendable {
             try check(child, "a poll of each match", deadline: deadline)
             try await Task.sleep(for: .milliseconds(100))
         }
-        try await sleep(.seconds(options.warmup), child)
+        try await sleep(.seconds(options.warmup), child, "the warm-up")
 
-        // The window.
+        // The window: the polls alone.
         let before = feed.count
         let cpuBefore = child.cpuTime()
         let deliveriesBefore = child.tap.count
-        let windowEnd = ContinuousClock.now + .seconds(options.seconds)
-        let interval = Duration.seconds(1) / max(options.probesPerSecond, 1)
-        var next = ContinuousClock.now
-        var probe = 0
-        while ContinuousClock.now < windowEnd {
-            try check(child, "the window", deadline: windowEnd + options.phaseTimeout)
-            let device = try probes.get(probe % 4)
-            let matchId = PollsFeed.matchId((probe &* 7919) % m)
-            probe += 1
-            var begin = ContinuousClock.now
-            try await api.follow(device, matchId: matchId)
-            result.follow.add(.now - begin)
-            begin = .now
-            try await api.unfollow(device, matchId: matchId)
-            result.unfollow.add(.now - begin)
-            next += interval
-            if next > .now { try await Task.sleep(until: next) }
-        }
+        let windowStart = ContinuousClock.now
+        try await sleep(.seconds(options.seconds), child, "the window")
         let after = feed.count
         result.serveCPU = PollsBenchmark.difference(child.cpuTime(), cpuBefore)
-        result.window = .seconds(options.seconds) + (ContinuousClock.now - windowEnd)
+        result.window = .now - windowStart
         result.polls = after.matchPolls - before.matchPolls
         result.notModified = after.notModified - before.notModified
         result.otherRequests = after.other - before.other
         result.deliveries = child.tap.count - deliveriesBefore
+
+        // The probe window: follows and unfollows while the polls go on.
+        if options.probeSeconds > 0 {
+            let cpuBefore = child.cpuTime()
+            let probeStart = ContinuousClock.now
+            let windowEnd = probeStart + .seconds(options.probeSeconds)
+            let interval = Duration.seconds(1) / max(options.probesPerSecond, 1)
+            var next = probeStart
+            var probe = 0
+            while ContinuousClock.now < windowEnd {
+                try check(child, "the probe window", deadline: windowEnd + options.phaseTimeout)
+                let device = try probes.get(probe % 4)
+                let matchId = PollsFeed.matchId((probe &* 7919) % m)
+                probe += 1
+                var begin = ContinuousClock.now
+                try await api.follow(device, matchId: matchId)
+                result.follow.add(.now - begin)
+                begin = .now
+                try await api.unfollow(device, matchId: matchId)
+                result.unfollow.add(.now - begin)
+                next += interval
+                if next > .now { try await Task.sleep(until: next) }
+            }
+            result.probeCPU = PollsBenchmark.difference(child.cpuTime(), cpuBefore)
+            result.probeWindow = .now - probeStart
+            result.probePolls = feed.count.matchPolls - after.matchPolls
+        }
         let residentAfter = ResidentMemory.of(pid: child.pid)
         result.rssAfter = residentAfter.current
         result.anonymousAfter = residentAfter.anonymous
         return result
     }
 
-    private func sleep(_ duration: Duration, _ child: ServeChild) async throws {
+    private func sleep(_ duration: Duration, _ child: ServeChild, _ what: String) async throws {
         let end = ContinuousClock.now + duration
         while ContinuousClock.now < end {
-            try check(child, "the warm-up", deadline: end + options.phaseTimeout)
+            try check(child, what, deadline: end + options.phaseTimeout)
             try await Task.sleep(for: .milliseconds(200))
         }
     }

@@ -28,7 +28,7 @@ struct MatchCounts: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// What one store's polls cost beyond what `serve` spends anyway, from its runs at the fewest and the most matches:
-/// the bench's per-poll and per-match figures divide everything serve spends (its ticker, metrics, the API's probes, the
+/// the bench's per-poll and per-match figures divide everything serve spends (its ticker, metrics, the checkpointer, the
 /// feed client's connections and buffers) by the polls and matches of that run, which overstates both at a small count.
 /// The differences between two counts leave out what does not grow with the matches.
 struct PollsMarginal: Sendable, Equatable {

@@ -128,17 +128,21 @@ struct BenchCommandTests {
     func pollsEndToEnd() async throws {
         let binary = try #require(BuiltExecutable.named("matchcast"), "matchcast is built beside the tests")
         let benchmark = PollsBenchmark(options: PollsBenchmark.Options(
-            matches: 10, pollMs: 200, seconds: 3, warmup: 0, clients: 4, probesPerSecond: 5,
+            matches: 10, pollMs: 200, seconds: 3, warmup: 0, clients: 4, probesPerSecond: 5, probeSeconds: 2,
             executable: binary.path, store: .sqlite, phaseTimeout: .seconds(30), verbose: false))
         let result = try await benchmark.run()
         // 10 matches every 200 ms for 3 s: about 150 polls. Every match polled again at least once, even on a loaded
         // machine; never more often than its interval allows.
         #expect(result.polls >= 10 && result.polls <= 170, "\(result.polls) polls")
+        #expect(result.window >= .seconds(3) && result.window < .seconds(10), "\(result.window)")
         #expect(result.notModified >= result.polls - 10)  // after each match's first answer, every poll is a 304
         #expect(result.deliveries == 0)
-        // Probes are paced at 5 a second, but each waits for its follow and unfollow: a loaded machine runs fewer.
+        // The probes run in a window of their own, after the polls' (2 s: about 100 polls go on meanwhile). They are
+        // paced at 5 a second, but each waits for its follow and unfollow: a loaded machine runs fewer.
         #expect(result.follow.count >= 1 && result.follow.count == result.unfollow.count, "\(result.follow.count) probes")
-        #expect(result.serveCPU != nil && result.rssAfter > 0)
+        #expect(result.follow.count <= 11, "\(result.follow.count) probes in 2 s at 5 a second")
+        #expect(result.probeWindow >= .seconds(2) && result.probePolls >= 10, "\(result.probeWindow), \(result.probePolls) polls")
+        #expect(result.serveCPU != nil && result.probeCPU != nil && result.rssAfter > 0)
         #expect(result.anonymousAfter > 0 && result.anonymousAfter <= result.rssAfter)
         #expect(result.serveExit.contains("SIGTERM (status 0)"))
     }

@@ -25,6 +25,17 @@ struct PollsMarginalTests {
         }
     }
 
+    @Test("the probes get a window of their own after the polls': 20 s by default, none with 0, a bad length refused")
+    func probeWindow() throws {
+        #expect(try PollsBenchCommand.parse([]).probeSeconds == 20)
+        #expect(try PollsBenchCommand.parse(["--probe-seconds", "0"]).probeSeconds == 0)
+        for bad in ["-1", "3601"] {
+            let error = #expect(throws: (any Error).self) { try PollsBenchCommand.parse(["--probe-seconds=\(bad)"]) }
+            let message = error.map { PollsBenchCommand.message(for: $0) } ?? ""
+            #expect(message.contains("--probe-seconds must be 0...3600"), "\(bad): \(message)")
+        }
+    }
+
     /// A run of `matches` over a 10 s window: `polls` answered, `cpu` seconds of serve's CPU, `grown` bytes of RSS.
     private func run(_ store: BenchStoreKind, _ matches: Int, polls: Int, cpu: Double?, grown: Int) -> PollsBenchmark.Result {
         var result = PollsBenchmark.Result(store: store, matches: matches, window: .seconds(10), setup: .zero)
