@@ -7,7 +7,7 @@ import Foundation
 // other save could look a content's id up between the pruning's look at what is kept and its delete. But pruning is
 // due once in 64 changes or more, and the lock made every other save of the match wait for every chunk: a follow of a
 // live match saves its activity's start, and waited for the match's fan-out, and for the commit of the grouped
-// statement the chunk went out in (docs/performance.md, "A follow waits for its match's fan-out since v12").
+// statement the chunk went out in (docs/performance-history.md, "A follow waits for its match's fan-out since v12").
 //
 // - `matchcast_lock_contents` takes every lock shared, `own` too (its callers keep their arguments).
 // - `matchcast_save`'s pruning, when due, first tries to take the lock for itself without waiting

@@ -74,7 +74,7 @@ public final class PostgresStore: MatchcastStore {
         }
 
         /// How long a small write of polling or delivery waits for others of its kind when they come often
-        /// (`PostgresWriteGroup`); zero: each goes alone. How it was chosen: docs/performance.md.
+        /// (`PostgresWriteGroup`); zero: each goes alone. How it was chosen: docs/performance-history.md.
         var writeLinger: Duration = .milliseconds(20)
 
         /// Every setting but the password, for comparing two configurations.
@@ -124,7 +124,7 @@ public final class PostgresStore: MatchcastStore {
         clientConfiguration.options.additionalStartupParameters = Self.startupParameters(configuration)
         // A fixed pool, no keep-alive unless asked for: postgres-nio's pool arms a keep-alive timer, and an idle timer
         // for a connection beyond the minimum, each time a connection goes idle, on `Task.sleep`, whose dispatch timer
-        // outlives its cancellation, so busy pools pile up pending timers (docs/performance.md).
+        // outlives its cancellation, so busy pools pile up pending timers (docs/performance-history.md).
         if configuration.keepsConnectionsOpen {
             clientConfiguration.options.minimumConnections = clientConfiguration.options.maximumConnections
         }

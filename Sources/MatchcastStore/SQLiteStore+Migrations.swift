@@ -397,7 +397,7 @@ extension SQLiteStore {
 
         // v13: a content is found by its key (`SQLiteTextKey`: eight bytes) and then its text, no longer by a unique
         // index on the text itself, which held every content's text a second time, a few entries to a page (what that
-        // cost: docs/performance.md). The store has one writer, which looks a content up before it inserts one: no
+        // cost: docs/performance-history.md). The store has one writer, which looks a content up before it inserts one: no
         // unique index is needed to keep a match's content once.
         migrator.registerMigration("v13") { db in
             try db.execute(sql: "ALTER TABLE contentState ADD COLUMN contentKey INTEGER NOT NULL DEFAULT 0")

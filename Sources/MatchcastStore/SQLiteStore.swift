@@ -20,7 +20,7 @@ public struct SQLiteStore: MatchcastStore {
     /// What the write-ahead log is cut back to when it starts over (`PRAGMA journal_size_limit`): a burst of writes
     /// (100,000 devices set up, their kick-off) grows it past a gigabyte while checkpoints cannot restart it, and
     /// SQLite otherwise keeps the file at its largest for good. Large enough that a big match's fan-outs, which grow
-    /// the log by tens of megabytes each, do not cut and regrow it every few updates (docs/performance.md).
+    /// the log by tens of megabytes each, do not cut and regrow it every few updates (docs/performance-history.md).
     static let walSizeLimit = 512 << 20
 
     /// Opens (creating it and its parent directories if needed) the database at `path`, and migrates it.

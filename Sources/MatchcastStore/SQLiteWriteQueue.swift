@@ -16,7 +16,7 @@ internal import GRDB
 /// twice `linger` ago) waits `linger` for others to commit with it, rather than committing alone: with many matches
 /// changing, each commit wrote the same outbox and state pages into the WAL again. A write that may not wait (a
 /// registration, a token, a large chunk of a fan-out) starts the transaction at once, taking whatever waits with it.
-/// How `linger` was chosen: docs/performance.md.
+/// How `linger` was chosen: docs/performance-history.md.
 final class SQLiteWriteQueue: Sendable {
     typealias Work = @Sendable (Database) throws -> any Sendable
     typealias Outcome = Result<any Sendable, any Error>

@@ -4,7 +4,7 @@ import Synchronization
 /// VAPID tokens kept per push service origin and reused until shortly before they expire (RFC 8292 §2 lets one token
 /// serve every push to an origin for up to 24 hours). Signing one (ES256) costs about a third of encrypting a
 /// message, so a sink that signed per push spent a quarter of its work on tokens it did not need
-/// (docs/performance.md, "Web Push: what one message costs a core").
+/// (docs/performance-history.md, "Web Push: what one message costs a core").
 public final class VAPIDTokenCache: Sendable {
     /// How long a new token lives.
     public let lifetime: Duration

@@ -10,7 +10,7 @@ extension LifecycleManager {
     /// A fan-out is saved and handed to the relay in chunks of this many activities, each while the next one is
     /// worked out: the first devices are sent the update after one chunk rather than after every activity, and the
     /// store's writes run beside the lifecycle work instead of after it. Chunks worked out while a save runs are saved
-    /// together in the next (`CommitPipeline`). How the size was chosen: docs/performance.md.
+    /// together in the next (`CommitPipeline`). How the size was chosen: docs/performance-history.md.
     static let fanOutChunk = 1024
     /// The most activities a fan-out saves at once when its chunks queue behind a save, on a store that saves them
     /// together (`MatchcastStore.savesChunksTogether`).
