@@ -76,7 +76,31 @@ struct APIAuthenticator: Sendable {
 
     /// The credential of `Authorization: Bearer <credential>` (scheme case-insensitive, RFC 9110 §11.1).
     static func bearer(_ request: Request) -> String? {
-        guard let value = request.headers[.authorization] else { return nil }
+        request.headers[.authorization].flatMap(bearer(fromHeader:))
+    }
+
+    /// The credential of an `Authorization` value `Bearer <credential>`: the scheme in any case after any spaces, one
+    /// space, the credential without the spaces and tabs around it, at most `maxCredentialLength` bytes. An ASCII value
+    /// (every real one) is read byte by byte; any other goes through `bearerThroughFoundation`, whose reading of
+    /// Unicode case and white space the bytes' reading repeats exactly for ASCII (`APIAuthenticatorTests`).
+    static func bearer(fromHeader value: String) -> String? {
+        let space = UInt8(ascii: " "), tab = UInt8(ascii: "\t")
+        var bytes = value.utf8[...]
+        guard bytes.allSatisfy({ $0 < 0x80 }) else { return bearerThroughFoundation(value) }
+        while bytes.first == space { bytes.removeFirst() }
+        guard let end = bytes.firstIndex(of: space) else { return nil }
+        let scheme = bytes[..<end]
+        // ASCII letters only: `| 0x20` lowers a letter and maps no other byte onto one of "bearer".
+        guard scheme.count == 6, zip(scheme, "bearer".utf8).allSatisfy({ $0 | 0x20 == $1 }) else { return nil }
+        var credential = bytes[bytes.index(after: end)...]
+        while let first = credential.first, first == space || first == tab { credential.removeFirst() }
+        while let last = credential.last, last == space || last == tab { credential.removeLast() }
+        guard !credential.isEmpty, credential.count <= maxCredentialLength else { return nil }
+        return String(Substring(credential))
+    }
+
+    /// `bearer(fromHeader:)` through Foundation's Unicode-aware splitting, lowercasing and trimming.
+    static func bearerThroughFoundation(_ value: String) -> String? {
         let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
         let credential = parts[1].trimmingCharacters(in: .whitespaces)
