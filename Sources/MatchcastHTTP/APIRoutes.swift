@@ -57,7 +57,7 @@ extension APIRoutes {
 
     /// `raw` with its escapes decoded; an invalid escape leaves it as sent (the service refuses the `%` as not an
     /// identifier). Most ids carry no `%`: those come back as they are, without Foundation's decoding, which goes
-    /// through `NSString` and cost every API call about as much as the rest of its routing.
+    /// through `NSString` (docs/performance.md, "Where the time goes").
     static func percentDecoded(_ raw: String) -> String {
         guard raw.utf8.contains(UInt8(ascii: "%")) else { return raw }
         return raw.removingPercentEncoding ?? raw
