@@ -89,17 +89,18 @@ struct BenchCommandLineTests {
     func pollsChanging() async throws {
         let run = try await BenchChild.run([
             "polls", "--store", "memory", "--matches", "4", "--poll-ms", "200", "--seconds", "2", "--warmup", "0",
-            "--changing",
+            "--probe-seconds", "1", "--changing",
         ])
         #expect(run.status == 0, "\(run.errors)")
         #expect(run.errors.contains("every one a change, delivered to the match's follower"))
         let row = try #require(Self.lines(run.errors, startingWith: "memory ").first, "\(run.errors)")
         let cells = row.split(separator: " ", omittingEmptySubsequences: true)
-        // store, matches, polls/s, 304 %, …, RSS KB/match, anon KB/match, …, deliveries, setup s: 4 matches, none
-        // answered 304, some delivered.
-        #expect(cells.count == 15 && cells[1] == "4" && cells[3] == "0.0", "\(row)")
-        #expect((Int(cells[13]) ?? 0) > 0, "\(row)")
-        #expect(Double(cells[10]) != nil, "\(row)")
+        // store, matches, polls/s, 304 %, serve CPU, CPU µs/poll, µs/match·s, … with API µs/poll, RSS before, after,
+        // RSS KB/match, anon KB/match, follow, unfollow, deliveries, setup s: 4 matches, none answered 304, some
+        // delivered; the probe window's CPU a poll printed.
+        #expect(cells.count == 16 && cells[1] == "4" && cells[3] == "0.0", "\(row)")
+        #expect((Int(cells[14]) ?? 0) > 0, "\(row)")
+        #expect(Double(cells[11]) != nil && Double(cells[7]) != nil, "\(row)")
     }
 
     @Test("serve with the APNs sink, into the independent fake: every device gets its start and its goal once",
