@@ -59,9 +59,7 @@ struct PollsBenchmark: Sendable {
         var otherRequests = 0
         /// serve's CPU over the window, in which nothing but the polls ran.
         var serveCPU: Duration?
-        /// The probe window: its length, the match polls answered in it and serve's CPU over it (the probes' calls
-        /// included).
-        var probeWindow: Duration = .zero
+        /// The probe window: the match polls answered in it and serve's CPU over it (the probes' calls included).
         var probePolls = 0
         var probeCPU: Duration?
         /// serve's resident memory before the follows and at the end of both windows.
@@ -201,7 +199,6 @@ struct PollsBenchmark: Sendable {
                 if next > .now { try await Task.sleep(until: next) }
             }
             result.probeCPU = PollsBenchmark.difference(child.cpuTime(), cpuBefore)
-            result.probeWindow = .now - probeStart
             result.probePolls = feed.count.matchPolls - after.matchPolls
         }
         let residentAfter = ResidentMemory.of(pid: child.pid)

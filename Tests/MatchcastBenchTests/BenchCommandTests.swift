@@ -141,7 +141,7 @@ struct BenchCommandTests {
         // paced at 5 a second, but each waits for its follow and unfollow: a loaded machine runs fewer.
         #expect(result.follow.count >= 1 && result.follow.count == result.unfollow.count, "\(result.follow.count) probes")
         #expect(result.follow.count <= 11, "\(result.follow.count) probes in 2 s at 5 a second")
-        #expect(result.probeWindow >= .seconds(2) && result.probePolls >= 10, "\(result.probeWindow), \(result.probePolls) polls")
+        #expect(result.probePolls >= 10, "\(result.probePolls) polls in the probe window")
         #expect(result.serveCPU != nil && result.probeCPU != nil && result.rssAfter > 0)
         #expect(result.anonymousAfter > 0 && result.anonymousAfter <= result.rssAfter)
         #expect(result.serveExit.contains("SIGTERM (status 0)"))

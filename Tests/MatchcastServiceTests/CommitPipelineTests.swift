@@ -257,13 +257,15 @@ struct CommitPipelineTests {
             try await lone.finish()
             #expect(seen.withLock { $0 } == ["save 2 on the caller", "send 2 on the caller"])
 
-            // A save that fails: finish throws, nothing is sent; a second finish (as a failed fan-out calls it) returns.
+            // A save that fails: finish throws, nothing is sent; a second finish (as a failed fan-out calls it) throws
+            // the same error again without saving again, as after a failed save of the pipeline's own task.
             seen.withLock { $0 = [] }
             let failing = pipeline(failing: true)
             await failing.add(records: [F.record(0)], deliveries: [F.delivery(0)], last: true)
             await #expect(throws: ServiceError.self) { try await failing.finish() }
             #expect(seen.withLock { $0 } == ["save 1 on the caller"])
-            try await failing.finish()
+            await #expect(throws: ServiceError.self) { try await failing.finish() }
+            #expect(seen.withLock { $0 } == ["save 1 on the caller"])
 
             // Two chunks: the first is saved by the pipeline's own task, and so is the last one after it.
             seen.withLock { $0 = [] }

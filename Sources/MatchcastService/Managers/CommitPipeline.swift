@@ -102,8 +102,13 @@ final class CommitPipeline: Sendable {
     /// Waits until every chunk is saved and what was saved is sent; throws the first save's error, if any.
     func finish() async throws(ServiceError) {
         if let alone = state.withLock({ $0.alone.take() }) {
-            try await save(alone.records, alone.deliveries, alone.share)
-            if !alone.deliveries.isEmpty { await send(alone.deliveries) }
+            do {
+                try await save(alone.records, alone.deliveries, alone.share)
+                if !alone.deliveries.isEmpty { await send(alone.deliveries) }
+            } catch {
+                // Recorded as the pipeline's own saves record theirs: `finish` ends the same way either way.
+                state.withLock { $0.failure = error }
+            }
         }
         while let saver = state.withLock({ $0.saver }) {
             await saver.value
