@@ -2,6 +2,7 @@ import Foundation
 @testable import MatchcastFeeds
 import NIOCore
 import NIOPosix
+import Synchronization
 import Testing
 
 /// `EventLoopClock` as serve's polls use it: tasks run on an event loop (`EventLoopExecutor`), their long sleeps kept by
@@ -161,6 +162,51 @@ struct EventLoopClockTests {
         }
     }
 
+    /// Runs an action after `delay` through `EventLoopClock.run(after:on:_:)`, called on the loop or, with `offLoop`,
+    /// from this task; returns how long it took and whether it ran on the loop.
+    private static func runAction(
+        after delay: Duration, on executor: EventLoopExecutor, offLoop: Bool = false
+    ) async throws -> (elapsed: Duration, onLoop: Bool) {
+        let loop = executor.eventLoop
+        let start = ContinuousClock.now
+        let promise = loop.makePromise(of: (elapsed: Duration, onLoop: Bool).self)
+        let schedule = { EventLoopClock().run(after: delay, on: loop) { promise.succeed((ContinuousClock.now - start, loop.inEventLoop)) } }
+        if offLoop { schedule() } else { loop.execute(schedule) }
+        return try await promise.futureResult.get()
+    }
+
+    @Test("an action waits on the loop as a sleep would, never running early: in the wheel, as a timer, at once", .timeLimit(.minutes(1)))
+    func actions() async throws {
+        try await Self.withLoop { executor in
+            // Long (in the wheel), short (a timer of its own), nothing to wait; from the loop and from off it.
+            for delay in [Duration.milliseconds(300), .milliseconds(120), .milliseconds(20), .zero] {
+                for offLoop in [false, true] {
+                    let (elapsed, onLoop) = try await Self.runAction(after: delay, on: executor, offLoop: offLoop)
+                    #expect(onLoop)
+                    #expect(elapsed >= delay, "an action after \(delay) ran after \(elapsed)")
+                }
+            }
+        }
+    }
+
+    /// On a loop of its own: the suite's loop must hold no waits between tests.
+    @Test("a long action waits in the wheel; a loop that shuts down drops it, and still ends its sleeps", .timeLimit(.minutes(1)))
+    func shutdownDropsActions() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let executor = EventLoopExecutor(group.next())
+        let ran = ManagedAtomicFlag()
+        try await executor.eventLoop.submit {
+            EventLoopClock().run(after: .seconds(3600), on: executor.eventLoop) { ran.set() }
+        }.get()
+        // The action is an entry of the wheel (no timer of its own), counted with the sleepers.
+        try await Self.waitForSleepers(1, on: executor)
+        let sleeper = Self.sleep(.seconds(3600), on: executor)
+        try await Self.waitForSleepers(2, on: executor)
+        try await group.shutdownGracefully()
+        #expect(await sleeper.value.cancelled)
+        #expect(!ran.isSet)
+    }
+
     @Test("the slot heap gives back every slot inserted, smallest first")
     func slotHeap() {
         var rng = SystemRandomNumberGenerator()
@@ -174,4 +220,11 @@ struct EventLoopClockTests {
         }
         #expect(popped == slots.sorted())
     }
+}
+
+/// A flag an action sets from the loop, read by the test.
+private final class ManagedAtomicFlag: Sendable {
+    private let value = Atomic(false)
+    func set() { value.store(true, ordering: .releasing) }
+    var isSet: Bool { value.load(ordering: .acquiring) }
 }

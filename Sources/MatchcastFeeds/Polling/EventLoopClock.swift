@@ -38,6 +38,33 @@ public struct EventLoopClock: Clock {
     public var now: Instant { ContinuousClock.now }
     public var minimumResolution: Duration { ContinuousClock().minimumResolution }
 
+    /// Runs `action` on `loop` once `delay` has passed, ending as late as a sleep of `delay` without a tolerance would,
+    /// with no task waiting meanwhile: a match's next poll waits here between its polls, so a polled match holds no
+    /// task (and none of a task's memory) while it waits. Long delays wait in the loop's wheel, short ones are a timer
+    /// of their own. Never cancelled; dropped if the loop shuts down first.
+    public func run(after delay: Duration, on loop: any EventLoop, _ action: @escaping @Sendable () -> Void) {
+        guard delay > .zero else {
+            loop.execute(action)
+            return
+        }
+        let due = NIODeadline.now() + TimeAmount(delay)
+        let slot = delay >= Self.coalescingThreshold
+            ? Self.wheelSlot(due: due.uptimeNanoseconds, tolerance: Self.defaultTolerance(for: delay)) : nil
+        guard loop.inEventLoop else {
+            loop.execute { Self.run(at: due, slot: slot, on: loop, action) }
+            return
+        }
+        Self.run(at: due, slot: slot, on: loop, action)
+    }
+
+    private static func run(at due: NIODeadline, slot: UInt64?, on loop: any EventLoop, _ action: @escaping @Sendable () -> Void) {
+        if let slot {
+            SleepWheel.of(loop).run(slot: slot, action)
+        } else {
+            _ = loop.scheduleTask(deadline: due, action)
+        }
+    }
+
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         guard let loop = MultiThreadedEventLoopGroup.currentEventLoop else {
             try await ContinuousClock().sleep(until: deadline, tolerance: tolerance)

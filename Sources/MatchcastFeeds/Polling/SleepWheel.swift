@@ -9,10 +9,31 @@ import Synchronization
 /// Confined to its loop: every method but `of` runs on `loop` (`sleep` asserts it; the others are called from it or
 /// from the loop's own jobs), which is what makes the unguarded state safe. A sleep cancelled from another thread hands
 /// its removal to the loop.
+///
+/// Besides tasks, a slot holds actions (`run(slot:_:)`): work that needs no task while it waits, such as a match's next
+/// poll, which starts a task of its own only when it is due.
 final class SleepWheel: @unchecked Sendable {
     private struct Sleeper {
+        enum Waker {
+            case task(UnsafeContinuation<Void, any Error>)
+            case action(@Sendable () -> Void)
+        }
+
         let id: UInt64
-        let continuation: UnsafeContinuation<Void, any Error>
+        let waker: Waker
+
+        /// Ends the wait: the task resumes, the action runs.
+        func wake() {
+            switch waker {
+            case .task(let continuation): continuation.resume()
+            case .action(let action): action()
+            }
+        }
+
+        /// The wait cannot end as asked (cancelled, or the loop is going away): the task throws, the action is dropped.
+        func drop() {
+            if case .task(let continuation) = waker { continuation.resume(throwing: CancellationError()) }
+        }
     }
 
     let loop: any EventLoop
@@ -59,11 +80,19 @@ final class SleepWheel: @unchecked Sendable {
                     continuation.resume(throwing: CancellationError())
                     return
                 }
-                add(Sleeper(id: id, continuation: continuation), at: slot)
+                add(Sleeper(id: id, waker: .task(continuation)), at: slot)
             }
         } onCancel: {
             loop.execute { self.cancel(id, at: slot) }
         }
+    }
+
+    /// Runs `action` on the loop once slot `slot` has begun; an action is never cancelled, and is dropped if the loop
+    /// shuts down first. Called on the loop.
+    func run(slot: UInt64, _ action: @escaping @Sendable () -> Void) {
+        loop.assertInEventLoop()
+        nextId &+= 1
+        add(Sleeper(id: nextId, waker: .action(action)), at: slot)
     }
 
     private func add(_ sleeper: Sleeper, at slot: UInt64) {
@@ -79,7 +108,7 @@ final class SleepWheel: @unchecked Sendable {
             let sleeper = sleepers[slot]?.remove(at: index)
         else { return }
         if sleepers[slot]?.isEmpty == true { sleepers[slot] = nil }
-        sleeper.continuation.resume(throwing: CancellationError())
+        sleeper.drop()
     }
 
     /// How many sleep here now (for tests). Called on the loop.
@@ -94,7 +123,7 @@ final class SleepWheel: @unchecked Sendable {
         let now = NIODeadline.now().uptimeNanoseconds
         while let slot = slots.min, deadline(of: slot).uptimeNanoseconds <= now {
             slots.removeMin()
-            for sleeper in sleepers.removeValue(forKey: slot) ?? [] { sleeper.continuation.resume() }
+            for sleeper in sleepers.removeValue(forKey: slot) ?? [] { sleeper.wake() }
         }
         arm()
     }
@@ -124,7 +153,7 @@ final class SleepWheel: @unchecked Sendable {
         sleepers = [:]
         slots = SlotHeap()
         timer = nil
-        for sleeper in all { sleeper.continuation.resume(throwing: CancellationError()) }
+        for sleeper in all { sleeper.drop() }
     }
 
     private func deadline(of slot: UInt64) -> NIODeadline {

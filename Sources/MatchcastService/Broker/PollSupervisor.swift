@@ -60,11 +60,14 @@ public struct PollSupervisor: Service {
     public func run() async throws {
         let running = RunningSources()
         let wantedMatches = WantedMatches()
+        let changes = service.followChanges
+        let polls = MatchPolls(
+            running: running, wanted: wantedMatches, changes: changes, runs: PollRuns(),
+            timer: (clock as? EventLoopClock).map { WheelPollTimer(clock: $0) } ?? SleepingPollTimer(clock: clock))
         await withDiscardingTaskGroup { group in
             for member in feeds.members.indices {
                 group.addTask { await pollLiveList(member) }
             }
-            let changes = service.followChanges
             group.addTask { await relistNow(and: wantedMatches, running: running, changes: changes) }
             // Sources already wanted at start (after a restart); then, at every follow change, the matches it names
             // (everything again when this replica gained matches).
@@ -87,19 +90,46 @@ public struct PollSupervisor: Service {
                 }
                 pending = FollowChanges.Pending()
                 for matchId in wanted where running.insert(matchId) {
-                    group.addTask(executorPreference: executors.take()) {
-                        let unwanted = await pollMatch(matchId, wanted: wantedMatches)
-                        running.remove(matchId)
-                        // Followed again between the source's last look and now: the change found it still running.
-                        if unwanted, !Task.isCancelled, wantedMatches.contains(matchId),
-                           service.lifecycle.wantsSource(matchId: matchId) {
-                            changes.followed(matchId)
-                        }
-                    }
+                    logger.info("polling match", metadata: ["match": "\(matchId)"])
+                    let source = MatchSource(matchId: matchId, transport: feeds, clock: clock, policy: timing, now: now)
+                    poll(MatchPoller(matchId: matchId, source: source, executor: executors.take()), polls)
                 }
             } while await wakeUps.next() != nil
+            polls.timer.stop()
+            await polls.runs.stop()
             group.cancelAll()
         }
+    }
+
+    /// What the matches' own polls share while the supervisor runs.
+    private struct MatchPolls: Sendable {
+        let running: RunningSources
+        let wanted: WantedMatches
+        let changes: FollowChanges
+        let runs: PollRuns
+        let timer: any PollTimer
+    }
+
+    /// Polls the match now, in a task on its event loop that lives for this poll alone; the next poll waits in
+    /// `polls.timer`, with no task, until it is due. Polled until it is final, unwanted here, or the supervisor stops.
+    private func poll(_ poller: MatchPoller, _ polls: MatchPolls) {
+        let matchId = poller.matchId
+        let started = polls.runs.start(on: poller.executor) {
+            switch await step(poller, wanted: polls.wanted) {
+            case .again(let delay) where !Task.isCancelled:
+                polls.timer.schedule(after: delay, on: poller.executor) { poll(poller, polls) }
+            case .again:
+                polls.running.remove(matchId)
+            case .ended(let unwanted):
+                polls.running.remove(matchId)
+                // Followed again between the source's last look and now: the change found it still running.
+                if unwanted, !polls.runs.isStopped, polls.wanted.contains(matchId),
+                   service.lifecycle.wantsSource(matchId: matchId) {
+                    polls.changes.followed(matchId)
+                }
+            }
+        }
+        if !started { polls.running.remove(matchId) }
     }
 
     /// The matches `changes` names, each put in or taken out of `wanted`; returns those that want a source. A match
@@ -146,50 +176,36 @@ public struct PollSupervisor: Service {
         }
     }
 
-    /// Polls the match until it is final, unwanted here, or the supervisor stops; true when it stopped as unwanted.
-    private func pollMatch(_ matchId: String, wanted: WantedMatches) async -> Bool {
-        let source = MatchSource(matchId: matchId, transport: feeds, clock: clock, policy: timing, now: now)
-        logger.info("polling match", metadata: ["match": "\(matchId)"])
-        // Polled on its own until it has answered once: the list passes on only what changes, and this replica may
-        // have gained the match after the list last showed it changing.
-        var answered = false
-        while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            if answered, let interval = coverage.interval(serving: matchId, from: feeds.member(serving: matchId)) {
-                matchPolls.listed.increment()
-                guard isStillWanted(matchId, wanted: wanted) else {
-                    logger.info("stopped polling match", metadata: ["match": "\(matchId)"])
-                    return true
-                }
-                guard (try? await clock.sleep(for: interval)) != nil else { return false }
-                continue
-            }
-            switch await pollOnce(matchId, source) {
-            case nil: return false
-            case true?: answered = true
-            case false?: break
-            }
-            guard await source.shouldPoll() else { break }
-            guard isStillWanted(matchId, wanted: wanted) else {
-                logger.info("stopped polling match", metadata: ["match": "\(matchId)"])
-                return true
-            }
-            // No shutdown waiter per sleep: at graceful shutdown `run` cancels every source, which ends this sleep.
-            guard (try? await clock.sleep(for: await source.nextPollDelay())) != nil else { return false }
-        }
-        logger.info("stopped polling match", metadata: ["match": "\(matchId)"])
-        return false
+    /// What one of a match's own polls leaves to do.
+    private enum Step {
+        /// Poll again after this long.
+        case again(after: Duration)
+        /// Stop polling the match: `unwanted` when it lost its followers here (or its lease), else final or cancelled.
+        case ended(unwanted: Bool)
     }
 
-    /// One poll of the match and what its answer asks for, in a child task on the same event loop (a task group's
-    /// child takes its parent's executor preference): nil when the poll was cancelled, else whether the feed answered.
-    /// The frames of the request, its answer and their handling come from the child's allocator, which goes with it;
-    /// the match's own task, which lives as long as the match is polled, keeps only the small frame of its loop (a
-    /// task's allocator keeps the most it ever held until the task ends).
-    private func pollOnce(_ matchId: String, _ source: MatchSource) async -> Bool? {
-        await withTaskGroup(of: Bool?.self) { group in
-            group.addTask { await handlePoll(matchId, source) }
-            return await group.next() ?? nil
+    /// One poll of the match and what its answer asks for. Polled on its own until it has answered once: the list passes
+    /// on only what changes, and this replica may have gained the match after the list last showed it changing.
+    private func step(_ poller: MatchPoller, wanted: WantedMatches) async -> Step {
+        let matchId = poller.matchId
+        if poller.answered, let interval = coverage.interval(serving: matchId, from: feeds.member(serving: matchId)) {
+            matchPolls.listed.increment()
+            guard isStillWanted(matchId, wanted: wanted) else { return stopped(matchId, unwanted: true) }
+            return .again(after: interval)
         }
+        switch await handlePoll(matchId, poller.source) {
+        case nil: return stopped(matchId, unwanted: false)
+        case true?: poller.answered = true
+        case false?: break
+        }
+        guard await poller.source.shouldPoll() else { return stopped(matchId, unwanted: false) }
+        guard isStillWanted(matchId, wanted: wanted) else { return stopped(matchId, unwanted: true) }
+        return .again(after: await poller.source.nextPollDelay())
+    }
+
+    private func stopped(_ matchId: String, unwanted: Bool) -> Step {
+        logger.info("stopped polling match", metadata: ["match": "\(matchId)"])
+        return .ended(unwanted: unwanted)
     }
 
     /// Polls the match once and acts on the answer: nil when the poll was cancelled, else whether the feed answered.
@@ -398,6 +414,26 @@ final class WantedMatches: Sendable {
             state.version += 1
             state.changedAt[id] = state.version
         }
+    }
+}
+
+/// One match polled on its own: its source, the event loop its polls run on, and whether the feed has answered it yet.
+final class MatchPoller: Sendable {
+    let matchId: String
+    let source: MatchSource
+    let executor: EventLoopExecutor
+    private let answeredOnce = Atomic(false)
+
+    init(matchId: String, source: MatchSource, executor: EventLoopExecutor) {
+        self.matchId = matchId
+        self.source = source
+        self.executor = executor
+    }
+
+    /// Read and set by the match's polls, one at a time.
+    var answered: Bool {
+        get { answeredOnce.load(ordering: .acquiring) }
+        set { answeredOnce.store(newValue, ordering: .releasing) }
     }
 }
 
