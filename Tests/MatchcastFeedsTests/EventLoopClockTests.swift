@@ -170,7 +170,7 @@ struct EventLoopClockTests {
         let loop = executor.eventLoop
         let start = ContinuousClock.now
         let promise = loop.makePromise(of: (elapsed: Duration, onLoop: Bool).self)
-        let schedule = { EventLoopClock().run(after: delay, on: loop) { promise.succeed((ContinuousClock.now - start, loop.inEventLoop)) } }
+        let schedule: @Sendable () -> Void = { EventLoopClock().run(after: delay, on: loop) { promise.succeed((ContinuousClock.now - start, loop.inEventLoop)) } }
         if offLoop { schedule() } else { loop.execute(schedule) }
         return try await promise.futureResult.get()
     }
