@@ -69,9 +69,9 @@ struct PollRunsTests {
         clock.advance(by: .seconds(1))
         while ran.withLock({ $0 }).isEmpty { try await Task.sleep(for: .milliseconds(5)) }
         #expect(ran.withLock { $0 } == ["5 s"])
-        timer.stop()
-        // The cancelled wait leaves the clock; an action scheduled after `stop` never waits.
-        while clock.sleeperCount > 0 { try await Task.sleep(for: .milliseconds(5)) }
+        // `stop` returns once the cancelled wait has left the clock; an action scheduled after it never waits.
+        await timer.stop()
+        #expect(clock.sleeperCount == 0)
         timer.schedule(after: .seconds(1), on: Self.executor) { ran.withLock { $0.append("after stop") } }
         clock.advance(by: .seconds(10))
         try await Task.sleep(for: .milliseconds(50))

@@ -48,13 +48,20 @@ public struct EventLoopClock: Clock {
             return
         }
         let due = NIODeadline.now() + TimeAmount(delay)
-        let slot = delay >= Self.coalescingThreshold
-            ? Self.wheelSlot(due: due.uptimeNanoseconds, tolerance: Self.defaultTolerance(for: delay)) : nil
+        let slot = Self.wheelSlot(delay: delay, due: due, tolerance: nil)
         guard loop.inEventLoop else {
             loop.execute { Self.run(at: due, slot: slot, on: loop, action) }
             return
         }
         Self.run(at: due, slot: slot, on: loop, action)
+    }
+
+    /// Where a wait of `delay`, due at `due`, ends: the wheel slot of a long wait that may end a slot or more late,
+    /// nil for a wait that is a timer of its own. Without a tolerance, a 32nd of the wait.
+    private static func wheelSlot(delay: Duration, due: NIODeadline, tolerance: Duration?) -> UInt64? {
+        let tolerance = tolerance ?? defaultTolerance(for: delay)
+        guard delay >= coalescingThreshold, tolerance >= slot else { return nil }
+        return wheelSlot(due: due.uptimeNanoseconds, tolerance: tolerance)
     }
 
     private static func run(at due: NIODeadline, slot: UInt64?, on loop: any EventLoop, _ action: @escaping @Sendable () -> Void) {
@@ -74,9 +81,8 @@ public struct EventLoopClock: Clock {
         let delay = ContinuousClock.now.duration(to: deadline)
         guard delay > .zero else { return }
         let due = NIODeadline.now() + TimeAmount(delay)
-        let tolerance = tolerance ?? Self.defaultTolerance(for: delay)
-        if delay >= Self.coalescingThreshold, tolerance >= Self.slot {
-            try await SleepWheel.of(loop).sleep(slot: Self.wheelSlot(due: due.uptimeNanoseconds, tolerance: tolerance))
+        if let slot = Self.wheelSlot(delay: delay, due: due, tolerance: tolerance) {
+            try await SleepWheel.of(loop).sleep(slot: slot)
             return
         }
         let scheduled = loop.scheduleTask(deadline: due) {}

@@ -95,7 +95,7 @@ public struct PollSupervisor: Service {
                     poll(MatchPoller(matchId: matchId, source: source, executor: executors.take()), polls)
                 }
             } while await wakeUps.next() != nil
-            polls.timer.stop()
+            await polls.timer.stop()
             await polls.runs.stop()
             group.cancelAll()
         }
