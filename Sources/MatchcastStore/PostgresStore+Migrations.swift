@@ -328,7 +328,14 @@ extension PostgresStore {
         // A fan-out chunk prunes only when it takes its match's contents' lock at once; every save shares it:
         // `PostgresStore+MigrationV14.swift`.
         v14,
-        // Later migrations go here (`v15`, ...).
+        // Lease rows packed half full, so that a renewal (every lease a replica holds, a third of the lease's time)
+        // rewrites each row in its own page (a heap-only update: no index entry, less WAL) rather than moving it to
+        // another. Pages already full keep their rows until an update moves them. Only sets a storage parameter: a
+        // replica of the build before runs beside it. (docs/performance.md, "Lease renewals on PostgreSQL".)
+        Migration(name: "v15", statements: [
+            "ALTER TABLE match_lease SET (fillfactor = 50)",
+        ], readers: .any),
+        // Later migrations go here (`v16`, ...).
     ]
 
     /// Applies the pending migrations, on a connection of its own (the client need not run yet).

@@ -63,6 +63,33 @@ struct PostgresLeaseTests {
         }
     }
 
+    /// PostgreSQL renews in statements of `renewalChunk` leases: every chunk's leases are renewed, in any order asked,
+    /// and only the owner's.
+    @Test(arguments: Kind.allCases)
+    func aRenewalOfMoreLeasesThanOneStatementTakesRenewsEachOfThem(_ kind: Kind) async throws {
+        try await kind.withLeases { leases in
+            let count = 2 * PostgresStore.renewalChunk + 101
+            let ids = (0..<count).map { String(format: "m%05d", $0) }
+            var mine: [String] = []
+            for (index, matchId) in ids.enumerated() {
+                let owner = index % 7 == 3 ? "replica-b" : "replica-a"
+                _ = try #require(try await leases.claim(matchId: matchId, owner: owner, ttl: .seconds(30)))
+                if owner == "replica-a" { mine.append(matchId) }
+            }
+            let before = Dictionary(uniqueKeysWithValues: try await leases.leases().map { ($0.matchId, $0.expiresAt) })
+
+            // Asked out of order.
+            let renewed = try await leases.renew(matchIds: ids.reversed(), owner: "replica-a", ttl: .seconds(300))
+            #expect(renewed.map(\.matchId) == mine)
+            let after = try await leases.leases()
+            #expect(after.count == count)
+            for lease in after {
+                let moved = lease.expiresAt > before[lease.matchId]!.addingTimeInterval(200)
+                #expect(moved == (lease.owner == "replica-a"), "\(lease.matchId) of \(lease.owner)")
+            }
+        }
+    }
+
     @Test(arguments: Kind.allCases)
     func anExpiredLeaseIsTakenOverAndItsOwnerLosesIt(_ kind: Kind) async throws {
         try await kind.withLeases { leases in

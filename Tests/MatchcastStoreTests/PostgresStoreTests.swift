@@ -2,6 +2,7 @@ import Foundation
 import MatchcastCore
 @testable import MatchcastStore
 import MatchcastTesting
+import PostgresNIO
 import Testing
 
 private typealias F = StoreFixture
@@ -22,6 +23,19 @@ struct PostgresStoreTests {
             #expect(try await second.device(id: "dev-a") == F.device("dev-a"))
             try await second.migrate()
             #expect(try await second.appliedMigrations() == PostgresStore.migrations.map(\.name))
+        }
+    }
+
+    /// v15: lease rows are written half full, so that a renewal can rewrite each in its own page.
+    @Test func leaseRowsArePackedHalfFullFromV15() async throws {
+        try await PostgresTestServer.withFreshStore { store in
+            let options = try await store.withConnection("reading match_lease's storage parameters") { connection in
+                try await connection.query(
+                    "SELECT coalesce(array_to_string(reloptions, ','), '') FROM pg_class WHERE oid = 'match_lease'::regclass",
+                    logger: store.logger
+                ).collect(String.self)
+            }
+            #expect(options == ["fillfactor=50"])
         }
     }
 
