@@ -205,23 +205,23 @@ final class CountingSink: DeliverySink, Sendable {
 
     func deliver(_ batch: [Delivery]) async throws {
         state.withLock { state in
-            batch.withUnsafeBufferPointer { deliveries in
-                // The deliveries of one update share their payload: it is looked at once per run of them, not per delivery.
-                var start = 0
-                while start < deliveries.count {
-                    let common = deliveries[start].commonIdentity
-                    var end = start + 1
-                    while end < deliveries.count, deliveries[end].commonIdentity == common { end += 1 }
-                    let aps = deliveries[start].payload.aps
-                    state.byEvent[aps.event, default: 0] += end - start
-                    if aps.alert != nil { state.alerts += end - start }
-                    if aps.event == .start {
-                        for index in start..<end {
-                            state.started.append((deliveries[index].activityId, deliveries[index].matchId, deliveries[index].target.value))
-                        }
+            // Read in place through a span (no copy of each delivery). The deliveries of one update share their payload:
+            // it is looked at once per run of them, not per delivery.
+            let deliveries = batch.span
+            var start = 0
+            while start < deliveries.count {
+                let common = deliveries[start].commonIdentity
+                var end = start + 1
+                while end < deliveries.count, deliveries[end].commonIdentity == common { end += 1 }
+                let aps = deliveries[start].payload.aps
+                state.byEvent[aps.event, default: 0] += end - start
+                if aps.alert != nil { state.alerts += end - start }
+                if aps.event == .start {
+                    for index in start..<end {
+                        state.started.append((deliveries[index].activityId, deliveries[index].matchId, deliveries[index].target.value))
                     }
-                    start = end
                 }
+                start = end
             }
         }
     }
