@@ -108,6 +108,14 @@ struct ScratchPostgresDatabase: Sendable {
         return database
     }
 
+    /// The server's WAL position in bytes (`pg_current_wal_lsn()`): the difference of two is the WAL written between
+    /// them, by every database of the server.
+    func walPosition() async throws -> Int64 {
+        let rows = try await query("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint::text")
+        guard let text = rows.first, let position = Int64(text) else { throw BenchSetupError("no WAL position from the server") }
+        return position
+    }
+
     /// What a commit waits for on this server: `fsync` and `synchronous_commit`, as `SHOW` gives them.
     private func durability() async throws -> [(name: String, value: String)] {
         var result: [(name: String, value: String)] = []

@@ -22,7 +22,9 @@ struct PollsBenchCommand: AsyncParsableCommand {
 
             After every match has been polled once and --warmup seconds more, one window of --seconds with nothing but \
             the polls: the match polls the feed answered (polls/s, share of 304s) and serve's CPU time \
-            (/proc/<pid>/stat: user + system, 10 ms ticks) as a share of one core and per poll. Then a window of \
+            (/proc/<pid>/stat: user + system, 10 ms ticks) as a share of one core and per poll; on PostgreSQL, the WAL \
+            the server wrote in it (WAL KB/s, pg_current_wal_lsn: every database of the server, so nothing else should \
+            write to it; with nothing changing, what the leases' renewals write). Then a window of \
             --probe-seconds in which devices without a token (so nothing is delivered for them) follow and unfollow \
             (--probes pairs per second) while the polls go on: the calls' latency, and serve's CPU per poll with the \
             calls' own cost in it. serve's resident memory is read before the follows and after both windows (and the \
@@ -122,7 +124,7 @@ enum PollsBenchTable {
         let header = [
             "store", "matches", "polls/s", "304 %", "serve CPU % core", "CPU µs/poll", "CPU µs/match·s", "… with API µs/poll",
             "RSS MB before", "RSS MB after",
-            "RSS KB/match", "anon KB/match", "follow p50/p99 ms", "unfollow p50/p99 ms", "deliveries", "setup s",
+            "RSS KB/match", "anon KB/match", "follow p50/p99 ms", "unfollow p50/p99 ms", "deliveries", "WAL KB/s", "setup s",
         ]
         var lines = [header]
         for result in results {
@@ -139,7 +141,8 @@ enum PollsBenchTable {
                 String(format: "%.1f", result.rssPerMatch / 1024),
                 String(format: "%.1f", result.anonymousPerMatch / 1024),
                 latencies(result.follow), latencies(result.unfollow),
-                "\(result.deliveries)", String(format: "%.1f", result.setup.seconds),
+                "\(result.deliveries)", result.walBytesPerSecond.map { String(format: "%.0f", $0 / 1024) } ?? "-",
+                String(format: "%.1f", result.setup.seconds),
             ])
         }
         StandardStreams.err("")

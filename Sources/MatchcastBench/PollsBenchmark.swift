@@ -72,9 +72,12 @@ struct PollsBenchmark: Sendable {
         var unfollow = LatencySample()
         /// Deliveries serve wrote in the window (none are due when every answer is unchanged; one per poll when changing).
         var deliveries = 0
+        /// On PostgreSQL: the WAL the server wrote over the window (its leases' renewals, when nothing changes).
+        var walBytes: Int64?
         var serveExit = ""
 
         var pollsPerSecond: Double { Double(polls) / max(window.seconds, 1e-9) }
+        var walBytesPerSecond: Double? { walBytes.map { Double($0) / max(window.seconds, 1e-9) } }
         /// serve's CPU over the window, as a share of one core.
         var coreShare: Double? { serveCPU.map { $0.seconds / max(window.seconds, 1e-9) } }
         var cpuPerPoll: Duration? { serveCPU.map { polls > 0 ? $0 / polls : .zero } }
@@ -100,7 +103,7 @@ struct PollsBenchmark: Sendable {
             try await PollsFeed.start(
                 matches: options.matches, retryAfterMs: options.pollMs, changing: options.changing, listed: options.listed)
         }) { session in
-            try await measure(api: session.api, feed: session.feed, child: session.child)
+            try await measure(api: session.api, feed: session.feed, child: session.child, postgres: session.store.scratch)
         }
         result.serveExit = exit
         return result
@@ -110,7 +113,7 @@ struct PollsBenchmark: Sendable {
         if options.verbose { StandardStreams.err("polls bench (\(options.store.rawValue)): \(line)") }
     }
 
-    private func measure(api: DeviceAPI, feed: PollsFeed, child: ServeChild) async throws -> Result {
+    private func measure(api: DeviceAPI, feed: PollsFeed, child: ServeChild, postgres: ScratchPostgresDatabase?) async throws -> Result {
         let deadline = ContinuousClock.now + options.phaseTimeout
         while (try? await api.isHealthy()) != true {
             try check(child, "serve answers /healthz", deadline: deadline)
@@ -166,9 +169,11 @@ struct PollsBenchmark: Sendable {
         let before = feed.count
         let cpuBefore = child.cpuTime()
         let deliveriesBefore = child.tap.count
+        let walBefore = try await postgres?.walPosition()
         let windowStart = ContinuousClock.now
         try await sleep(.seconds(options.seconds), child, "the window")
         let after = feed.count
+        if let walBefore, let walAfter = try await postgres?.walPosition() { result.walBytes = walAfter - walBefore }
         result.serveCPU = PollsBenchmark.difference(child.cpuTime(), cpuBefore)
         result.window = .now - windowStart
         result.polls = after.matchPolls - before.matchPolls

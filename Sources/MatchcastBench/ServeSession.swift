@@ -39,6 +39,8 @@ struct ServeSession<Feed: BenchFeed> {
     let api: DeviceAPI
     /// The run's temporary folder (serve's working directory and log).
     let directory: URL
+    /// serve's store (its scratch PostgreSQL database, when it is one).
+    let store: ServeChildStore
 
     /// Sets the session up, runs `body` on it, tears it down; returns what `body` returned and how serve ended.
     /// `sink` gives serve's sink arguments (default: `--sink stdout`), and may start a child of its own in the
@@ -79,7 +81,8 @@ struct ServeSession<Feed: BenchFeed> {
                 directory: directory, logName: "serve.log", tap: DeliveryTap())
             child = serve
             let api = DeviceAPI(client: client, base: "http://127.0.0.1:\(port)", interrupted: settings.interrupted)
-            value = try await body(ServeSession(feed: started, child: serve, sinkChild: startedSink, api: api, directory: directory))
+            value = try await body(ServeSession(
+                feed: started, child: serve, sinkChild: startedSink, api: api, directory: directory, store: made))
         } catch {
             failure = error
         }

@@ -43,48 +43,32 @@ extension PostgresStore: MatchLeases {
         return LeaseCounter.count(MatchLeaseChange(lease: lease, reason: reason))
     }
 
-    /// Renews in statements of at most `renewalChunk` leases, each its own transaction: a renewal locks its rows
-    /// until it commits, and a fenced save (`checkFence`) of one of those matches waits for it. One statement for
-    /// every lease a replica holds would hold all of them for as long as the whole update takes, which grows with the
-    /// number of matches; in chunks, a save waits for one chunk at most.
     public func renew(matchIds: [String], owner: String, ttl: Duration) async throws(StoreError) -> [MatchLease] {
         guard !matchIds.isEmpty else { return [] }
         let logger = self.logger
         let seconds = ttl.seconds
-        // Sorted, and each chunk locks its rows in match id order, as a save of several matches locks them
-        // (`PostgresStore.save(_:)` of grouped saves): two statements that lock the same leases in one order cannot
-        // deadlock.
-        let sorted = matchIds.sorted()
-        let chunk = Self.renewalChunk
         let rows = try await withConnection("renewing \(matchIds.count) leases") { connection in
-            var rows: [(String, Date, Int)] = []
-            rows.reserveCapacity(sorted.count)
-            for start in stride(from: 0, to: sorted.count, by: chunk) {
-                let ids = Array(sorted[start..<min(start + chunk, sorted.count)])
-                rows += try await connection.query(
-                    """
-                    WITH mine AS (
-                        SELECT match_id FROM match_lease
-                        WHERE match_id = ANY(\(ids)) AND owner = \(owner) AND owner <> ''
-                        ORDER BY match_id FOR UPDATE
-                    )
-                    UPDATE match_lease AS lease SET expires_at = now() + \(seconds) * interval '1 second'
-                    FROM mine WHERE lease.match_id = mine.match_id
-                    RETURNING lease.match_id, lease.expires_at, lease.generation
-                    """,
-                    logger: logger
-                ).collect((String, Date, Int).self)
-            }
-            return rows
+            // The rows locked in match id order, as a save of several matches locks them (`PostgresStore.save(_:)` of
+            // grouped saves): two statements that lock the same leases in one order cannot deadlock.
+            try await connection.query(
+                """
+                WITH mine AS (
+                    SELECT match_id FROM match_lease
+                    WHERE match_id = ANY(\(matchIds)) AND owner = \(owner) AND owner <> ''
+                    ORDER BY match_id FOR UPDATE
+                )
+                UPDATE match_lease AS lease SET expires_at = now() + \(seconds) * interval '1 second'
+                FROM mine WHERE lease.match_id = mine.match_id
+                RETURNING lease.match_id, lease.expires_at, lease.generation
+                """,
+                logger: logger
+            ).collect((String, Date, Int).self)
         }
         let leases = rows.map { MatchLease(matchId: $0.0, owner: owner, expiresAt: $0.1.readBack, generation: $0.2) }
             .sorted { $0.matchId < $1.matchId }
         LeaseCounter.countLost(asked: matchIds, renewed: leases)
         return leases
     }
-
-    /// The most leases one renewal statement updates (and holds locked until it commits).
-    static let renewalChunk = 500
 
     @discardableResult
     public func release(matchId: String, owner: String) async throws(StoreError) -> Bool {

@@ -96,11 +96,30 @@ struct BenchCommandLineTests {
         let row = try #require(Self.lines(run.errors, startingWith: "memory ").first, "\(run.errors)")
         let cells = row.split(separator: " ", omittingEmptySubsequences: true)
         // store, matches, polls/s, 304 %, serve CPU, CPU µs/poll, µs/match·s, … with API µs/poll, RSS before, after,
-        // RSS KB/match, anon KB/match, follow, unfollow, deliveries, setup s: 4 matches, none answered 304, some
-        // delivered; the probe window's CPU a poll printed.
-        #expect(cells.count == 16 && cells[1] == "4" && cells[3] == "0.0", "\(row)")
+        // RSS KB/match, anon KB/match, follow, unfollow, deliveries, WAL KB/s, setup s: 4 matches, none answered 304,
+        // some delivered, no WAL (not PostgreSQL); the probe window's CPU a poll printed.
+        #expect(cells.count == 17 && cells[1] == "4" && cells[3] == "0.0" && cells[15] == "-", "\(row)")
         #expect((Int(cells[14]) ?? 0) > 0, "\(row)")
         #expect(Double(cells[11]) != nil && Double(cells[7]) != nil, "\(row)")
+    }
+
+    @Test("polls on PostgreSQL: the WAL the server wrote over the window (the leases' renewals, nothing changing)",
+          .enabled(if: Self.postgresServer != nil, "MATCHCAST_POSTGRES_URL is not set: no PostgreSQL to run on"),
+          .timeLimit(.minutes(2)))
+    func pollsPostgresWAL() async throws {
+        let server = try #require(Self.postgresServer)
+        let run = try await BenchChild.run([
+            "polls", "--store", "postgres", "--matches", "4", "--poll-ms", "200", "--seconds", "3", "--warmup", "0",
+            "--probe-seconds", "0",
+        ], postgres: server)
+        #expect(run.status == 0, "\(run.errors)")
+        // The table's row, not the line naming the server's settings.
+        let row = try #require(
+            Self.lines(run.errors, startingWith: "postgres ").first { !$0.hasPrefix("postgres server") }, "\(run.errors)")
+        let cells = row.split(separator: " ", omittingEmptySubsequences: true)
+        #expect(cells.count == 17, "\(row)")
+        // Each of the four leases renewed every second of the window: some WAL, whatever else the server wrote.
+        #expect((Double(cells[15]) ?? 0) > 0, "\(row)")
     }
 
     @Test("serve with the APNs sink, into the independent fake: every device gets its start and its goal once",

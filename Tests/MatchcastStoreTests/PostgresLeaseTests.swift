@@ -63,12 +63,12 @@ struct PostgresLeaseTests {
         }
     }
 
-    /// PostgreSQL renews in statements of `renewalChunk` leases: every chunk's leases are renewed, in any order asked,
-    /// and only the owner's.
+    /// A renewal of a thousand leases and more (one statement on PostgreSQL) renews each of the owner's, in any order
+    /// asked, and none of another's.
     @Test(arguments: Kind.allCases)
-    func aRenewalOfMoreLeasesThanOneStatementTakesRenewsEachOfThem(_ kind: Kind) async throws {
+    func aRenewalOfManyLeasesRenewsEachOfTheOwners(_ kind: Kind) async throws {
         try await kind.withLeases { leases in
-            let count = 2 * PostgresStore.renewalChunk + 101
+            let count = 1_101
             let ids = (0..<count).map { String(format: "m%05d", $0) }
             var mine: [String] = []
             for (index, matchId) in ids.enumerated() {
