@@ -166,16 +166,17 @@ struct PollsBenchmark: Sendable {
         try await sleep(.seconds(options.warmup), child, "the warm-up")
 
         // The window: the polls alone.
+        let walBefore = try await postgres?.walPosition()
         let before = feed.count
         let cpuBefore = child.cpuTime()
         let deliveriesBefore = child.tap.count
-        let walBefore = try await postgres?.walPosition()
         let windowStart = ContinuousClock.now
         try await sleep(.seconds(options.seconds), child, "the window")
         let after = feed.count
-        if let walBefore, let walAfter = try await postgres?.walPosition() { result.walBytes = walAfter - walBefore }
         result.serveCPU = PollsBenchmark.difference(child.cpuTime(), cpuBefore)
         result.window = .now - windowStart
+        // Read after the window's other figures, which its query's connection would otherwise stretch.
+        if let walBefore, let walAfter = try await postgres?.walPosition() { result.walBytes = walAfter - walBefore }
         result.polls = after.matchPolls - before.matchPolls
         result.notModified = after.notModified - before.notModified
         result.otherRequests = after.other - before.other
