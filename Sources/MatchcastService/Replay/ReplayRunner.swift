@@ -205,8 +205,8 @@ final class CountingSink: DeliverySink, Sendable {
 
     func deliver(_ batch: [Delivery]) async throws {
         state.withLock { state in
-            // Read in place through a span (no copy of each delivery). The deliveries of one update share their payload:
-            // it is looked at once per run of them, not per delivery.
+            // Each delivery is read in place (a span, and `commonIdentity` inlinable: no copy of it per delivery). The
+            // deliveries of one update share their payload: it is looked at once per run of them, not per delivery.
             let deliveries = batch.span
             var start = 0
             while start < deliveries.count {
