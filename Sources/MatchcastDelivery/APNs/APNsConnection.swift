@@ -481,22 +481,30 @@ final class APNsConnection: ChannelInboundHandler {
     }
 
     /// Sends held-back bodies, oldest first, as far as the windows now allow.
+    ///
+    /// Costs what it sends, not what is held back: a WINDOW_UPDATE comes every few dozen bodies while a thousand
+    /// streams may wait, so only the streams it reached are looked at again (the others still wait, in order), and
+    /// each is changed in place in `streams` (a copy of an `InFlight` is a retain of each of its buffers).
     private func sendBlocked() {
         var out = output()
-        var index = 0
-        while index < blocked.count, connectionSendWindow > 0 {
-            let streamID = blocked[index]
-            guard var stream = streams[streamID] else {
-                index += 1
+        var reached = 0
+        while reached < blocked.count, connectionSendWindow > 0 {
+            let streamID = blocked[reached]
+            guard streams[streamID] != nil else {
+                reached += 1
                 continue
             }
-            writeData(&stream, stream: streamID, into: &out)
-            streams[streamID] = stream
-            if stream.unsent != nil, stream.sendWindow > 0 { break }  // the connection window ran out
-            index += 1
+            writeData(&streams[streamID]!, stream: streamID, into: &out)
+            // The connection window ran out part-way through this body: it waits at the front.
+            if let stream = streams[streamID], stream.unsent != nil, stream.sendWindow > 0 { break }
+            reached += 1
         }
         output = out
-        blocked.removeAll { streams[$0]?.unsent == nil }
+        if reached > 0 {
+            // Of those passed, only a body its own stream's window holds back still waits (and keeps its place).
+            let waiting = blocked[..<reached].filter { streams[$0]?.unsent != nil }
+            blocked.replaceSubrange(..<reached, with: waiting)
+        }
         answeredInRead = true
     }
 
