@@ -22,6 +22,10 @@ extension APNsSink {
 
         var item: Item { queue.items[next] }
 
+        /// Whether the delivery being sent goes to a broadcast channel, read in place (`item` is a copy of the whole
+        /// item: a retain of each of its references).
+        var isChannel: Bool { queue.items[next].delivery.target.kind == .channel }
+
         mutating func advance() {
             next += 1
             attempt = 0
@@ -62,11 +66,14 @@ extension APNsSink {
     }
 
     /// A device push, `POST /3/device/<token>`, or a broadcast (APNsSink+Broadcast.swift).
-    private static func request(for item: Item, token: CompactToken, jwt: String, heads: inout HeadCache) -> APNsRequest {
-        let delivery = item.delivery
-        guard delivery.target.kind != .channel else { return broadcastRequest(item, jwt: jwt) }
+    /// `item` is borrowed: each request of a round reads its item where it is kept, without a copy of it.
+    private static func request(
+        for item: borrowing Item, token: CompactToken, jwt: String, heads: inout HeadCache
+    ) -> APNsRequest {
+        guard item.delivery.target.kind != .channel else { return broadcastRequest(copy item, jwt: jwt) }
         return APNsRequest(
-            head: heads.head(jwt: jwt, apns: delivery.apns), path: devicePath(token), apnsID: item.apnsID, body: item.body)
+            head: heads.head(jwt: jwt, apns: item.delivery.apns), path: devicePath(token), apnsID: item.apnsID,
+            body: item.body)
     }
 
     /// `/3/device/<token>`, written in one string from the token as kept.
@@ -118,7 +125,8 @@ extension APNsSink {
                     for index in due[first..<end] {
                         if progress[index].firstAttempt == nil { progress[index].firstAttempt = now }
                         requests.append(Self.request(
-                            for: progress[index].item, token: progress[index].queue.token, jwt: providerToken.jwt, heads: &heads))
+                            for: progress[index].queue.items[progress[index].next], token: progress[index].queue.token,
+                            jwt: providerToken.jwt, heads: &heads))
                     }
                     let offset = first
                     group.addTask { [pool] in (offset, await pool.send(requests)) }
@@ -139,7 +147,7 @@ extension APNsSink {
                 case .answered(let response):
                     let reason = APNsAnswer.reason(fromBody: response.body)
                     answers[AnswerKey(status: response.status, reason: reason), default: 0] += 1
-                    if progress[index].item.delivery.target.kind != .channel {
+                    if !progress[index].isChannel {
                         byToken.append((progress[index].queue.token, response.status, reason))
                     }
                     await handle(response, reason: reason, for: &progress[index], providerToken: providerToken, elapsed: elapsed)
@@ -173,11 +181,17 @@ extension APNsSink {
         _ response: APNsResponse, reason: String?, for progress: inout Progress, providerToken: APNsProviderToken,
         elapsed: @Sendable () -> Duration
     ) async {
-        let delivery = progress.item.delivery
-        switch APNsAnswer.classify(status: response.status, reason: reason) {
-        case .accepted:
+        let verdict = APNsAnswer.classify(status: response.status, reason: reason)
+        // The usual answer needs nothing of the delivery: it is copied out only for the others.
+        if case .accepted = verdict {
             progress.result.delivered += 1
             progress.advance()
+            return
+        }
+        let delivery = progress.item.delivery
+        switch verdict {
+        case .accepted:
+            break
         case .invalidToken where delivery.target.kind != .channel:
             let why = reason ?? "HTTP \(response.status)"
             logger.notice("APNs reports the device token dead", metadata: [
