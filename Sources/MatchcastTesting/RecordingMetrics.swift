@@ -1,9 +1,10 @@
 import CoreMetrics
 import Synchronization
 
-/// Counters kept in memory, read back by label and dimensions.
+/// Counters and timers kept in memory, read back by label and dimensions.
 public final class RecordingMetrics: MetricsFactory, Sendable {
-    private final class Handler: CounterHandler, Sendable {
+    /// A counter or a timer: what it records goes to the owner under its key.
+    private final class Handler: CounterHandler, TimerHandler, Sendable {
         let key: String
         let owner: RecordingMetrics
 
@@ -14,9 +15,11 @@ public final class RecordingMetrics: MetricsFactory, Sendable {
 
         func increment(by amount: Int64) { owner.values.withLock { $0[key, default: 0] += amount } }
         func reset() { owner.values.withLock { $0[key] = 0 } }
+        func recordNanoseconds(_ duration: Int64) { owner.durations.withLock { $0[key, default: []].append(duration) } }
     }
 
     fileprivate let values = Mutex<[String: Int64]>([:])
+    fileprivate let durations = Mutex<[String: [Int64]]>([:])
 
     public init() {}
 
@@ -37,7 +40,14 @@ public final class RecordingMetrics: MetricsFactory, Sendable {
         NOOPMetricsHandler.instance
     }
 
-    public func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler { NOOPMetricsHandler.instance }
+    /// What the timer recorded, in nanoseconds, oldest first (none if it was never made).
+    public func timings(_ label: String, _ dimensions: [(String, String)] = []) -> [Int64] {
+        durations.withLock { $0[Self.key(label, dimensions), default: []] }
+    }
+
+    public func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
+        Handler(key: Self.key(label, dimensions), owner: self)
+    }
     public func destroyCounter(_ handler: any CounterHandler) {}
     public func destroyRecorder(_ handler: any RecorderHandler) {}
     public func destroyTimer(_ handler: any TimerHandler) {}

@@ -156,7 +156,9 @@ struct ChunkedFanOutTests {
     /// `count` devices (`activities` unless given), each with an active (app-started, token known) activity of the
     /// match, written straight to the store, in an order that is not their id order; then the match's first snapshot,
     /// which sends each one update. Returns the harness.
-    static func seed(_ store: any MatchcastStore, clock: ManagerTestClock, count: Int = activities) async throws -> ManagerHarness {
+    static func seed(
+        _ store: any MatchcastStore, clock: ManagerTestClock, count: Int = activities, metrics: BrokerMetrics = BrokerMetrics()
+    ) async throws -> ManagerHarness {
         var records: [ActivityRecord] = []
         for n in (0..<count).map({ ($0 * 1_009) % count }) {  // a permutation: 1,009 is a prime, none of the counts' factors
             let deviceId = String(format: "dev_%05d", n)
@@ -166,7 +168,7 @@ struct ChunkedFanOutTests {
             records.append(ActivityRecord(deviceId: deviceId, environment: .production, lifecycle: lifecycle, updatedAt: clock.now))
         }
         try await store.saveActivities(records)
-        let h = ManagerHarness(store: store, clock: clock, seed: 11)
+        let h = ManagerHarness(store: store, clock: clock, seed: 11, metrics: metrics)
         try await h.ingest(kickOff)
         try #require(h.deliveries.count == count, "the kick-off reaches every activity")
         return h
@@ -174,7 +176,7 @@ struct ChunkedFanOutTests {
 
     /// A fresh SQLite file behind a `ChunkFailingStore`, seeded (`seed`); closed and removed after `body`.
     fileprivate static func withSeededStore(
-        clockStep: Double = 0, count: Int = activities,
+        clockStep: Double = 0, count: Int = activities, metrics: BrokerMetrics = BrokerMetrics(),
         _ body: (ChunkFailingStore, ManagerTestClock, ManagerHarness) async throws -> Void
     ) async throws {
         let database = TemporaryDatabase()
@@ -183,7 +185,7 @@ struct ChunkedFanOutTests {
         defer { try? sqlite.close() }
         let store = ChunkFailingStore(sqlite)
         let clock = ManagerTestClock(step: clockStep)
-        try await body(store, clock, try await seed(store, clock: clock, count: count))
+        try await body(store, clock, try await seed(store, clock: clock, count: count, metrics: metrics))
     }
 
     /// Every delivery is an update to its activity's own token; one per activity, in id order, ids unique.
@@ -315,6 +317,25 @@ struct ChunkedFanOutTests {
             let second = ManagerHarness(store: store, clock: clock, seed: 12)
             try await second.lifecycle.restore()
             #expect(second.deliveries.isEmpty, "a restart finds every activity at the goal")
+        }
+    }
+
+    @Test("each fan-out that went out is timed once (matchcast_fanout_duration_seconds); one whose save failed is not")
+    func fanOutsAreTimed() async throws {
+        let recording = RecordingMetrics()
+        func timings() -> [Int64] { recording.timings("matchcast_fanout_duration_seconds") }
+        try await Self.withSeededStore(count: 5, metrics: BrokerMetrics(factory: recording)) { store, clock, h in
+            #expect(timings().count == 1, "the kick-off's")
+            clock.advance(by: 30)
+            store.failCall(1)
+            await #expect(throws: ServiceError.self) { try await h.ingest(Self.firstGoal) }
+            #expect(timings().count == 1, "the failed fan-out is not timed")
+            store.failCall(nil)
+            let mark = h.deliveries.count
+            try await h.ingest(Self.firstGoal)
+            #expect(h.deliveries.count == mark + 5)
+            #expect(timings().count == 2)
+            #expect(timings().allSatisfy { $0 > 0 })
         }
     }
 

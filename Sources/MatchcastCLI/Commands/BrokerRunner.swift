@@ -35,7 +35,15 @@ struct BrokerRunner {
         }
         let logger = Logger(label: "matchcast")
         let registry = PrometheusCollectorRegistry()
-        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        var metricsFactory = PrometheusMetricsFactory(registry: registry)
+        // A fan-out to a few followers takes well under the default's first bucket (5 ms); one to a million, past
+        // its last (10 s).
+        metricsFactory.durationHistogramBuckets["matchcast_fanout_duration_seconds"] = [
+            .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
+            .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5),
+            .seconds(10), .seconds(30), .seconds(60),
+        ]
+        MetricsSystem.bootstrap(metricsFactory)
 
         let feedSpecs: [FeedSpec]
         let providers: [ProviderEntry]

@@ -50,6 +50,12 @@ public struct BrokerMetrics: Sendable {
             .increment(by: count)
     }
 
+    /// `matchcast_fanout_duration_seconds`: a match update's fan-out to the match's open activities, from its start to
+    /// the last of them saved and handed to the relay (a histogram, through the factory's timer).
+    public func fanOutDuration() -> CoreMetrics.Timer {
+        CoreMetrics.Timer(label: "matchcast_fanout_duration_seconds", factory: factory)
+    }
+
     /// `matchcast_outbox_deliveries`: deliveries saved but not yet handed to every sink.
     public func outboxDepth(_ count: Int) {
         Gauge(label: "matchcast_outbox_deliveries", factory: factory).record(Double(count))

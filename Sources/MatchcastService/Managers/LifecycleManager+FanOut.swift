@@ -2,6 +2,7 @@ import Foundation
 import MatchcastCore
 import MatchcastDelivery
 import MatchcastStore
+import Metrics
 import Synchronization
 
 // A match update fanned out to every open activity of the match: worked out chunk by chunk in the cache, each chunk
@@ -23,6 +24,7 @@ extension LifecycleManager {
     /// `row`, when given, carries the match's new state (a change's `MatchRecord`): the fan-out's first save takes it
     /// into its transaction, and a fan-out that saves nothing (no activity changed) leaves it there for the caller.
     func fanOut(_ update: MatchUpdate, to matchId: String, carrying row: MatchRowCarry? = nil) async throws(ServiceError) {
+        let began = ContinuousClock.now
         try await loadActivities(matchId: matchId)
         var update = update
         if let broadcast {
@@ -82,6 +84,7 @@ extension LifecycleManager {
         }
         matches[matchId]?.fanOutPending = false
         await broadcast?.commit(matchId: matchId)
+        if !slots.isEmpty { fanOutDuration.record(duration: ContinuousClock.now - began) }
     }
 
     /// A fan-out that failed part-way left the cache ahead of the store: activities changed (started, updated, ended)

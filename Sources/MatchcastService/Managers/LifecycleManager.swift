@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import Logging
 import MatchcastCore
@@ -88,6 +89,8 @@ public actor LifecycleManager {
     public nonisolated let pollFacts = MatchPollFacts()
     let settings: BrokerSettings
     let metrics: BrokerMetrics
+    /// `BrokerMetrics.fanOutDuration()`, made once.
+    let fanOutDuration: CoreMetrics.Timer
     let now: @Sendable () -> Date
     let logger: Logger
     var builder: DeliveryBuilder
@@ -118,6 +121,7 @@ public actor LifecycleManager {
         self.ownership = ownership
         self.settings = settings
         self.metrics = metrics
+        fanOutDuration = metrics.fanOutDuration()
         self.now = now
         self.logger = logger
         builder = DeliveryBuilder(bundleId: settings.bundleId, seed: settings.seed)
