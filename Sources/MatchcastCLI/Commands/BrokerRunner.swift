@@ -36,13 +36,7 @@ struct BrokerRunner {
         let logger = Logger(label: "matchcast")
         let registry = PrometheusCollectorRegistry()
         var metricsFactory = PrometheusMetricsFactory(registry: registry)
-        // A fan-out to a few followers takes well under the default's first bucket (5 ms); one to a million, past
-        // its last (10 s).
-        metricsFactory.durationHistogramBuckets["matchcast_fanout_duration_seconds"] = [
-            .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
-            .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5),
-            .seconds(10), .seconds(30), .seconds(60),
-        ]
+        metricsFactory.durationHistogramBuckets[BrokerMetrics.fanOutDurationLabel] = BrokerMetrics.fanOutDurationBuckets
         MetricsSystem.bootstrap(metricsFactory)
 
         let feedSpecs: [FeedSpec]

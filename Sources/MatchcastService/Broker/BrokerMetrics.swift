@@ -53,8 +53,17 @@ public struct BrokerMetrics: Sendable {
     /// `matchcast_fanout_duration_seconds`: a match update's fan-out to the match's open activities, from its start to
     /// the last of them saved and handed to the relay (a histogram, through the factory's timer).
     public func fanOutDuration() -> CoreMetrics.Timer {
-        CoreMetrics.Timer(label: "matchcast_fanout_duration_seconds", factory: factory)
+        CoreMetrics.Timer(label: Self.fanOutDurationLabel, factory: factory)
     }
+
+    public static let fanOutDurationLabel = "matchcast_fanout_duration_seconds"
+    /// The histogram buckets `fanOutDuration()` wants from a factory that takes them per label (Prometheus's): a
+    /// fan-out to a few followers takes well under the usual first bucket (5 ms), one to a million past its last (10 s).
+    public static let fanOutDurationBuckets: [Duration] = [
+        .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+        .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10), .seconds(30),
+        .seconds(60),
+    ]
 
     /// `matchcast_outbox_deliveries`: deliveries saved but not yet handed to every sink.
     public func outboxDepth(_ count: Int) {
