@@ -128,53 +128,7 @@ extension PostgresStore {
             END
             $take$
             """,
-            """
-            CREATE FUNCTION matchcast_unqueue(ids text[]) RETURNS void
-            LANGUAGE plpgsql AS $unqueue$
-            DECLARE
-                wanted integer := cardinality(ids);
-                found integer := 0;
-                removed integer;
-                after bigint := -1;
-                page bigint[];
-                hit_chunks bigint[];
-                hit_ordinals bigint[];
-            BEGIN
-                IF wanted = 0 THEN RETURN; END IF;
-                -- Queued before v6, one row each; the payloads they alone used go with them.
-                IF EXISTS (SELECT 1 FROM outbox) THEN
-                    DELETE FROM outbox WHERE delivery_id = ANY(ids);
-                    GET DIAGNOSTICS removed = ROW_COUNT;
-                    found := removed;
-                    IF removed > 0 THEN
-                        DELETE FROM outbox_payload AS p WHERE NOT EXISTS (SELECT 1 FROM outbox AS o WHERE o.payload_id = p.id);
-                    END IF;
-                END IF;
-                -- The chunks, from the head of the queue (what the relay just sent), locked in id order, a page at a time: the
-                -- chunks that hold as many entries as are still wanted, until every id is found or the queue ends.
-                LOOP
-                    EXIT WHEN found >= wanted;
-                    page := ARRAY(
-                        SELECT c.id FROM outbox_chunk AS c
-                        WHERE c.id > after AND c.id <= COALESCE((
-                            SELECT max(h.id) FROM (
-                                SELECT w.id, sum(w.count) OVER (ORDER BY w.id) - w.count AS before
-                                FROM (SELECT id, count FROM outbox_chunk WHERE id > after ORDER BY id LIMIT 4096) AS w
-                            ) AS h WHERE h.before < wanted - found), after)
-                        ORDER BY c.id FOR UPDATE);
-                    EXIT WHEN cardinality(page) = 0;
-                    SELECT array_agg(c.id), array_agg(e.n), count(*)::integer INTO hit_chunks, hit_ordinals, removed
-                    FROM outbox_chunk AS c, unnest(c.delivery_ids) WITH ORDINALITY AS e(d, n)
-                    WHERE c.id = ANY(page) AND e.d IN (SELECT unnest(ids));
-                    IF removed > 0 THEN
-                        PERFORM matchcast_outbox_take(hit_chunks, hit_ordinals);
-                        found := found + removed;
-                    END IF;
-                    after := page[cardinality(page)];
-                END LOOP;
-            END
-            $unqueue$
-            """,
+            unqueueFunction(create: "CREATE FUNCTION", window: "4096"),
             """
             CREATE FUNCTION matchcast_save(
             \(saveParameters)
@@ -305,6 +259,57 @@ extension PostgresStore {
                 END IF;
             END IF;
         """
+
+    /// `matchcast_unqueue` (v7), with `window`: how many chunks from the head one page may look at (v16 changes it).
+    static func unqueueFunction(create: String, window: String) -> String {
+        """
+        \(create) matchcast_unqueue(ids text[]) RETURNS void
+        LANGUAGE plpgsql AS $unqueue$
+        DECLARE
+            wanted integer := cardinality(ids);
+            found integer := 0;
+            removed integer;
+            after bigint := -1;
+            page bigint[];
+            hit_chunks bigint[];
+            hit_ordinals bigint[];
+        BEGIN
+            IF wanted = 0 THEN RETURN; END IF;
+            -- Queued before v6, one row each; the payloads they alone used go with them.
+            IF EXISTS (SELECT 1 FROM outbox) THEN
+                DELETE FROM outbox WHERE delivery_id = ANY(ids);
+                GET DIAGNOSTICS removed = ROW_COUNT;
+                found := removed;
+                IF removed > 0 THEN
+                    DELETE FROM outbox_payload AS p WHERE NOT EXISTS (SELECT 1 FROM outbox AS o WHERE o.payload_id = p.id);
+                END IF;
+            END IF;
+            -- The chunks, from the head of the queue (what the relay just sent), locked in id order, a page at a time: the
+            -- chunks that hold as many entries as are still wanted, until every id is found or the queue ends.
+            LOOP
+                EXIT WHEN found >= wanted;
+                page := ARRAY(
+                    SELECT c.id FROM outbox_chunk AS c
+                    WHERE c.id > after AND c.id <= COALESCE((
+                        SELECT max(h.id) FROM (
+                            SELECT w.id, sum(w.count) OVER (ORDER BY w.id) - w.count AS before
+                            FROM (SELECT id, count FROM outbox_chunk WHERE id > after ORDER BY id LIMIT \(window)) AS w
+                        ) AS h WHERE h.before < wanted - found), after)
+                    ORDER BY c.id FOR UPDATE);
+                EXIT WHEN cardinality(page) = 0;
+                SELECT array_agg(c.id), array_agg(e.n), count(*)::integer INTO hit_chunks, hit_ordinals, removed
+                FROM outbox_chunk AS c, unnest(c.delivery_ids) WITH ORDINALITY AS e(d, n)
+                WHERE c.id = ANY(page) AND e.d IN (SELECT unnest(ids));
+                IF removed > 0 THEN
+                    PERFORM matchcast_outbox_take(hit_chunks, hit_ordinals);
+                    found := found + removed;
+                END IF;
+                after := page[cardinality(page)];
+            END LOOP;
+        END
+        $unqueue$
+        """
+    }
 
     /// `matchcast_save`'s last step (v7, and v8's): the deliveries, as one `outbox_chunk` row.
     static let saveDeliveries = """

@@ -335,7 +335,10 @@ extension PostgresStore {
         Migration(name: "v15", statements: [
             "ALTER TABLE match_lease SET (fillfactor = 50)",
         ], readers: .any),
-        // Later migrations go here (`v16`, ...).
+        // The relay's removal reads as many queued chunks as it has ids left to find, not the whole queue:
+        // `PostgresStore+MigrationV16.swift`.
+        v16,
+        // Later migrations go here (`v17`, ...).
     ]
 
     /// Applies the pending migrations, on a connection of its own (the client need not run yet).

@@ -39,6 +39,41 @@ struct PostgresStoreTests {
         }
     }
 
+    /// v16: the relay's removal of what it sent reads the chunks at the head of the queue that hold those ids, not
+    /// the whole queue (v7 to v15 summed a window of up to 4,096 chunks, whatever it removed).
+    @Test func aRemovalReadsTheHeadOfTheQueueNotAllOfIt() async throws {
+        try await PostgresTestServer.withFreshStore(writeLinger: .zero) { store in
+            let queued = 300
+            for index in 0..<queued {
+                try await store.saveActivities([], enqueue: [Outbox.delivery("dlv_\(index)", activity: "act-\(index)", .update)])
+            }
+            // In one transaction: the removal, then what this transaction's scans of `outbox_chunk` read.
+            let read = try await store.withConnection("removing the head of the queue") { connection in
+                try await connection.query("BEGIN", logger: store.logger).consume()
+                try await connection.query("SELECT matchcast_unqueue(ARRAY['dlv_0', 'dlv_1'])", logger: store.logger).consume()
+                let read = try await connection.query(
+                    """
+                    SELECT pg_stat_get_xact_tuples_returned('outbox_chunk'::regclass)
+                        + pg_stat_get_xact_tuples_fetched('outbox_chunk'::regclass)
+                    """,
+                    logger: store.logger
+                ).collect(Int64.self)
+                try await connection.query("COMMIT", logger: store.logger).consume()
+                return read
+            }
+            #expect(read.count == 1)
+            #expect((read.first ?? .max) < 30, "a removal of 2 ids read \(read.first ?? -1) chunk rows of \(queued)")
+            let left = try await store.queuedDeliveries(limit: 5).map(\.id)
+            #expect(left == ["dlv_2", "dlv_3", "dlv_4", "dlv_5", "dlv_6"])
+            #expect(try await store.queuedDeliveryCount() == queued - 2)
+
+            // Ids further in than the head are still found, a page at a time.
+            try await store.removeQueuedDeliveries(ids: ["dlv_299", "dlv_150"])
+            #expect(try await store.queuedDeliveryCount() == queued - 4)
+            #expect(try await store.queuedDeliveries(limit: 500).map(\.id).contains("dlv_150") == false)
+        }
+    }
+
     @Test func replicasStartingTogetherMigrateOnce() async throws {
         let configuration = try PostgresTestServer.freshConfiguration()
         let stores = try (0..<4).map { _ in try PostgresStore(configuration: configuration) }
