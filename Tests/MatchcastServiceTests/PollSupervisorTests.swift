@@ -109,6 +109,29 @@ struct PollSupervisorTests {
         try await running.stop()
     }
 
+    @Test("a replica that claims a match through an API call asks about that match alone, not for a list of every followed match",
+          .enabled(if: ScratchPostgresDatabase.isConfigured, ScratchPostgresDatabase.skipMessage), .timeLimit(.minutes(1)))
+    func aClaimNamesItsMatch() async throws {
+        try await ReplicaRoutingTests.withStore { store in
+            // Not started: the supervisor would take the changes before the test reads them.
+            let clock = EventLoopClock()
+            let broker = Broker(
+                store: store, transport: FakeFeedTransport(feed: try FakeFeed(seed: 1, speed: 1, scenarios: ["football"]), clock: clock),
+                sinks: [CapturingSink()], settings: BrokerSettings(activityPolicy: ActivityPolicy(), seed: 1),
+                timing: PollTimingPolicy(), clock: clock, now: { Date() }, replicaId: "a", leaseTTL: .seconds(60), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+            let service = broker.service
+            let device = try await service.registerDevice()
+            _ = service.followChanges.take()
+
+            _ = try await service.follow(deviceId: device.deviceId, matchId: "football")
+            #expect(service.lifecycle.ownership.holds("football"), "the follow claimed the match")
+            let changes = service.followChanges.take()
+            #expect(changes.gained == ["football"])
+            #expect(changes.followed == ["football"])
+            #expect(!changes.relist, "a claim of one match listed every followed match again")
+        }
+    }
+
     @Test("across two replicas: follows through either start the match's polls on the replica that runs it, and the last unfollow, through the other, stops them",
           .enabled(if: ScratchPostgresDatabase.isConfigured, ScratchPostgresDatabase.skipMessage), .timeLimit(.minutes(2)))
     func sourcesFollowTheFollowsAcrossReplicas() async throws {

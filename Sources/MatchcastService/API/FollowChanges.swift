@@ -1,13 +1,16 @@
 import Synchronization
 
 /// The follow changes the poll supervisor has not looked at yet: the matches followed and unfollowed here (through
-/// this replica's API, or by commands other replicas posted for the matches this one runs), and whether everything
-/// must be listed again (this replica gained matches). Each change wakes the supervisor, which looks only at the
-/// matches named, so a follow costs the same however many matches are polled.
+/// this replica's API, or by commands other replicas posted for the matches this one runs), the matches this replica
+/// just claimed, and whether everything must be listed again (this replica took over matches in bulk). Each change
+/// wakes the supervisor, which looks only at the matches named, so a follow, or a claim of the match it names, costs
+/// the same however many matches are polled.
 public final class FollowChanges: Sendable {
     public struct Pending: Sendable, Equatable {
         public var followed: Set<String> = []
         public var unfollowed: Set<String> = []
+        /// Matches whose lease this replica just claimed (an API call named it): polled if they are followed.
+        public var gained: Set<String> = []
         /// List every followed match again.
         public var relist = false
 
@@ -33,6 +36,13 @@ public final class FollowChanges: Sendable {
         wake.yield()
     }
 
+    /// This replica claimed the match's lease: it is polled here if someone follows it (one index probe of the store,
+    /// rather than a new list of every followed match).
+    public func gained(_ matchId: String) {
+        pending.withLock { _ = $0.gained.insert(matchId) }
+        wake.yield()
+    }
+
     public func relist() {
         pending.withLock { $0.relist = true }
         wake.yield()
@@ -53,6 +63,7 @@ extension FollowChanges.Pending {
         var merged = earlier
         merged.followed.formUnion(followed)
         merged.unfollowed.formUnion(unfollowed)
+        merged.gained.formUnion(gained)
         merged.relist = merged.relist || relist
         return merged
     }

@@ -57,7 +57,7 @@ public final class LiveActivityService: Sendable {
         access = StoreAccess(store: store, logger: logger)
         let changes = followChanges
         let router = MatchRouter(
-            lifecycle: lifecycle, ownership: lifecycle.ownership, gained: { changes.relist() },
+            lifecycle: lifecycle, ownership: lifecycle.ownership, gained: { changes.gained($0) },
             answerTimeout: commandAnswerTimeout, clock: clock, logger: logger)
         self.router = router
         tokens = TokenManager(access: access, router: router, now: now, logger: logger)

@@ -69,8 +69,8 @@ public struct PollSupervisor: Service {
                 group.addTask { await pollLiveList(member) }
             }
             group.addTask { await relistNow(and: wantedMatches, running: running, changes: changes) }
-            // Sources already wanted at start (after a restart); then, at every follow change, the matches it names
-            // (everything again when this replica gained matches).
+            // Sources already wanted at start (after a restart); then, at every follow change or claim, the matches it
+            // names (everything again when this replica took matches over in bulk).
             var wakeUps = changes.wakeUps.cancelOnGracefulShutdown().makeAsyncIterator()
             var pending = FollowChanges.Pending()
             pending.relist = true
@@ -133,13 +133,14 @@ public struct PollSupervisor: Service {
     }
 
     /// The matches `changes` names, each put in or taken out of `wanted`; returns those that want a source. A match
-    /// unfollowed here may still have other followers: one index probe of the store says (on failure it stays).
+    /// unfollowed here may still have other followers, and one this replica claimed may have followers or none: one
+    /// index probe of the store says (on failure it stays, or counts as followed).
     private func wantedAmong(_ changes: FollowChanges.Pending, wanted: WantedMatches) async -> [String] {
         let lifecycle = service.lifecycle
         var result: [String] = []
-        for matchId in changes.followed.union(changes.unfollowed).sorted() {
+        for matchId in changes.followed.union(changes.unfollowed).union(changes.gained).sorted() {
             var followed = true
-            if changes.unfollowed.contains(matchId) {
+            if changes.unfollowed.contains(matchId) || changes.gained.contains(matchId) {
                 do {
                     followed = try await lifecycle.isFollowed(matchId: matchId)
                 } catch {

@@ -9,8 +9,8 @@ import MatchcastStore
 struct MatchRouter: Sendable {
     let lifecycle: LifecycleManager
     let ownership: MatchOwnership
-    /// Called when this replica gained a match, so the poll supervisor starts polling it.
-    let gained: @Sendable () -> Void
+    /// Called with the match this replica just gained, so the poll supervisor starts polling it if it is followed.
+    let gained: @Sendable (String) -> Void
     let answerTimeout: Duration
     /// What `answerTimeout` and the waits between looks at the owner's answer are measured on.
     let clock: any Clock<Duration>
@@ -87,7 +87,7 @@ struct MatchRouter: Sendable {
         case .gained(let takenOver):
             logger.info(takenOver ? "match taken over" : "match lease acquired", metadata: ["match": "\(matchId)"])
             try await lifecycle.take(matchId: matchId)
-            gained()
+            gained(matchId)
             return true
         }
     }
