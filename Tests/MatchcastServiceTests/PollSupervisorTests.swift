@@ -126,7 +126,7 @@ struct PollSupervisorTests {
             _ = try await service.follow(deviceId: device.deviceId, matchId: "football")
             #expect(service.lifecycle.ownership.holds("football"), "the follow claimed the match")
             let changes = service.followChanges.take()
-            #expect(changes.gained == ["football"])
+            #expect(changes.unsure == ["football"], "the claim asks the store about the match")
             #expect(changes.followed == ["football"])
             #expect(!changes.relist, "a claim of one match listed every followed match again")
         }

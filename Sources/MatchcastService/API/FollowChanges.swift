@@ -7,10 +7,11 @@ import Synchronization
 /// the same however many matches are polled.
 public final class FollowChanges: Sendable {
     public struct Pending: Sendable, Equatable {
+        /// Followed here: wanted.
         public var followed: Set<String> = []
-        public var unfollowed: Set<String> = []
-        /// Matches whose lease this replica just claimed (an API call named it): polled if they are followed.
-        public var gained: Set<String> = []
+        /// Unfollowed here (others may still follow them), or just claimed by this replica (an API call named them,
+        /// followed or not): wanted if the store says someone follows them.
+        public var unsure: Set<String> = []
         /// List every followed match again.
         public var relist = false
 
@@ -32,14 +33,14 @@ public final class FollowChanges: Sendable {
     }
 
     public func unfollowed(_ matchId: String) {
-        pending.withLock { _ = $0.unfollowed.insert(matchId) }
+        pending.withLock { _ = $0.unsure.insert(matchId) }
         wake.yield()
     }
 
     /// This replica claimed the match's lease: it is polled here if someone follows it (one index probe of the store,
-    /// rather than a new list of every followed match).
+    /// as for an unfollow, rather than a new list of every followed match).
     public func gained(_ matchId: String) {
-        pending.withLock { _ = $0.gained.insert(matchId) }
+        pending.withLock { _ = $0.unsure.insert(matchId) }
         wake.yield()
     }
 
@@ -62,8 +63,7 @@ extension FollowChanges.Pending {
     public func merged(into earlier: Self) -> Self {
         var merged = earlier
         merged.followed.formUnion(followed)
-        merged.unfollowed.formUnion(unfollowed)
-        merged.gained.formUnion(gained)
+        merged.unsure.formUnion(unsure)
         merged.relist = merged.relist || relist
         return merged
     }

@@ -138,9 +138,9 @@ public struct PollSupervisor: Service {
     private func wantedAmong(_ changes: FollowChanges.Pending, wanted: WantedMatches) async -> [String] {
         let lifecycle = service.lifecycle
         var result: [String] = []
-        for matchId in changes.followed.union(changes.unfollowed).union(changes.gained).sorted() {
+        for matchId in changes.followed.union(changes.unsure).sorted() {
             var followed = true
-            if changes.unfollowed.contains(matchId) || changes.gained.contains(matchId) {
+            if changes.unsure.contains(matchId) {
                 do {
                     followed = try await lifecycle.isFollowed(matchId: matchId)
                 } catch {
