@@ -43,34 +43,42 @@ struct PostgresStoreTests {
     /// the whole queue (v7 to v15 summed a window of up to 4,096 chunks, whatever it removed).
     @Test func aRemovalReadsTheHeadOfTheQueueNotAllOfIt() async throws {
         try await PostgresTestServer.withFreshStore(writeLinger: .zero) { store in
-            let queued = 300
+            let queued = 120
             for index in 0..<queued {
                 try await store.saveActivities([], enqueue: [Outbox.delivery("dlv_\(index)", activity: "act-\(index)", .update)])
             }
-            // In one transaction: the removal, then what this transaction's scans of `outbox_chunk` read.
+            // The rows this backend's scans of `outbox_chunk` returned and fetched, read before and after the removal
+            // in one transaction: the counters hold what the connection has not reported yet (earlier transactions'
+            // too), so only the difference is the removal's. Sequential scans are off in it: a table this small is
+            // cheaper to scan whole whatever the function asks for, and what is measured is what it asks for.
             let read = try await store.withConnection("removing the head of the queue") { connection in
+                func rowsRead() async throws -> Int64 {
+                    try await connection.query(
+                        """
+                        SELECT pg_stat_get_xact_tuples_returned('outbox_chunk'::regclass)
+                            + pg_stat_get_xact_tuples_fetched('outbox_chunk'::regclass)
+                        """,
+                        logger: store.logger
+                    ).collect(Int64.self).first ?? -1
+                }
                 try await connection.query("BEGIN", logger: store.logger).consume()
+                try await connection.query("SET LOCAL enable_seqscan = off", logger: store.logger).consume()
+                let before = try await rowsRead()
                 try await connection.query("SELECT matchcast_unqueue(ARRAY['dlv_0', 'dlv_1'])", logger: store.logger).consume()
-                let read = try await connection.query(
-                    """
-                    SELECT pg_stat_get_xact_tuples_returned('outbox_chunk'::regclass)
-                        + pg_stat_get_xact_tuples_fetched('outbox_chunk'::regclass)
-                    """,
-                    logger: store.logger
-                ).collect(Int64.self)
+                let after = try await rowsRead()
                 try await connection.query("COMMIT", logger: store.logger).consume()
-                return read
+                return after - before
             }
-            #expect(read.count == 1)
-            #expect((read.first ?? .max) < 30, "a removal of 2 ids read \(read.first ?? -1) chunk rows of \(queued)")
+            #expect(read >= 0)
+            #expect(read < 30, "a removal of 2 ids read \(read) chunk rows of \(queued)")
             let left = try await store.queuedDeliveries(limit: 5).map(\.id)
             #expect(left == ["dlv_2", "dlv_3", "dlv_4", "dlv_5", "dlv_6"])
             #expect(try await store.queuedDeliveryCount() == queued - 2)
 
             // Ids further in than the head are still found, a page at a time.
-            try await store.removeQueuedDeliveries(ids: ["dlv_299", "dlv_150"])
+            try await store.removeQueuedDeliveries(ids: ["dlv_119", "dlv_60"])
             #expect(try await store.queuedDeliveryCount() == queued - 4)
-            #expect(try await store.queuedDeliveries(limit: 500).map(\.id).contains("dlv_150") == false)
+            #expect(try await store.queuedDeliveries(limit: 500).map(\.id).contains("dlv_60") == false)
         }
     }
 
