@@ -42,22 +42,29 @@ extension PostgresStore {
 
     public func setPushToStartToken(_ record: PushToStartTokenRecord) async throws(StoreError) {
         let logger = self.logger
-        try await transaction("setting a push-to-start token") { connection in
-            try await Self.requireDevice(record.deviceId, connection, logger: logger)
-            // A token identifies one app install: if another device claimed it, that claim is stale.
-            try await connection.query(
-                "DELETE FROM push_to_start_token WHERE token = \(record.token) AND device_id <> \(record.deviceId)",
-                logger: logger
-            ).consume()
-            try await connection.query(
-                """
-                INSERT INTO push_to_start_token (device_id, token, environment, updated_at)
-                VALUES (\(record.deviceId), \(record.token), \(record.environment.rawValue), \(record.updatedAt.storedPrecision))
-                ON CONFLICT (device_id) DO UPDATE SET
-                    token = excluded.token, environment = excluded.environment, updated_at = excluded.updated_at
-                """,
-                logger: logger
-            ).consume()
+        do {
+            // One statement, so one round trip and a transaction of its own. A token identifies one app install: if
+            // another device claimed it, that claim is stale and goes first (the insert reads how many rows went,
+            // which runs the delete before it: the token is unique). A device that is not there fails the insert's
+            // foreign key, and the delete goes with it.
+            try await withConnection("setting a push-to-start token") { connection in
+                try await connection.query(
+                    """
+                    WITH stale AS (
+                        DELETE FROM push_to_start_token WHERE token = \(record.token) AND device_id <> \(record.deviceId)
+                        RETURNING 1
+                    )
+                    INSERT INTO push_to_start_token (device_id, token, environment, updated_at)
+                    SELECT \(record.deviceId), \(record.token), \(record.environment.rawValue), \(record.updatedAt.storedPrecision)
+                    FROM (SELECT count(*) FROM stale) AS gone
+                    ON CONFLICT (device_id) DO UPDATE SET
+                        token = excluded.token, environment = excluded.environment, updated_at = excluded.updated_at
+                    """,
+                    logger: logger
+                ).consume()
+            }
+        } catch where error == .notFound {
+            throw .notFound("no device '\(record.deviceId)'")
         }
     }
 

@@ -17,8 +17,10 @@ struct DeviceSecretCacheTests {
         let store = try SQLiteStore(path: folder.appendingPathComponent("m.sqlite").path)
         defer { try? store.close() }
         let h = ManagerHarness(store: store)
-        let device = try await h.service.registerDevice()
-        let never = try await h.service.registerDevice()
+        // Registered by another replica on the same store: this one never read either.
+        let other = ManagerHarness(store: store)
+        let device = try await other.service.registerDevice()
+        let never = try await other.service.registerDevice()
         #expect(try await h.service.authenticateDevice(secret: device.deviceSecret) == device.deviceId)
 
         #expect(try await store.deleteDevice(id: device.deviceId))
@@ -38,12 +40,31 @@ struct DeviceSecretCacheTests {
         #expect(stale?.code == .unauthorized, "read again after five minutes: gone")
     }
 
+    @Test("a device registered here is known at once: its first call reads nothing, and the hash is trusted five minutes from its registration")
+    func registeredHereKnownAtOnce() async throws {
+        let h = ManagerHarness()
+        let device = try await h.service.registerDevice()
+        // Deleted behind the API's back before its first call: let in all the same, from what the registration wrote.
+        #expect(try await h.store.deleteDevice(id: device.deviceId))
+        h.clock.advance(by: 299)
+        #expect(try await h.service.authenticateDevice(secret: device.deviceSecret) == device.deviceId)
+        let wrong = await #expect(throws: ServiceError.self) {
+            try await h.service.authenticateDevice(secret: device.deviceId + ".not-its-secret")
+        }
+        #expect(wrong?.code == .unauthorized)
+        h.clock.advance(by: 2)
+        let stale = await #expect(throws: ServiceError.self) { try await h.service.authenticateDevice(secret: device.deviceSecret) }
+        #expect(stale?.code == .unauthorized, "five minutes after its registration the store is read again: gone")
+    }
+
     @Test("bounded: the devices that keep calling keep their place, the others are read again")
     func theDevicesThatCallStay() async throws {
-        // Two generations of two devices each.
+        // Two generations of two devices each; the devices registered by another replica on the same store, so that
+        // this one's cache starts empty.
         let h = ManagerHarness(deviceSecretCapacity: 4)
+        let other = ManagerHarness(store: h.store)
         var devices: [DeviceRegistration] = []
-        for _ in 0..<5 { devices.append(try await h.service.registerDevice()) }
+        for _ in 0..<5 { devices.append(try await other.service.registerDevice()) }
         func call(_ index: Int) async throws -> Bool {
             (try? await h.service.authenticateDevice(secret: devices[index].deviceSecret)) == devices[index].deviceId
         }

@@ -94,7 +94,14 @@ struct DeviceContractTests {
     @Test(arguments: StoreKind.allCases)
     func writesForAnUnknownDeviceAreNotFound(_ kind: StoreKind) async throws {
         try await kind.withStore { store in
-            await #expect(throws: StoreError.notFound) { try await store.setPushToStartToken(F.token("ghost", "pts")) }
+            let refused = await #expect(throws: StoreError.notFound) { try await store.setPushToStartToken(F.token("ghost", "pts")) }
+            #expect(refused?.message == "no device 'ghost'")
+            // A token another device holds stays with it when an unknown device's claim of it is refused.
+            try await store.createDevice(F.device("dev-a"))
+            try await store.setPushToStartToken(F.token("dev-a", "pts-held", at: 1))
+            await #expect(throws: StoreError.notFound) { try await store.setPushToStartToken(F.token("ghost", "pts-held", at: 2)) }
+            #expect(try await store.pushToStartToken(deviceId: "dev-a")?.token == "pts-held")
+            #expect(try await store.pushToStartTokenHolder(token: "pts-held") == "dev-a")
             await #expect(throws: StoreError.notFound) { _ = try await store.addFollow(F.follow("ghost", "m1")) }
             await #expect(throws: StoreError.notFound) {
                 try await store.saveActivity(F.activity("act-1", device: "ghost", token: "upd"))

@@ -87,6 +87,8 @@ public final class LiveActivityService: Sendable {
         let secret = deviceId + "." + Self.randomToken(bytes: 32)
         let device = DeviceRecord(id: deviceId, secretHash: Self.hash(secret), createdAt: now())
         try await access { try await $0.createDevice(device) }
+        // What the store now holds: the device's next call (its token, at once, as a rule) need not read it back.
+        secrets.remember(deviceId, secretHash: device.secretHash, at: device.createdAt)
         logger.info("device registered", metadata: ["device": "\(deviceId)"])
         metrics.deviceRegistered(app: appId)
         return DeviceRegistration(deviceId: deviceId, deviceSecret: secret)

@@ -277,8 +277,9 @@ public actor LifecycleManager {
     /// A device's push-to-start token arrived or changed: its waiting activities of live matches may start. For an
     /// Android or web device (a `DirectAddress`), its started activities move to the new address, and what they held
     /// back goes there.
-    public func pushToStartTokenChanged(deviceId: String) async throws(ServiceError) {
-        let matchIds = try await knownMatches(followedBy: deviceId)
+    /// `followed`: the matches the device follows, when the caller read them already (nil: read here).
+    public func pushToStartTokenChanged(deviceId: String, followed: [String]? = nil) async throws(ServiceError) {
+        let matchIds = try await knownMatches(followedBy: deviceId, among: followed)
         guard !matchIds.isEmpty else { return }
         let address = try await directAddress(deviceId: deviceId)
         for matchId in matchIds {
@@ -313,8 +314,8 @@ public actor LifecycleManager {
     /// arrived (`starting`, no update token yet) wait again for the device's next token
     /// (`ActivityLifecycle.startRejected`). An Android or web device's dead address takes every activity on it off the
     /// screen: those wait again too (`ActivityLifecycle.addressLost`), all but any already on the device's next address.
-    public func pushToStartTokenRejected(deviceId: String) async throws(ServiceError) {
-        let matchIds = try await knownMatches(followedBy: deviceId)
+    public func pushToStartTokenRejected(deviceId: String, followed: [String]? = nil) async throws(ServiceError) {
+        let matchIds = try await knownMatches(followedBy: deviceId, among: followed)
         guard !matchIds.isEmpty else { return }
         let current = try await directAddress(deviceId: deviceId)
         for matchId in matchIds {
@@ -343,9 +344,15 @@ public actor LifecycleManager {
 
     /// The matches this manager knows that the device follows, sorted: where its activities are (an open activity
     /// always goes with a follow), found from its few follows rather than by looking through every match.
-    func knownMatches(followedBy deviceId: String) async throws(ServiceError) -> [String] {
-        let follows = try await persist { try await self.store.follows(deviceId: deviceId) }
-        return follows.map(\.matchId).filter { matches.index(forKey: $0) != nil }.sorted()
+    /// `followed`, when given, is what the store says the device follows, read by the caller.
+    func knownMatches(followedBy deviceId: String, among followed: [String]? = nil) async throws(ServiceError) -> [String] {
+        let matchIds: [String]
+        if let followed {
+            matchIds = followed
+        } else {
+            matchIds = try await persist { try await self.store.follows(deviceId: deviceId) }.map(\.matchId)
+        }
+        return matchIds.filter { matches.index(forKey: $0) != nil }.sorted()
     }
 
     /// Time passed: coalesced flushes, stale-date refreshes, 8-hour restarts, starts that waited

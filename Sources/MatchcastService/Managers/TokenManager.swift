@@ -32,8 +32,8 @@ struct TokenManager: Sendable {
 
     private func startAddressChanged(deviceId: String) async throws(ServiceError) {
         // Starts what waits for it; an Android or web device's started activities move to the new address.
-        try await tellMatches(.pushToStartTokenChanged, deviceId: deviceId) { lifecycle throws(ServiceError) in
-            try await lifecycle.pushToStartTokenChanged(deviceId: deviceId)
+        try await tellMatches(.pushToStartTokenChanged, deviceId: deviceId) { lifecycle, followed throws(ServiceError) in
+            try await lifecycle.pushToStartTokenChanged(deviceId: deviceId, followed: followed)
         }
     }
 
@@ -63,8 +63,8 @@ struct TokenManager: Sendable {
         if let device {
             await recordRefusal(TokenRefusal(deviceId: device, kind: .pushToStart, token: token, reason: reason, at: now()))
             // A start that went to it never reached the device: that activity waits for the next token.
-            try await tellMatches(.pushToStartTokenRejected, deviceId: device) { lifecycle throws(ServiceError) in
-                try await lifecycle.pushToStartTokenRejected(deviceId: device)
+            try await tellMatches(.pushToStartTokenRejected, deviceId: device) { lifecycle, followed throws(ServiceError) in
+                try await lifecycle.pushToStartTokenRejected(deviceId: device, followed: followed)
             }
         }
         let known = endedActivity || device != nil
@@ -85,13 +85,17 @@ struct TokenManager: Sendable {
 
     /// A change to the device's push-to-start token: `here` tells this replica's lifecycle (the matches it runs),
     /// and `kind` is posted to the owners of the device's other followed matches (`MatchRouter.execute` runs it).
+    /// With replicas the device's follows are read once, here, for both (`here` gets them); alone, the lifecycle
+    /// reads them (`here` gets nil).
     private func tellMatches(
-        _ kind: MatchCommand.Kind, deviceId: String, here: (LifecycleManager) async throws(ServiceError) -> Void
+        _ kind: MatchCommand.Kind, deviceId: String,
+        here: (LifecycleManager, _ followed: [String]?) async throws(ServiceError) -> Void
     ) async throws(ServiceError) {
-        try await here(router.lifecycle)
-        guard !router.ownership.isSolo else { return }
-        for follow in try await access({ try await $0.follows(deviceId: deviceId) }) where !router.ownership.holds(follow.matchId) {
-            try await router.post(MatchCommand(kind, matchId: follow.matchId, deviceId: deviceId))
+        guard !router.ownership.isSolo else { return try await here(router.lifecycle, nil) }
+        let followed = try await access({ try await $0.follows(deviceId: deviceId) }).map(\.matchId)
+        try await here(router.lifecycle, followed)
+        for matchId in followed where !router.ownership.holds(matchId) {
+            try await router.post(MatchCommand(kind, matchId: matchId, deviceId: deviceId))
         }
     }
 }
