@@ -201,12 +201,4 @@ extension PostgresStore {
         }
         return rows.map { UpdateTokenSighting(deviceId: deviceId, token: $0.0, firstSeenAt: $0.1.readBack) }
     }
-
-    // MARK: Helpers
-
-    /// Checked before writing so the error names the device; the foreign key stays as a backstop.
-    static func requireDevice(_ id: String, _ connection: PostgresConnection, logger: Logger) async throws {
-        let found = try await connection.query("SELECT 1 FROM device WHERE id = \(id)", logger: logger).count()
-        guard found > 0 else { throw StoreError.notFound("no device '\(id)'") }
-    }
 }

@@ -102,7 +102,8 @@ struct DeviceContractTests {
             await #expect(throws: StoreError.notFound) { try await store.setPushToStartToken(F.token("ghost", "pts-held", at: 2)) }
             #expect(try await store.pushToStartToken(deviceId: "dev-a")?.token == "pts-held")
             #expect(try await store.pushToStartTokenHolder(token: "pts-held") == "dev-a")
-            await #expect(throws: StoreError.notFound) { _ = try await store.addFollow(F.follow("ghost", "m1")) }
+            let unfollowed = await #expect(throws: StoreError.notFound) { _ = try await store.addFollow(F.follow("ghost", "m1")) }
+            #expect(unfollowed?.message == "no device 'ghost'")
             await #expect(throws: StoreError.notFound) {
                 try await store.saveActivity(F.activity("act-1", device: "ghost", token: "upd"))
             }
