@@ -1,8 +1,8 @@
 import Foundation
 import Synchronization
 
-/// The stored secret hashes of devices that called lately, so that a device's calls do not each read the store to
-/// authenticate it.
+/// The stored secret hashes of devices that registered or called lately, so that a device's calls do not each read
+/// the store to authenticate it (a registration remembers the hash it wrote: the device's next call reads nothing).
 ///
 /// What it holds is what the store says: a device's secret never changes and the API deletes no device, so a hash
 /// read once stays right. An entry is still read again once it is `maxAge` old, so a device removed behind the API's
@@ -51,7 +51,7 @@ public final class DeviceSecretCache: Sendable {
         }
     }
 
-    /// Remembers the secret hash the store holds for `deviceId`, read at `now`.
+    /// Remembers the secret hash the store holds for `deviceId`, read (or written, by its registration) at `now`.
     func remember(_ deviceId: String, secretHash: String, at now: Date) {
         generations.withLock { generations in
             generations.older[deviceId] = nil
