@@ -42,29 +42,25 @@ extension PostgresStore {
 
     public func setPushToStartToken(_ record: PushToStartTokenRecord) async throws(StoreError) {
         let logger = self.logger
-        do {
-            // One statement, so one round trip and a transaction of its own. A token identifies one app install: if
-            // another device claimed it, that claim is stale and goes first (the insert reads how many rows went,
-            // which runs the delete before it: the token is unique). A device that is not there fails the insert's
-            // foreign key, and the delete goes with it.
-            try await withConnection("setting a push-to-start token") { connection in
-                try await connection.query(
-                    """
-                    WITH stale AS (
-                        DELETE FROM push_to_start_token WHERE token = \(record.token) AND device_id <> \(record.deviceId)
-                        RETURNING 1
-                    )
-                    INSERT INTO push_to_start_token (device_id, token, environment, updated_at)
-                    SELECT \(record.deviceId), \(record.token), \(record.environment.rawValue), \(record.updatedAt.storedPrecision)
-                    FROM (SELECT count(*) FROM stale) AS gone
-                    ON CONFLICT (device_id) DO UPDATE SET
-                        token = excluded.token, environment = excluded.environment, updated_at = excluded.updated_at
-                    """,
-                    logger: logger
-                ).consume()
-            }
-        } catch where error == .notFound {
-            throw .notFound("no device '\(record.deviceId)'")
+        // One statement, so one round trip and a transaction of its own. A token identifies one app install: if another
+        // device claimed it, that claim is stale and goes first (the insert reads how many rows went, which runs the
+        // delete before it: the token is unique). A device that is not there fails the insert's foreign key, and the
+        // delete goes with it.
+        try await writeForDevice(record.deviceId, "setting a push-to-start token") { connection in
+            try await connection.query(
+                """
+                WITH stale AS (
+                    DELETE FROM push_to_start_token WHERE token = \(record.token) AND device_id <> \(record.deviceId)
+                    RETURNING 1
+                )
+                INSERT INTO push_to_start_token (device_id, token, environment, updated_at)
+                SELECT \(record.deviceId), \(record.token), \(record.environment.rawValue), \(record.updatedAt.storedPrecision)
+                FROM (SELECT count(*) FROM stale) AS gone
+                ON CONFLICT (device_id) DO UPDATE SET
+                    token = excluded.token, environment = excluded.environment, updated_at = excluded.updated_at
+                """,
+                logger: logger
+            ).consume()
         }
     }
 
@@ -200,5 +196,19 @@ extension PostgresStore {
             ).collect((String, Date).self)
         }
         return rows.map { UpdateTokenSighting(deviceId: deviceId, token: $0.0, firstSeenAt: $0.1.readBack) }
+    }
+
+    // MARK: Helpers
+
+    /// `withConnection` for one statement that writes a row of `deviceId`'s: the row's foreign key fails when the
+    /// device is not there, and the call then says so in the other stores' words, not PostgreSQL's.
+    func writeForDevice<T: Sendable>(
+        _ deviceId: String, _ what: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) async throws(StoreError) -> T {
+        do {
+            return try await withConnection(what, body)
+        } catch where error == .notFound {
+            throw .notFound("no device '\(deviceId)'")
+        }
     }
 }

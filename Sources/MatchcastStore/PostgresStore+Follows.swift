@@ -4,21 +4,17 @@ import PostgresNIO
 extension PostgresStore {
     public func addFollow(_ follow: FollowRecord) async throws(StoreError) -> Bool {
         let logger = self.logger
-        do {
-            // One statement, one round trip: a device that is not there fails the foreign key (a follow already there
-            // implies its device).
-            return try await withConnection("adding a follow") { connection in
-                try await connection.query(
-                    """
-                    INSERT INTO follow (device_id, match_id, created_at)
-                    VALUES (\(follow.deviceId), \(follow.matchId), \(follow.createdAt.storedPrecision))
-                    ON CONFLICT DO NOTHING RETURNING 1
-                    """,
-                    logger: logger
-                ).count() > 0
-            }
-        } catch where error == .notFound {
-            throw .notFound("no device '\(follow.deviceId)'")
+        // One statement, one round trip: a device that is not there fails the foreign key (a follow already there
+        // implies its device).
+        return try await writeForDevice(follow.deviceId, "adding a follow") { connection in
+            try await connection.query(
+                """
+                INSERT INTO follow (device_id, match_id, created_at)
+                VALUES (\(follow.deviceId), \(follow.matchId), \(follow.createdAt.storedPrecision))
+                ON CONFLICT DO NOTHING RETURNING 1
+                """,
+                logger: logger
+            ).count() > 0
         }
     }
 

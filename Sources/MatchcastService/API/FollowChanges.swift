@@ -32,14 +32,9 @@ public final class FollowChanges: Sendable {
         wake.yield()
     }
 
-    public func unfollowed(_ matchId: String) {
-        pending.withLock { _ = $0.unsure.insert(matchId) }
-        wake.yield()
-    }
-
-    /// This replica claimed the match's lease: it is polled here if someone follows it (one index probe of the store,
-    /// as for an unfollow, rather than a new list of every followed match).
-    public func gained(_ matchId: String) {
+    /// Whether the match is still followed is the store's to say (one index probe, rather than a new list of every
+    /// followed match): it was unfollowed here, or this replica just claimed its lease.
+    public func unsure(_ matchId: String) {
         pending.withLock { _ = $0.unsure.insert(matchId) }
         wake.yield()
     }

@@ -57,7 +57,7 @@ public final class LiveActivityService: Sendable {
         access = StoreAccess(store: store, logger: logger)
         let changes = followChanges
         let router = MatchRouter(
-            lifecycle: lifecycle, ownership: lifecycle.ownership, gained: { changes.gained($0) },
+            lifecycle: lifecycle, ownership: lifecycle.ownership, gained: { changes.unsure($0) },
             answerTimeout: commandAnswerTimeout, clock: clock, logger: logger)
         self.router = router
         tokens = TokenManager(access: access, router: router, now: now, logger: logger)
@@ -175,7 +175,7 @@ public final class LiveActivityService: Sendable {
     /// Unfollows (idempotent) and ends the device's activity for the match at once.
     public func unfollow(deviceId: String, matchId: String) async throws(ServiceError) {
         try await followManager.unfollow(deviceId: deviceId, matchId: matchId)
-        followChanges.unfollowed(matchId)
+        followChanges.unsure(matchId)
     }
 
     /// The device's follows with their open activities, for the app to sync.

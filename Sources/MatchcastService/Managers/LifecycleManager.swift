@@ -346,11 +346,8 @@ public actor LifecycleManager {
     /// always goes with a follow), found from its few follows rather than by looking through every match.
     /// `followed`, when given, is what the store says the device follows, read by the caller.
     func knownMatches(followedBy deviceId: String, among followed: [String]? = nil) async throws(ServiceError) -> [String] {
-        let matchIds: [String]
-        if let followed {
-            matchIds = followed
-        } else {
-            matchIds = try await persist { try await self.store.follows(deviceId: deviceId) }.map(\.matchId)
+        let matchIds = if let followed { followed } else {
+            try await persist { try await self.store.follows(deviceId: deviceId) }.map(\.matchId)
         }
         return matchIds.filter { matches.index(forKey: $0) != nil }.sorted()
     }

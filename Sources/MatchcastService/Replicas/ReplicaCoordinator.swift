@@ -218,7 +218,7 @@ public struct ReplicaCoordinator: Service {
                 switch posted.command.kind {
                 // Registering an update token follows the match too (an adopted activity is followed).
                 case .follow, .registerUpdateToken: service.followChanges.followed(posted.command.matchId)
-                case .unfollow: service.followChanges.unfollowed(posted.command.matchId)
+                case .unfollow: service.followChanges.unsure(posted.command.matchId)
                 default: break
                 }
             } catch where error.code == .unavailable {
