@@ -27,9 +27,13 @@ public actor InMemoryStore: MatchcastStore {
 
     /// False: saved deliveries are not queued (`MatchcastStore.keepsOutbox`), for a process that never reads them back.
     public nonisolated let keepsOutbox: Bool
+    /// False: a fan-out does not save the activities it only moved to new content (`MatchcastStore.keepsActivityContent`),
+    /// for a process that loads each match's activities into the lifecycle's cache once and never reloads them.
+    public nonisolated let keepsActivityContent: Bool
 
-    public init(keepsOutbox: Bool = true) {
+    public init(keepsOutbox: Bool = true, keepsActivityContent: Bool = true) {
         self.keepsOutbox = keepsOutbox
+        self.keepsActivityContent = keepsActivityContent
     }
 
     // MARK: Devices

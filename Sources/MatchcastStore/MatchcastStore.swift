@@ -111,6 +111,13 @@ public protocol MatchcastStore: Sendable {
     /// false only for a store nothing is ever read back from, such as `replay`'s in-memory one
     /// (`InMemoryStore(keepsOutbox: false)`): its saves drop the deliveries, and the relay asks it to forget none.
     var keepsOutbox: Bool { get }
+    /// Whether what an activity shows and holds back (its lifecycle's content and when it was sent) is kept to be read
+    /// back: false only for a store whose activities are loaded into the lifecycle manager's cache once and never
+    /// again, such as `replay`'s in-memory one (`InMemoryStore(keepsActivityContent: false)`; a replay ends on a failed
+    /// save, the one thing that would load them again). A fan-out then saves only the activities whose standing
+    /// (`ActivityLifecycle.Standing`: phase, tokens, channel, end) changed, not those it only moved to the new content;
+    /// every other read (by id, by update token, the census) reads only standing and identity.
+    var keepsActivityContent: Bool { get }
     /// Queued deliveries, oldest first (the order they were queued; a replaced update counts as queued anew),
     /// at most `limit`, payload bytes exactly as queued.
     func queuedDeliveries(limit: Int) async throws(StoreError) -> [Delivery]
@@ -157,6 +164,9 @@ extension MatchcastStore {
 
     /// Deliveries are queued until sent.
     public var keepsOutbox: Bool { true }
+
+    /// Every activity's content is saved, to be read back after a restart or a reload.
+    public var keepsActivityContent: Bool { true }
 
     /// Every record written whole: for stores that keep each activity's sent state in its own row.
     public func saveActivities(

@@ -104,7 +104,8 @@ extension LifecycleManager {
     ) async throws(ServiceError) -> ([Delivery], ChangeSet, [Int]) {
         var deliveries: [Delivery] = []
         deliveries.reserveCapacity(slots.count)
-        var changed = ChangeSet(capacity: slots.count)
+        // A store that keeps no content takes only the records whose standing changed (a start, an end, a token).
+        var changed = ChangeSet(capacity: slots.count, keepsMoved: store.keepsActivityContent)
         var unchanged: [Int] = []
         // A kick-off starts every waiting activity: their devices' push-to-start tokens come in one read.
         var waitingDevices: [String] = []
@@ -176,7 +177,8 @@ extension LifecycleManager {
     /// One started activity of a fan-out, changed in place in the cache: its lifecycle takes the update, and what
     /// it sends (an update or an end, to its update token: never a start, which only a waiting activity sends)
     /// becomes a delivery; the record joins `changed` unless the update left it as it was (false then). It joins as
-    /// moved when only what it shows or holds changed (`FanOutShare`).
+    /// moved when only what it shows or holds changed (`FanOutShare`), or not at all then for a store that keeps no
+    /// content (`ChangeSet.keepsMoved`).
     func advance(
         _ cache: inout ActivityCache, at slot: Int, to update: MatchUpdate, now moment: Date,
         scratch: inout UpdateScratch, into deliveries: inout [Delivery], changed: inout ChangeSet

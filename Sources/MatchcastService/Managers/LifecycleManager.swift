@@ -25,8 +25,12 @@ public actor LifecycleManager {
         private var positions: [String: Int] = [:]
         /// Positions of the records a fan-out moved without changing anything but what they show or hold back.
         private(set) var moved: [Int] = []
+        /// False: moved records are left out, for a store that does not keep what activities show
+        /// (`MatchcastStore.keepsActivityContent`).
+        private let keepsMoved: Bool
 
-        init(capacity: Int = 0) {
+        init(capacity: Int = 0, keepsMoved: Bool = true) {
+            self.keepsMoved = keepsMoved
             records.reserveCapacity(capacity)
             positions.reserveCapacity(capacity)
         }
@@ -46,7 +50,10 @@ public actor LifecycleManager {
         /// An activity the caller knows is not in the set yet (a fan-out visits each activity once): no index kept.
         /// A later `append` of the same activity would not find it, so a set filled this way takes no `append` of it.
         mutating func appendNew(_ record: ActivityRecord, moved isMoved: Bool = false) {
-            if isMoved { moved.append(records.count) }
+            if isMoved {
+                guard keepsMoved else { return }
+                moved.append(records.count)
+            }
             records.append(record)
         }
 

@@ -45,8 +45,9 @@ public struct ReplayRunner: Sendable {
         let wallStart = ContinuousClock.now
         let clock = VirtualTime(Self.epoch)
         let now: @Sendable () -> Date = { clock.now }
-        // Nothing reads a replay's deliveries back from its store: they are not queued there at all.
-        let store = InMemoryStore(keepsOutbox: false)
+        // Nothing reads a replay's deliveries back from its store: they are not queued there at all. Nor what its
+        // activities show: the lifecycle loads each match's activities once, and a failed save ends the replay.
+        let store = InMemoryStore(keepsOutbox: false, keepsActivityContent: false)
         // Beside the real sinks, not around them: the dispatcher retries only a sink that failed a batch, so the others
         // (this one included) take each batch once.
         let counter = CountingSink()
