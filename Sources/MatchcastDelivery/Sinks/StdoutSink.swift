@@ -9,10 +9,11 @@ import Synchronization
 
 /// Writes one delivery per line (NDJSON) to a file descriptor, standard output by default.
 ///
-/// The lines are built and written on the sink's own thread (`NDJSONOutput`), not on the few threads Swift
-/// concurrency runs everything else on: while the kernel holds a write back (a file written faster than the disk
-/// takes it, a pipe whose reader is slow), those threads go on working out the next deliveries. Batches are written
-/// whole, one after the other, in the order given. By default `deliver` returns once its batch is written.
+/// The lines are built by the caller and written on the sink's own thread (`NDJSONOutput`), not on the few threads
+/// Swift concurrency runs everything else on: while the kernel holds a write back (a file written faster than the disk
+/// takes it, a pipe whose reader is slow), those threads go on working out the next deliveries, and the writing thread
+/// spends its core on the writes alone. Batches are written whole, one after the other, in the order given. By default
+/// `deliver` returns once its batch is written.
 ///
 /// With `writeBehind` > 0, `deliver` returns once its batch is queued for writing, as long as no more than that many
 /// batches wait unwritten (otherwise it waits for room): whoever hands over the next batch works beside the writes.
@@ -38,27 +39,36 @@ public struct StdoutSink: DeliverySink {
     }
 }
 
-/// A serial queue (one thread at a time, never one of Swift concurrency's) that turns batches into lines and
-/// writes them to a descriptor.
+/// Turns batches into lines on the caller's thread and writes them to a descriptor on a serial queue of its own (one
+/// thread at a time, never one of Swift concurrency's).
 ///
-/// A batch is built in a buffer of whole lines, written whenever a chunk's worth (256 KiB) is in it: one write
-/// call per several hundred deliveries, and a fan-out of 100,000 never holds all its lines at once. The APNs
-/// headers and payload, the same for every delivery of one update, are encoded once per update
-/// (`DeliveryJSONWriter`); each delivery adds only its id, activity and target.
+/// A batch's lines are built a chunk (256 KiB) at a time, each chunk handed to the queue as soon as it is full: one
+/// write call per several hundred deliveries, the first written while the rest are built, and a fan-out of 100,000
+/// never held as lines at once. The queue's thread does nothing but the writes, the kernel's copy of the bytes that
+/// sets the pace of a replay to a file. One batch is handed over at a time (`turns`), so each batch's lines stay
+/// together in the output. The APNs headers and payload, the same for every delivery of one update, are encoded once
+/// per update (`DeliveryJSONWriter`); each delivery adds only its id, activity and target.
 final class NDJSONOutput: Sendable {
     private let descriptor: Int32
     private let queue = DispatchQueue(label: "matchcast.sink.ndjson")
     /// How many batches may wait unwritten when `write` returns (0: it returns once its batch is written).
     private let writeBehind: Int
     private let behind = Mutex(Behind())
+    /// One batch's chunks handed to the queue at a time.
+    private let turns = AsyncSerialGate()
 
     private struct Behind {
         /// Batches handed over and not yet written (or skipped after a failure).
         var queued = 0
-        /// The first write that failed: every later batch is skipped, every later call throws it.
+        /// Written behind, the first write that failed: every later batch is skipped, every later call throws it.
         var failure: (any Error)?
         /// Callers waiting for the queue to shrink to `writeBehind`: all let go once it has.
         var waiting: [CheckedContinuation<Void, Never>] = []
+    }
+
+    /// One batch on its way through the queue: its first failed write, after which its other chunks are skipped.
+    private final class Batch: Sendable {
+        let failure = Mutex<(any Error)?>(nil)
     }
 
     init(descriptor: Int32, writeBehind: Int = 0) {
@@ -69,37 +79,30 @@ final class NDJSONOutput: Sendable {
     /// Writes `batch` after every batch handed over before it; returns once it is written, or, with write-behind,
     /// once it is queued and the queue is within bounds.
     func write(_ batch: [Delivery]) async throws {
-        let descriptor = descriptor
+        if writeBehind > 0, let failure = behind.withLock({ $0.failure }) { throw failure }
+        let state = Batch()
+        await turns.enter()
+        behind.withLock { $0.queued += 1 }
+        let last = lines(of: batch) { chunk in queue.async { [self] in write(chunk, of: state) } }
         guard writeBehind > 0 else {
-            try await withCheckedThrowingContinuation { (written: CheckedContinuation<Void, any Error>) in
-                queue.async {
-                    written.resume(with: Result { try Self.writeLines(of: batch, to: descriptor) })
+            // The last chunk, and the batch's end once it is written (or failed).
+            await withCheckedContinuation { (written: CheckedContinuation<Void, Never>) in
+                queue.async { [self] in
+                    write(last, of: state)
+                    batchDone(state)
+                    written.resume()
                 }
+                turns.leave()
             }
+            if let failure = state.failure.withLock({ $0 }) { throw failure }
             return
         }
-        // Queued at once (so batches keep the order they were handed over in), then waited for while too many are.
-        let full = try behind.withLock { state throws -> Bool in
-            if let failure = state.failure { throw failure }
-            state.queued += 1
-            return state.queued > writeBehind
-        }
         queue.async { [self] in
-            let skip = behind.withLock { $0.failure != nil }
-            var failure: (any Error)?
-            if !skip {
-                do { try Self.writeLines(of: batch, to: descriptor) } catch { failure = error }
-            }
-            let room = behind.withLock { state -> [CheckedContinuation<Void, Never>] in
-                state.queued -= 1
-                if state.failure == nil, let failure { state.failure = failure }
-                guard state.queued <= writeBehind else { return [] }
-                defer { state.waiting.removeAll() }
-                return state.waiting
-            }
-            for waiting in room { waiting.resume() }
+            write(last, of: state)
+            batchDone(state)
         }
-        guard full else { return }
+        turns.leave()
+        // Queued; waited for while too many are.
         await withCheckedContinuation { (room: CheckedContinuation<Void, Never>) in
             let ready = behind.withLock { state -> Bool in
                 if state.queued <= writeBehind { return true }
@@ -118,24 +121,52 @@ final class NDJSONOutput: Sendable {
         if let failure = behind.withLock({ $0.failure }) { throw failure }
     }
 
-    private static func writeLines(of batch: [Delivery], to descriptor: Int32) throws {
-        var buffer: [UInt8] = []
+    /// The batch's lines: each full chunk to `hand`, the rest (possibly empty) returned.
+    private func lines(of batch: [Delivery], hand: ([UInt8]) -> Void) -> [UInt8] {
         // A chunk and one more line, or the whole batch when it is smaller (a single start or end).
         let line = (batch.first?.payload.bytes.count ?? 0) + 512
-        buffer.reserveCapacity(min(chunk, batch.count * line) + line)
+        let capacity = min(Self.chunk, batch.count * line) + line
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(capacity)
         var writer = DeliveryJSONWriter()
-        try batch.withUnsafeBufferPointer { deliveries in
+        batch.withUnsafeBufferPointer { deliveries in
             // Each delivery is read in place, never copied out of the batch (no retains per delivery).
             for index in deliveries.indices {
                 writer.append(deliveries[index], to: &buffer)
                 buffer.append(UInt8(ascii: "\n"))
-                if buffer.count >= chunk {
-                    try FileDescriptorWriter.writeAll(buffer, to: descriptor)
-                    buffer.removeAll(keepingCapacity: true)
+                if buffer.count >= Self.chunk {
+                    hand(buffer)
+                    buffer = []
+                    buffer.reserveCapacity(capacity)
                 }
             }
         }
-        if !buffer.isEmpty { try FileDescriptorWriter.writeAll(buffer, to: descriptor) }
+        return buffer
+    }
+
+    /// On the queue: one chunk of `batch`, unless a write before it failed (this batch's, or any, written behind).
+    private func write(_ chunk: [UInt8], of batch: Batch) {
+        guard !chunk.isEmpty, batch.failure.withLock({ $0 == nil }) else { return }
+        if writeBehind > 0, behind.withLock({ $0.failure != nil }) { return }
+        do {
+            try FileDescriptorWriter.writeAll(chunk, to: descriptor)
+        } catch {
+            batch.failure.withLock { $0 = error }
+        }
+    }
+
+    /// On the queue, after a batch's last chunk: it leaves the count, its failure (written behind) stays for every
+    /// later call, and the callers waiting for room go on once there is.
+    private func batchDone(_ batch: Batch) {
+        let failure = batch.failure.withLock { $0 }
+        let room = behind.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.queued -= 1
+            if writeBehind > 0, state.failure == nil, let failure { state.failure = failure }
+            guard state.queued <= writeBehind else { return [] }
+            defer { state.waiting.removeAll() }
+            return state.waiting
+        }
+        for waiting in room { waiting.resume() }
     }
 
     /// Bytes buffered before a write.

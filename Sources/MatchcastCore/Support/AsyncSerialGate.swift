@@ -2,10 +2,12 @@ import Synchronization
 
 /// Lets one async operation in at a time, in arrival order. An actor alone does not: every `await`
 /// inside it lets another call interleave and work on state read before the wait.
-final class AsyncSerialGate: Sendable {
+package final class AsyncSerialGate: Sendable {
+    package init() {}
+
     private let state = Mutex<(busy: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
 
-    func enter() async {
+    package func enter() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let admitted = state.withLock { state in
                 if state.busy {
@@ -19,7 +21,7 @@ final class AsyncSerialGate: Sendable {
         }
     }
 
-    func leave() {
+    package func leave() {
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
             guard !state.waiting.isEmpty else {
                 state.busy = false
