@@ -9,14 +9,15 @@ import Synchronization
 
 /// Writes one delivery per line (NDJSON) to a file descriptor, standard output by default.
 ///
-/// The lines are built by the caller and written on the sink's own thread (`NDJSONOutput`), not on the few threads
-/// Swift concurrency runs everything else on: while the kernel holds a write back (a file written faster than the disk
-/// takes it, a pipe whose reader is slow), those threads go on working out the next deliveries, and the writing thread
-/// spends its core on the writes alone. Batches are written whole, one after the other, in the order given. By default
-/// `deliver` returns once its batch is written.
+/// The lines are written on the sink's own thread (`NDJSONOutput`), not on the few threads Swift concurrency runs
+/// everything else on: while the kernel holds a write back (a file written faster than the disk takes it, a pipe whose
+/// reader is slow), those threads go on working out the next deliveries. Batches are written whole, one after the
+/// other, in the order given. By default `deliver` returns once its batch is written, and the lines are built on the
+/// sink's thread too.
 ///
-/// With `writeBehind` > 0, `deliver` returns once its batch is queued for writing, as long as no more than that many
-/// batches wait unwritten (otherwise it waits for room): whoever hands over the next batch works beside the writes.
+/// With `writeBehind` > 0, `deliver` builds the lines and returns once its batch is queued for writing, as long as no
+/// more than that many batches wait unwritten (otherwise it waits for room): whoever hands over the next batch works
+/// beside the writes, and the sink's thread does nothing but write.
 /// A write that fails is reported by the next `deliver`, and by `flush()`, and nothing after it is written (the
 /// output never has a gap). For a producer whose deliveries live only in its own memory, such as `replay`: a crash
 /// loses the queued batches with everything else. `serve` keeps the default, so an outbox never lets go of a delivery
@@ -39,15 +40,16 @@ public struct StdoutSink: DeliverySink {
     }
 }
 
-/// Turns batches into lines on the caller's thread and writes them to a descriptor on a serial queue of its own (one
-/// thread at a time, never one of Swift concurrency's).
+/// Turns batches into lines and writes them to a descriptor on a serial queue of its own (one thread at a time, never
+/// one of Swift concurrency's).
 ///
-/// A batch's lines are built a chunk (256 KiB) at a time, each chunk handed to the queue as soon as it is full: one
-/// write call per several hundred deliveries, the first written while the rest are built, and a fan-out of 100,000
-/// never held as lines at once. The queue's thread does nothing but the writes, the kernel's copy of the bytes that
-/// sets the pace of a replay to a file. One batch is handed over at a time (`turns`), so each batch's lines stay
-/// together in the output. The APNs headers and payload, the same for every delivery of one update, are encoded once
-/// per update (`DeliveryJSONWriter`); each delivery adds only its id, activity and target.
+/// A batch's lines are built a chunk (256 KiB) at a time, each chunk written as soon as it is full: one write call per
+/// several hundred deliveries, and a fan-out of 100,000 never held as lines at once. Written through (the default),
+/// the queue's thread builds and writes, while the caller waits. Written behind, the caller builds and hands each
+/// chunk to the queue, whose thread then does nothing but the writes: the kernel's copy of the bytes is what sets the
+/// pace of a replay to a file, and it gets a core to itself. One batch is handed over at a time (`turns`), so each
+/// batch's lines stay together in the output. The APNs headers and payload, the same for every delivery of one update,
+/// are encoded once per update (`DeliveryJSONWriter`); each delivery adds only its id, activity and target.
 final class NDJSONOutput: Sendable {
     private let descriptor: Int32
     private let queue = DispatchQueue(label: "matchcast.sink.ndjson")
@@ -79,24 +81,26 @@ final class NDJSONOutput: Sendable {
     /// Writes `batch` after every batch handed over before it; returns once it is written, or, with write-behind,
     /// once it is queued and the queue is within bounds.
     func write(_ batch: [Delivery]) async throws {
-        if writeBehind > 0, let failure = behind.withLock({ $0.failure }) { throw failure }
-        let state = Batch()
-        await turns.enter()
-        behind.withLock { $0.queued += 1 }
-        let last = lines(of: batch) { chunk in queue.async { [self] in write(chunk, of: state) } }
         guard writeBehind > 0 else {
-            // The last chunk, and the batch's end once it is written (or failed).
+            // The caller waits for the write anyway: the lines are built on the queue's thread too, leaving Swift
+            // concurrency's threads to the rest of the process meanwhile.
+            let state = Batch()
             await withCheckedContinuation { (written: CheckedContinuation<Void, Never>) in
                 queue.async { [self] in
-                    write(last, of: state)
-                    batchDone(state)
+                    write(lines(of: batch, reusing: true) { write($0, of: state) }, of: state)
                     written.resume()
                 }
-                turns.leave()
             }
             if let failure = state.failure.withLock({ $0 }) { throw failure }
             return
         }
+        // Written behind, the queue's thread is what the caller ends up waiting for: the lines are built here, and
+        // each chunk handed over as soon as it is full, for the queue's thread to do nothing but write.
+        if let failure = behind.withLock({ $0.failure }) { throw failure }
+        let state = Batch()
+        await turns.enter()
+        behind.withLock { $0.queued += 1 }
+        let last = lines(of: batch, reusing: false) { chunk in queue.async { [self] in write(chunk, of: state) } }
         queue.async { [self] in
             write(last, of: state)
             batchDone(state)
@@ -121,8 +125,9 @@ final class NDJSONOutput: Sendable {
         if let failure = behind.withLock({ $0.failure }) { throw failure }
     }
 
-    /// The batch's lines: each full chunk to `hand`, the rest (possibly empty) returned.
-    private func lines(of batch: [Delivery], hand: ([UInt8]) -> Void) -> [UInt8] {
+    /// The batch's lines: each full chunk to `hand`, the rest (possibly empty) returned. `reusing`: `hand` is done with
+    /// a chunk when it returns (it wrote it), so the next chunk is built in the same buffer.
+    private func lines(of batch: [Delivery], reusing: Bool, hand: ([UInt8]) -> Void) -> [UInt8] {
         // A chunk and one more line, or the whole batch when it is smaller (a single start or end).
         let line = (batch.first?.payload.bytes.count ?? 0) + 512
         let capacity = min(Self.chunk, batch.count * line) + line
@@ -136,15 +141,19 @@ final class NDJSONOutput: Sendable {
                 buffer.append(UInt8(ascii: "\n"))
                 if buffer.count >= Self.chunk {
                     hand(buffer)
-                    buffer = []
-                    buffer.reserveCapacity(capacity)
+                    if reusing {
+                        buffer.removeAll(keepingCapacity: true)
+                    } else {
+                        buffer = []
+                        buffer.reserveCapacity(capacity)
+                    }
                 }
             }
         }
         return buffer
     }
 
-    /// On the queue: one chunk of `batch`, unless a write before it failed (this batch's, or any, written behind).
+    /// On the queue: one chunk of `batch`, unless a write before it failed (this batch's, or, written behind, any).
     private func write(_ chunk: [UInt8], of batch: Batch) {
         guard !chunk.isEmpty, batch.failure.withLock({ $0 == nil }) else { return }
         if writeBehind > 0, behind.withLock({ $0.failure != nil }) { return }
@@ -155,13 +164,13 @@ final class NDJSONOutput: Sendable {
         }
     }
 
-    /// On the queue, after a batch's last chunk: it leaves the count, its failure (written behind) stays for every
-    /// later call, and the callers waiting for room go on once there is.
+    /// On the queue, after a batch written behind: it leaves the count, its failure stays for every later call, and
+    /// the callers waiting for room go on once there is.
     private func batchDone(_ batch: Batch) {
         let failure = batch.failure.withLock { $0 }
         let room = behind.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.queued -= 1
-            if writeBehind > 0, state.failure == nil, let failure { state.failure = failure }
+            if state.failure == nil, let failure { state.failure = failure }
             guard state.queued <= writeBehind else { return [] }
             defer { state.waiting.removeAll() }
             return state.waiting
