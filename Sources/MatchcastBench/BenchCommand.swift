@@ -23,7 +23,7 @@ public struct BenchCommand: AsyncParsableCommand {
         abstract: "Benchmarks of Matchcast's pipeline and of `matchcast serve` (outside the test suite).",
         subcommands: [
             FanoutBenchCommand.self, ServeBenchCommand.self, PollsBenchCommand.self, SoakCommand.self, FakeAPNsBenchCommand.self,
-            WebPushCryptoBenchCommand.self,
+            WebPushCryptoBenchCommand.self, APILatencyBenchCommand.self,
         ]
     )
 

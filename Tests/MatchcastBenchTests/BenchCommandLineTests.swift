@@ -103,6 +103,27 @@ struct BenchCommandLineTests {
         #expect(Double(cells[11]) != nil && Double(cells[7]) != nil, "\(row)")
     }
 
+    @Test("api-latency on the memory store and SQLite: a row per store and call, each over the devices after the warm-up",
+          .timeLimit(.minutes(2)))
+    func apiLatency() async throws {
+        let run = try await BenchChild.run(["api-latency", "--store", "memory,sqlite", "--devices", "8", "--warmup", "2"])
+        #expect(run.status == 0, "\(run.errors)")
+        for store in ["memory", "sqlite"] {
+            let rows = Self.lines(run.errors, startingWith: store + " ")
+            // store, call (two words for the token), calls, p50, p90, p99: six devices counted, percentiles in order.
+            #expect(rows.count == 4, "\(run.errors)")
+            for row in rows {
+                let cells = row.split(separator: " ", omittingEmptySubsequences: true)
+                let figures = cells.suffix(4)
+                #expect(figures.first == "6", "\(row)")
+                let percentiles = figures.dropFirst().compactMap { Double($0) }
+                #expect(percentiles.count == 3 && percentiles.allSatisfy { $0 > 0 } && percentiles == percentiles.sorted(), "\(row)")
+            }
+            #expect(rows.map { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().dropLast(4).joined(separator: " ") }
+                    == ["register", "push-to-start token", "follow", "unfollow"])
+        }
+    }
+
     @Test("polls on PostgreSQL: the WAL the server wrote over the window (the leases' renewals, nothing changing)",
           .enabled(if: Self.postgresServer != nil, "MATCHCAST_POSTGRES_URL is not set: no PostgreSQL to run on"),
           .timeLimit(.minutes(2)))
@@ -191,6 +212,8 @@ struct BenchCommandLineTests {
             (["serve", "--apns-connections", "2"], "--apns-connections"),
             (["soak", "--recording", "x", "--minutes", "0"], "--minutes"),
             (["webpush-crypto", "--messages", "0"], "--messages"),
+            (["api-latency", "--devices", "0"], "--devices"),
+            (["api-latency", "--devices", "5", "--warmup", "5"], "--warmup"),
             (["fanout", "--apps", "2", "--sink", "fcm"], "--apps"),
             (["fanout", "--apps", "17"], "--apps"),
         ] {
