@@ -99,7 +99,7 @@ let package = Package(
         .target(
             name: "MatchcastHTTP",
             dependencies: [
-                "MatchcastFeeds", "MatchcastService",
+                "MatchcastFeeds", "MatchcastService", "MatchcastStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]

@@ -35,6 +35,7 @@ public func buildRouter(
     router.add(middleware: APIMetricsMiddleware(metrics: metrics))
     router.add(middleware: APIErrorMiddleware())
     router.add(middleware: BodyLimitMiddleware(maxBytes: configuration.maxBodyBytes))
+    router.add(middleware: CallerWaitsMiddleware())
     let routes = APIRoutes(
         service: service,
         auth: APIAuthenticator(service: service, adminKey: configuration.adminKey, appAdminKeys: configuration.appAdminKeys),

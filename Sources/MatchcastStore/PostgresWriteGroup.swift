@@ -9,8 +9,8 @@ import Synchronization
 /// activities, the relay's removal of what it sent) those calls add up per poll. A write that may wait and that finds
 /// a write of its kind begun less than twice `linger` ago waits `linger` (the store's `writeLinger`) for others of
 /// its kind; the first of them (the leader) then sends them all in one call (`run`), and each caller resumes with its
-/// own outcome once that call ended. A write that may not wait, or that finds its kind idle of late, is run alone by
-/// its caller, as before.
+/// own outcome once that call ended. A write that may not wait, that an API request waits for
+/// (`StoreWrites.callerWaits`), or that finds its kind idle of late, is run alone by its caller, as before.
 ///
 /// `run` gives each item its outcome. When it throws (the statement failed as a whole: nothing of it was written),
 /// each caller runs its item alone instead, so that one bad item fails alone and says what is wrong.
@@ -62,6 +62,8 @@ final class PostgresWriteGroup<Item: Sendable>: Sendable {
     /// Whether `item` goes alone or went with others (then with its outcome). `run` is used when this caller leads a
     /// group; every caller of one group passes the same.
     func turn(for item: Item, mayWait: Bool, run: Run) async -> Turn {
+        // A write someone waits for (an API request's) never lingers.
+        let mayWait = mayWait && !StoreWrites.callerWaits
         let now = ContinuousClock.now
         let role = state.withLock { state -> Role in
             if mayWait && state.gathering && state.waiting.count + 1 < limit { return .join }

@@ -15,7 +15,8 @@ internal import GRDB
 /// pages that every match shares) and that finds the writer idle but busy of late (a transaction began less than
 /// twice `linger` ago) waits `linger` for others to commit with it, rather than committing alone: with many matches
 /// changing, each commit wrote the same outbox and state pages into the WAL again. A write that may not wait (a
-/// registration, a token, a large chunk of a fan-out) starts the transaction at once, taking whatever waits with it.
+/// registration, a token, a large chunk of a fan-out) starts the transaction at once, taking whatever waits with it;
+/// so does any write an API request waits for (`StoreWrites.callerWaits`), a follow's start included.
 /// How `linger` was chosen: docs/performance-history.md.
 final class SQLiteWriteQueue: Sendable {
     typealias Work = @Sendable (Database) throws -> any Sendable
@@ -58,6 +59,8 @@ final class SQLiteWriteQueue: Sendable {
     var transactionCount: Int { transactions.load(ordering: .relaxed) }
 
     func write<T: Sendable>(mayWait: Bool = false, _ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        // A write someone waits for (an API request's) never lingers.
+        let mayWait = mayWait && !StoreWrites.callerWaits
         let outcome = await withCheckedContinuation { (done: CheckedContinuation<Outcome, Never>) in
             let now: ContinuousClock.Instant? = mayWait && linger > .zero ? .now : nil
             let start = state.withLock { state -> Start in

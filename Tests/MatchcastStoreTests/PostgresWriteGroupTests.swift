@@ -76,6 +76,29 @@ struct PostgresWriteGroupTests {
         #expect(calls.received.isEmpty)
     }
 
+    @Test("a write that may wait but that an API request waits for (StoreWrites.callerWaits) goes alone at once, however busy")
+    func aWriteACallerWaitsForGoesAlone() async throws {
+        let group = await Self.busyGroup(linger: .seconds(30))
+        let started = ContinuousClock.now
+        let turn = await StoreWrites.$callerWaits.withValue(true) {
+            await group.turn(for: 2, mayWait: true, run: Self.oddFails(Calls()))
+        }
+        #expect(Self.outcome(turn) == "alone")
+        #expect(ContinuousClock.now - started < .seconds(15), "it did not wait out the 30 s linger")
+        #expect(group.groupedCalls == 0)
+        // Outside a request the same write, just as soon after, leads a group and waits (it finds nobody to join it).
+        let finished = Mutex(false)
+        let waiting = Task {
+            let outcome = Self.outcome(await group.turn(for: 4, mayWait: true, run: Self.oddFails(Calls())))
+            finished.withLock { $0 = true }
+            return outcome
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(!finished.withLock { $0 }, "a write that may wait lingers when nobody waits for it")
+        waiting.cancel()  // its linger ends: it goes alone
+        #expect(await waiting.value == "alone")
+    }
+
     @Test("a write that may wait, when none of its kind began of late, goes alone at once")
     func aWriteOnAnIdleGroupGoesAlone() async {
         let group = PostgresWriteGroup<Int>(linger: .seconds(30))

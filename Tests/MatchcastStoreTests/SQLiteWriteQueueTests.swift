@@ -61,6 +61,23 @@ struct SQLiteWriteQueueTests {
         #expect(names == ["first", "waiting", "api"])
     }
 
+    @Test("a write that may wait but that an API request waits for (StoreWrites.callerWaits) commits at once, however busy")
+    func aWriteACallerWaitsForCommitsAtOnce() async throws {
+        let (database, queue) = try await Self.busyQueue(linger: .seconds(30))
+        let started = ContinuousClock.now
+        try await StoreWrites.$callerWaits.withValue(true) { try await Self.insert("api", into: queue, mayWait: true) }
+        #expect(ContinuousClock.now - started < .seconds(15), "it did not wait out the 30 s linger")
+        #expect(queue.transactionCount == 2)
+        // Outside a request, the same write just as soon after lingers: still pending after a moment.
+        let waiting = Task { try await Self.insert("polling", into: queue, mayWait: true) }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(queue.pendingCount == 1, "a write that may wait lingers when nobody waits for it")
+        try await Self.insert("flush", into: queue, mayWait: false)  // takes the lingering one with it
+        try await waiting.value
+        let count = try await database.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM item") }
+        #expect(count == 4)
+    }
+
     @Test("a write that may wait, on a writer idle of late, commits at once")
     func aWriteThatMayWaitOnAnIdleWriterCommitsAtOnce() async throws {
         let (_, queue) = try Self.queue(linger: .seconds(30))
