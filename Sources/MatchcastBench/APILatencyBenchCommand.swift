@@ -42,13 +42,7 @@ struct APILatencyBenchCommand: AsyncParsableCommand {
     static let calls = ["register", "push-to-start token", "follow", "unfollow"]
 
     func run() async throws {
-        let postgresServer: String?
-        do {
-            postgresServer = try child.postgresServer()
-        } catch {
-            StandardStreams.err("matchcast-bench api-latency: \(error)")
-            throw ExitCode(2)
-        }
+        let postgresServer = try child.postgresServer(for: "api-latency")
         let signals = SignalFlag.install()
         defer { signals.uninstall() }
         StandardStreams.err("load average (1, 5, 15 min) at the start: \(BenchTable.loadAverage)")

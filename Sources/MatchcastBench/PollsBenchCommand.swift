@@ -86,13 +86,7 @@ struct PollsBenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let postgresServer: String?
-        do {
-            postgresServer = try child.postgresServer()
-        } catch {
-            StandardStreams.err("matchcast-bench polls: \(error)")
-            throw ExitCode(2)
-        }
+        let postgresServer = try child.postgresServer(for: "polls")
         let signals = SignalFlag.install()
         defer { signals.uninstall() }
         StandardStreams.err("load average (1, 5, 15 min) at the start: \(BenchTable.loadAverage)")

@@ -76,13 +76,7 @@ struct ServeBenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let postgresServer: String?
-        do {
-            postgresServer = try child.postgresServer()
-        } catch {
-            StandardStreams.err("matchcast-bench serve: \(error)")
-            throw ExitCode(2)
-        }
+        let postgresServer = try child.postgresServer(for: "serve")
         let signals = SignalFlag.install()
         defer { signals.uninstall() }
         StandardStreams.err("load average (1, 5, 15 min) at the start: \(BenchTable.loadAverage)")

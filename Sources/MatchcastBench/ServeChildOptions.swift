@@ -1,8 +1,9 @@
 import ArgumentParser
 import Foundation
+import MatchcastCLI
 
-/// The options of the benchmarks that run `matchcast serve` as a child (`serve`, `polls`): which stores, which
-/// PostgreSQL server, how the API is driven, and which `matchcast` to start.
+/// The options of the benchmarks that run `matchcast serve` as a child (`serve`, `polls`, `soak`, `api-latency`):
+/// which stores, which PostgreSQL server, how the API is driven, and which `matchcast` to start.
 struct ServeChildOptions: ParsableArguments {
     @Option(
         help: """
@@ -42,5 +43,15 @@ struct ServeChildOptions: ParsableArguments {
     /// The PostgreSQL server when `store` names postgres: the option, else MATCHCAST_POSTGRES_URL.
     func postgresServer() throws -> String? {
         try store.postgresServer(option: postgresURL, environment: ProcessInfo.processInfo.environment)
+    }
+
+    /// `postgresServer()`, or `matchcast-bench <command>: <why>` on stderr and exit code 2 before anything runs.
+    func postgresServer(for command: String) throws -> String? {
+        do {
+            return try postgresServer()
+        } catch {
+            StandardStreams.err("matchcast-bench \(command): \(error)")
+            throw ExitCode(2)
+        }
     }
 }
