@@ -68,7 +68,8 @@ final class NDJSONOutput: Sendable {
         var waiting: [CheckedContinuation<Void, Never>] = []
     }
 
-    /// One batch on its way through the queue: its first failed write, after which its other chunks are skipped.
+    /// One batch written behind on its way through the queue: its first failed write, after which its other chunks are
+    /// skipped.
     private final class Batch: Sendable {
         let failure = Mutex<(any Error)?>(nil)
     }
@@ -84,14 +85,15 @@ final class NDJSONOutput: Sendable {
         guard writeBehind > 0 else {
             // The caller waits for the write anyway: the lines are built on the queue's thread too, leaving Swift
             // concurrency's threads to the rest of the process meanwhile.
-            let state = Batch()
-            await withCheckedContinuation { (written: CheckedContinuation<Void, Never>) in
-                queue.async { [self] in
-                    write(lines(of: batch, reusing: true) { write($0, of: state) }, of: state)
-                    written.resume()
+            let descriptor = descriptor
+            try await withCheckedThrowingContinuation { (written: CheckedContinuation<Void, any Error>) in
+                queue.async {
+                    written.resume(with: Result {
+                        let write = { (chunk: [UInt8]) throws in try FileDescriptorWriter.writeAll(chunk, to: descriptor) }
+                        try write(Self.lines(of: batch, reusing: true, hand: write))
+                    })
                 }
             }
-            if let failure = state.failure.withLock({ $0 }) { throw failure }
             return
         }
         // Written behind, the queue's thread is what the caller ends up waiting for: the lines are built here, and
@@ -100,7 +102,7 @@ final class NDJSONOutput: Sendable {
         let state = Batch()
         await turns.enter()
         behind.withLock { $0.queued += 1 }
-        let last = lines(of: batch, reusing: false) { chunk in queue.async { [self] in write(chunk, of: state) } }
+        let last = Self.lines(of: batch, reusing: false) { chunk in queue.async { [self] in write(chunk, of: state) } }
         queue.async { [self] in
             write(last, of: state)
             batchDone(state)
@@ -127,20 +129,20 @@ final class NDJSONOutput: Sendable {
 
     /// The batch's lines: each full chunk to `hand`, the rest (possibly empty) returned. `reusing`: `hand` is done with
     /// a chunk when it returns (it wrote it), so the next chunk is built in the same buffer.
-    private func lines(of batch: [Delivery], reusing: Bool, hand: ([UInt8]) -> Void) -> [UInt8] {
+    private static func lines(of batch: [Delivery], reusing: Bool, hand: ([UInt8]) throws -> Void) rethrows -> [UInt8] {
         // A chunk and one more line, or the whole batch when it is smaller (a single start or end).
         let line = (batch.first?.payload.bytes.count ?? 0) + 512
         let capacity = min(Self.chunk, batch.count * line) + line
         var buffer: [UInt8] = []
         buffer.reserveCapacity(capacity)
         var writer = DeliveryJSONWriter()
-        batch.withUnsafeBufferPointer { deliveries in
+        try batch.withUnsafeBufferPointer { deliveries in
             // Each delivery is read in place, never copied out of the batch (no retains per delivery).
             for index in deliveries.indices {
                 writer.append(deliveries[index], to: &buffer)
                 buffer.append(UInt8(ascii: "\n"))
                 if buffer.count >= Self.chunk {
-                    hand(buffer)
+                    try hand(buffer)
                     if reusing {
                         buffer.removeAll(keepingCapacity: true)
                     } else {
@@ -153,10 +155,9 @@ final class NDJSONOutput: Sendable {
         return buffer
     }
 
-    /// On the queue: one chunk of `batch`, unless a write before it failed (this batch's, or, written behind, any).
+    /// On the queue, written behind: one chunk of `batch`, unless a write before it failed (this batch's, or any).
     private func write(_ chunk: [UInt8], of batch: Batch) {
-        guard !chunk.isEmpty, batch.failure.withLock({ $0 == nil }) else { return }
-        if writeBehind > 0, behind.withLock({ $0.failure != nil }) { return }
+        guard !chunk.isEmpty, batch.failure.withLock({ $0 == nil }), behind.withLock({ $0.failure == nil }) else { return }
         do {
             try FileDescriptorWriter.writeAll(chunk, to: descriptor)
         } catch {
